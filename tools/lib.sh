@@ -1,0 +1,34 @@
+# shellcheck shell=bash
+# Shared settings and helpers for the pipeline scripts. Sourced, never run.
+#
+# Every path the pipeline writes outside the repository lives under $EEVDF_CACHE
+# (default ~/.cache/sched_eevdf). `tools/clean.sh` removes it.
+
+set -euo pipefail
+
+EEVDF_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+EEVDF_CACHE=${EEVDF_CACHE:-$HOME/.cache/sched_eevdf}
+
+# Pinned versions. tools/setup.sh installs exactly these and check_versions() refuses others.
+KERNEL_TARBALL=/usr/src/linux-source-6.12.tar.xz
+KERNEL_VERSION=6.12.117
+RUST_TOOLCHAIN=1.95.0   # must match rust-toolchain.toml
+BINDGEN_VERSION=0.72.1
+
+KSRC=$EEVDF_CACHE/src/linux-$KERNEL_VERSION
+KBUILD_ROOT=$EEVDF_CACHE/build
+export PATH=$HOME/.cargo/bin:$PATH
+export RUSTUP_TOOLCHAIN=$RUST_TOOLCHAIN
+
+# Kernel make with the pinned tool chain. LLVM=1 everywhere, as the README promises.
+kmake() {
+	make -C "$KSRC" LLVM=1 RUSTC="rustc" BINDGEN="bindgen" "$@"
+}
+
+# Progress goes to stderr, prefixed, so that logs and guest output stay readable.
+step() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+note() { printf '    %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Seconds since the epoch, for the timings the scripts print.
+now() { date +%s; }

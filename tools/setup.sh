@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Bring a fresh Debian 12 machine to a working state. Idempotent: a second run
+# checks versions and does nothing else.
+#
+#   - Debian packages: kernel source, LLVM tool chain, QEMU, busybox, rt-tests;
+#   - bindgen-cli $BINDGEN_VERSION from crates.io;
+#   - Rust $RUST_TOOLCHAIN with rust-src, rustfmt and clippy (and nightly's miri
+#     for the tests, when EEVDF_SETUP_TESTS=1).
+#
+# It ends by checking every pinned version; a mismatch stops it with a message
+# that says what was found and what is wanted.
+source "$(dirname "$0")/lib.sh"
+
+APT_PACKAGES=(linux-source-6.12 clang lld llvm libclang-dev flex bison bc libelf-dev
+	libssl-dev cpio xz-utils make qemu-system-x86 busybox-static rt-tests python3)
+
+sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	step "apt: installing ${missing[*]}"
+	t0=$(now)
+	sudo_ apt-get update -qq
+	sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null
+	note "apt took $(($(now) - t0)) s"
+fi
+
+if ! command -v rustup >/dev/null; then
+	die "rustup not found: install it from your distribution or rustup.rs, then rerun"
+fi
+if ! rustup toolchain list | grep -q "^$RUST_TOOLCHAIN"; then
+	step "rustup: installing $RUST_TOOLCHAIN"
+	rustup toolchain install "$RUST_TOOLCHAIN" --profile minimal
+fi
+for c in rust-src rustfmt clippy; do
+	if ! rustup component list --toolchain "$RUST_TOOLCHAIN" --installed | grep -q "^$c"; then
+		step "rustup: adding $c to $RUST_TOOLCHAIN"
+		rustup component add "$c" --toolchain "$RUST_TOOLCHAIN"
+	fi
+done
+if [ "${EEVDF_SETUP_TESTS:-0}" = 1 ]; then
+	if ! rustup toolchain list | grep -q '^nightly'; then
+		rustup toolchain install nightly --profile minimal
+	fi
+	for c in miri rust-src; do
+		rustup component list --toolchain nightly --installed | grep -q "^$c" ||
+			rustup component add "$c" --toolchain nightly
+	done
+fi
+
+have_bindgen=$(bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$have_bindgen" != "$BINDGEN_VERSION" ]; then
+	step "cargo: installing bindgen-cli $BINDGEN_VERSION (about 2 minutes)"
+	t0=$(now)
+	cargo install bindgen-cli --version "$BINDGEN_VERSION" --locked --quiet
+	note "bindgen took $(($(now) - t0)) s"
+fi
+
+# The checks. Each names what it found and what it wants.
+v=$(rustc --version | awk '{print $2}')
+[ "$v" = "$RUST_TOOLCHAIN" ] || die "rustc is $v, want $RUST_TOOLCHAIN (rust-toolchain.toml pins it)"
+v=$(bindgen --version | awk '{print $2}')
+[ "$v" = "$BINDGEN_VERSION" ] || die "bindgen is $v, want $BINDGEN_VERSION"
+[ -f "$KERNEL_TARBALL" ] || die "$KERNEL_TARBALL missing: apt-get install linux-source-6.12"
+v=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+case "$v" in
+"$KERNEL_VERSION"-*) ;;
+*) die "linux-source-6.12 is $v, want $KERNEL_VERSION-* (bookworm-security)" ;;
+esac
+step "setup: rustc $RUST_TOOLCHAIN, bindgen $BINDGEN_VERSION, linux-source $v"
