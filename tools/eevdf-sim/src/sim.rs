@@ -1,0 +1,603 @@
+//! Section 2: the kernel-faithful mode. One CPU, nanosecond time, the fair class only.
+//!
+//! # What is modelled, and how
+//!
+//! The loop is a discrete-event simulation. Its events are the tick (every `1/HZ`), task
+//! wakeups (timer expiries and ends of sleeps), forks, exits, feature changes and the end
+//! of the running task's current burst. It calls the core at the points where 6.12's
+//! fair.c does; the core makes every EEVDF decision (see [`crate::coreglue`]):
+//!
+//! | event | what the loop calls, in fair.c's order |
+//! | --- | --- |
+//! | tick | `update_curr` (entity_tick); a `true` answer (request used up, or PREEMPT_SHORT's `did_preempt_short`) sets need-resched |
+//! | wakeup of a sleeping task | `enqueue_entity(ENQUEUE_WAKEUP)` (`update_curr`, then `place_entity` with PLACE_LAG), then `check_preempt_wakeup_fair` |
+//! | wakeup of a delayed task | `requeue_delayed_entity` (DELAY_ZERO), then `check_preempt_wakeup_fair` |
+//! | fork | `place_entity(ENQUEUE_INITIAL)` (PLACE_DEADLINE_INITIAL's half slice), enqueue, `check_preempt_wakeup_fair` |
+//! | end of a burst | `dequeue_entity(DEQUEUE_SLEEP)`, which DELAY_DEQUEUE may turn into a delay, then `schedule()` |
+//! | exit | a non-sleep dequeue (no delay), then `schedule()` |
+//! | need-resched | `schedule()`: `pick_next_entity` (which finishes delayed dequeues it meets) with the previous task still current (so RUN_TO_PARITY applies), `put_prev_entity`, `set_next_entity` |
+//!
+//! Simplifications, stated once:
+//! - one CPU, no cgroups, no other scheduling class, no PELT (nothing here reads it);
+//! - need-resched is acted on at once: a context switch costs no time and there is no
+//!   preemption delay (a fully preemptible kernel with free switches);
+//! - HRTICK is off (6.12's default), so a slice that runs out is noticed at the next tick,
+//!   at a wakeup or at a sleep, as in the kernel;
+//! - a periodic task is forked asleep: its first activation is an ordinary wakeup at its
+//!   first timer expiry (lag 0), not a fork placement.
+//!
+//! Wakeup latency is measured from the wakeup's reference time (the timer expiry for a
+//! periodic task, the end of the sleep for a bursty one) to the moment the task starts
+//! running. A periodic task that overran its period starts the next activation at once;
+//! its latency is then how late it is (as cyclictest would report).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use anyhow::Result;
+
+use crate::coreglue::{FairRq, FeatureSet};
+use crate::render::{Segment, TimelineData, Wakeup};
+use crate::scenario::{Scenario, NSEC_PER_MSEC, NSEC_PER_USEC};
+use crate::stats::{Report, TaskStats};
+use crate::workload::{AfterBurst, Workload};
+
+/// Options of one run that are not part of the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Record the timeline picture's data from this time, ns.
+    pub picture_from_ns: u64,
+    /// … for this long, ns (0: no picture data).
+    pub picture_len_ns: u64,
+    /// Override the scenario's features before the run (applied after the file's).
+    pub feature_overrides: Vec<(String, bool)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Not forked yet.
+    Unborn,
+    /// Queued and waiting for the CPU.
+    Runnable,
+    /// On the CPU.
+    Running,
+    /// Blocked (possibly still on the runqueue as a delayed entity, the core knows).
+    Sleeping,
+    /// Gone.
+    Exited,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    // The order of variants breaks ties between events at the same nanosecond: feature
+    // changes first, then exits, forks, wakeups, and the tick last (so that a tick sees the
+    // tasks that woke at its instant).
+    Feature(usize),
+    Exit(usize),
+    Fork(usize),
+    /// Wakeup of a task; the sequence number invalidates stale wakeups.
+    Wake(usize, u64),
+    Tick,
+}
+
+struct Task {
+    name: String,
+    nice: Option<i32>,
+    weight: u64,
+    start_ns: u64,
+    stop_ns: Option<u64>,
+    state: State,
+    work: Workload,
+    /// CPU time still needed by the current burst, ns.
+    remaining_ns: u64,
+    /// Latency reference of the pending wakeup, if the task has not run since it woke.
+    wake_ref_ns: Option<u64>,
+    wake_seq: u64,
+    runtime_ns: u64,
+    latencies: Vec<u64>,
+    switches_in: u64,
+    preempted: u64,
+    lag_min: i64,
+    lag_max: i64,
+}
+
+/// A finished run: the report and, if asked for, the picture's data.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// Statistics.
+    pub report: Report,
+    /// Picture data for the requested window.
+    pub timeline: Option<TimelineData>,
+}
+
+/// The simulator state.
+pub struct Sim {
+    now: u64,
+    end: u64,
+    tick_ns: u64,
+    rq: FairRq,
+    tasks: Vec<Task>,
+    events: BinaryHeap<Reverse<(u64, Ev)>>,
+    feature_changes: Vec<Vec<(String, bool)>>,
+    curr: Option<usize>,
+    /// Start of the current CPU segment (for runtime and the picture), ns.
+    seg_start: u64,
+    /// Last time the core's `update_curr` was told about the running task, ns.
+    exec_start: u64,
+    need_resched: bool,
+    idle_ns: u64,
+    context_switches: u64,
+    nr_events: u64,
+    pic_from: u64,
+    pic_to: u64,
+    segments: Vec<Segment>,
+    wakeups: Vec<Wakeup>,
+}
+
+/// Mixes the scenario seed with a task index (SplitMix64 finaliser), so every task has
+/// its own stream.
+fn task_seed(seed: u64, index: u64) -> u64 {
+    let mut z = seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Sim {
+    /// Builds the simulator for a validated scenario.
+    pub fn new(sc: &Scenario, opts: &RunOptions) -> Result<Self> {
+        let mut features = FeatureSet::from_names(&sc.features)?;
+        for (n, v) in &opts.feature_overrides {
+            features.set(n, *v)?;
+        }
+        let mut feature_changes = Vec::new();
+        for c in &sc.feature_changes {
+            let mut v = Vec::new();
+            for (n, on) in &c.set {
+                FeatureSet::check_name(n)?;
+                v.push((n.clone(), *on));
+            }
+            feature_changes.push(v);
+        }
+        let mut rq = FairRq::new(sc.base_slice_ns(), sc.tick_ns(), features);
+        let mut tasks = Vec::new();
+        let mut events = BinaryHeap::new();
+        let mut index = 0u64;
+        for spec in &sc.tasks {
+            let weight = match (spec.nice, spec.weight) {
+                (_, Some(w)) => w,
+                (Some(n), None) => FairRq::nice_to_weight(n),
+                (None, None) => FairRq::nice_to_weight(0),
+            };
+            for k in 0..spec.count {
+                let name = if spec.count == 1 {
+                    spec.name.clone()
+                } else {
+                    format!("{}.{k}", spec.name)
+                };
+                let seed = match &spec.behaviour {
+                    crate::scenario::Behaviour::Bursty { seed: Some(s), .. } => {
+                        task_seed(*s, u64::from(k))
+                    }
+                    _ => task_seed(sc.seed, index),
+                };
+                let start_ns = spec.start_ms * NSEC_PER_MSEC;
+                let id = rq.add_entity(weight, spec.slice_us * NSEC_PER_USEC);
+                debug_assert_eq!(id, tasks.len());
+                events.push(Reverse((start_ns, Ev::Fork(id))));
+                let stop_ns = spec.stop_ms.map(|s| s * NSEC_PER_MSEC);
+                if let Some(s) = stop_ns {
+                    if s < sc.duration_ns() {
+                        events.push(Reverse((s, Ev::Exit(id))));
+                    }
+                }
+                tasks.push(Task {
+                    name,
+                    nice: spec.nice,
+                    weight,
+                    start_ns,
+                    stop_ns,
+                    state: State::Unborn,
+                    work: Workload::new(&spec.behaviour, seed, start_ns),
+                    remaining_ns: 0,
+                    wake_ref_ns: None,
+                    wake_seq: 0,
+                    runtime_ns: 0,
+                    latencies: Vec::new(),
+                    switches_in: 0,
+                    preempted: 0,
+                    lag_min: 0,
+                    lag_max: 0,
+                });
+                index += 1;
+            }
+        }
+        for (i, c) in sc.feature_changes.iter().enumerate() {
+            events.push(Reverse((c.at_ms * NSEC_PER_MSEC, Ev::Feature(i))));
+        }
+        events.push(Reverse((sc.tick_ns(), Ev::Tick)));
+        let pic_from = opts.picture_from_ns;
+        let pic_to = if opts.picture_len_ns == 0 {
+            pic_from
+        } else {
+            pic_from.saturating_add(opts.picture_len_ns).min(sc.duration_ns())
+        };
+        Ok(Sim {
+            now: 0,
+            end: sc.duration_ns(),
+            tick_ns: sc.tick_ns(),
+            rq,
+            tasks,
+            events,
+            feature_changes,
+            curr: None,
+            seg_start: 0,
+            exec_start: 0,
+            need_resched: false,
+            idle_ns: 0,
+            context_switches: 0,
+            nr_events: 0,
+            pic_from,
+            pic_to,
+            segments: Vec::new(),
+            wakeups: Vec::new(),
+        })
+    }
+
+    /// Runs a scenario to its end.
+    pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunResult> {
+        let mut sim = Sim::new(sc, opts)?;
+        sim.run_loop();
+        Ok(sim.finish(sc))
+    }
+
+    /// Moves the clock to `t`, accounting the running task's CPU time (but not telling the
+    /// core: fair.c's `update_curr` runs only at the call sites listed above).
+    fn advance(&mut self, t: u64) {
+        debug_assert!(t >= self.now);
+        let dt = t - self.now;
+        match self.curr {
+            Some(c) => {
+                let task = &mut self.tasks[c];
+                task.runtime_ns += dt;
+                if task.remaining_ns != u64::MAX {
+                    task.remaining_ns -= dt;
+                }
+            }
+            None => self.idle_ns += dt,
+        }
+        self.now = t;
+    }
+
+    /// fair.c's `update_curr()`: hands the core the running time since the last call.
+    /// Returns the core's resched answer.
+    fn update_curr(&mut self) -> bool {
+        if self.curr.is_none() {
+            return false;
+        }
+        let delta = self.now - self.exec_start;
+        self.exec_start = self.now;
+        self.rq.update_curr(delta)
+    }
+
+    fn run_loop(&mut self) {
+        loop {
+            let next_ev = self.events.peek().map(|r| r.0 .0).unwrap_or(u64::MAX);
+            let burst_end = self.curr.and_then(|c| {
+                let r = self.tasks[c].remaining_ns;
+                (r != u64::MAX).then(|| self.now + r)
+            });
+            if let Some(be) = burst_end {
+                if be <= next_ev && be <= self.end {
+                    self.advance(be);
+                    self.nr_events += 1;
+                    self.burst_end();
+                    self.reschedule_if_needed();
+                    continue;
+                }
+            }
+            if next_ev >= self.end {
+                self.advance(self.end);
+                break;
+            }
+            let Some(Reverse((t, ev))) = self.events.pop() else {
+                break;
+            };
+            self.advance(t);
+            self.nr_events += 1;
+            match ev {
+                Ev::Tick => self.tick(),
+                Ev::Fork(i) => self.fork(i),
+                Ev::Wake(i, seq) => {
+                    if self.tasks[i].state == State::Sleeping && self.tasks[i].wake_seq == seq {
+                        self.wake(i, t);
+                    }
+                }
+                Ev::Exit(i) => self.exit(i),
+                Ev::Feature(k) => {
+                    for (n, v) in self.feature_changes[k].clone() {
+                        // Names were checked in `new`.
+                        let _ = self.rq.set_feature(&n, v);
+                    }
+                }
+            }
+            self.reschedule_if_needed();
+        }
+        self.close_segment();
+    }
+
+    fn reschedule_if_needed(&mut self) {
+        if self.need_resched || self.curr.is_none() {
+            self.need_resched = false;
+            self.schedule();
+        }
+    }
+
+    fn sample_lags(&mut self) {
+        for (i, t) in self.tasks.iter_mut().enumerate() {
+            if matches!(t.state, State::Runnable | State::Running) {
+                let lag = self.rq.lag(i);
+                t.lag_min = t.lag_min.min(lag);
+                t.lag_max = t.lag_max.max(lag);
+            }
+        }
+    }
+
+    fn tick(&mut self) {
+        if self.update_curr() {
+            self.need_resched = true;
+        }
+        self.sample_lags();
+        let next = self.now + self.tick_ns;
+        if next < self.end {
+            self.events.push(Reverse((next, Ev::Tick)));
+        }
+    }
+
+    fn fork(&mut self, i: usize) {
+        if self.tasks[i].state != State::Unborn {
+            return;
+        }
+        let start = self.tasks[i].start_ns;
+        let first = self.tasks[i].work.first_wakeup_ns(start);
+        if first > self.now {
+            // Periodic: forked asleep until its first timer expiry.
+            self.tasks[i].state = State::Sleeping;
+            self.tasks[i].wake_seq += 1;
+            let seq = self.tasks[i].wake_seq;
+            self.events.push(Reverse((first, Ev::Wake(i, seq))));
+            return;
+        }
+        self.tasks[i].remaining_ns = self.tasks[i].work.next_burst_ns();
+        self.tasks[i].state = State::Runnable;
+        self.tasks[i].wake_ref_ns = Some(self.now);
+        if self.update_curr() {
+            self.need_resched = true;
+        }
+        if self.rq.enqueue_new(i) {
+            self.need_resched = true;
+        }
+        self.check_preempt(i);
+    }
+
+    fn wake(&mut self, i: usize, ref_ns: u64) {
+        let t = &mut self.tasks[i];
+        t.state = State::Runnable;
+        t.wake_ref_ns = Some(ref_ns);
+        t.remaining_ns = t.work.next_burst_ns();
+        if self.update_curr() {
+            self.need_resched = true;
+        }
+        if self.rq.wake(i) {
+            self.need_resched = true;
+        }
+        self.check_preempt(i);
+    }
+
+    fn check_preempt(&mut self, i: usize) {
+        match self.curr {
+            None => self.need_resched = true,
+            Some(c) if c != i => {
+                if self.need_resched {
+                    return;
+                }
+                // check_preempt_wakeup_fair() calls update_curr() itself.
+                let delta = self.now - self.exec_start;
+                self.exec_start = self.now;
+                if self.rq.check_preempt_wakeup(i, delta) {
+                    self.need_resched = true;
+                }
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn burst_end(&mut self) {
+        let Some(c) = self.curr else { return };
+        match self.tasks[c].work.after_burst(self.now) {
+            AfterBurst::Continue(ref_ns) => {
+                // Periodic overrun: the next activation starts at once, late by now − ref.
+                let t = &mut self.tasks[c];
+                t.latencies.push(self.now - ref_ns);
+                if self.now >= self.pic_from && ref_ns < self.pic_to {
+                    self.wakeups.push(Wakeup {
+                        task: c,
+                        at_ns: ref_ns.max(self.pic_from),
+                        ran_ns: self.now,
+                    });
+                }
+                t.remaining_ns = t.work.next_burst_ns();
+            }
+            AfterBurst::SleepUntil(when) => {
+                let delta = self.now - self.exec_start;
+                self.exec_start = self.now;
+                if self.rq.dequeue_sleep(c, delta) {
+                    self.need_resched = true;
+                }
+                let t = &mut self.tasks[c];
+                t.state = State::Sleeping;
+                t.wake_seq += 1;
+                let seq = t.wake_seq;
+                if when < self.end {
+                    self.events.push(Reverse((when, Ev::Wake(c, seq))));
+                }
+                self.need_resched = true;
+            }
+        }
+    }
+
+    fn exit(&mut self, i: usize) {
+        match self.tasks[i].state {
+            State::Running => {
+                let delta = self.now - self.exec_start;
+                self.exec_start = self.now;
+                self.rq.dequeue_exit(i, delta);
+                self.need_resched = true;
+            }
+            State::Runnable | State::Sleeping => self.rq.dequeue_exit(i, 0),
+            State::Unborn | State::Exited => {}
+        }
+        self.tasks[i].state = State::Exited;
+        self.tasks[i].wake_ref_ns = None;
+    }
+
+    fn close_segment(&mut self) {
+        if let Some(c) = self.curr {
+            let (s, e) = (self.seg_start.max(self.pic_from), self.now.min(self.pic_to));
+            if s < e {
+                self.segments.push(Segment {
+                    task: c,
+                    start_ns: s,
+                    end_ns: e,
+                });
+            }
+        }
+        self.seg_start = self.now;
+    }
+
+    /// `__schedule()` for the fair class: put the previous task back, pick, switch.
+    fn schedule(&mut self) {
+        let prev = self.curr;
+        let prev_runnable = prev.is_some_and(|p| self.tasks[p].state == State::Running);
+        // pick_task_fair(): update_curr() on a still-queued curr, pick with curr in place.
+        let delta = self.now - self.exec_start;
+        self.exec_start = self.now;
+        let next = self.rq.pick_next(delta);
+        self.sample_lags_for(next);
+        if next == prev {
+            return;
+        }
+        self.close_segment();
+        if let Some(p) = prev {
+            if prev_runnable {
+                self.tasks[p].state = State::Runnable;
+                self.tasks[p].preempted += 1;
+            }
+        }
+        self.rq.put_prev_set_next(prev, next);
+        self.curr = next;
+        self.exec_start = self.now;
+        if let Some(n) = next {
+            self.context_switches += 1;
+            let now = self.now;
+            let (pf, pt) = (self.pic_from, self.pic_to);
+            let t = &mut self.tasks[n];
+            t.state = State::Running;
+            t.switches_in += 1;
+            if let Some(r) = t.wake_ref_ns.take() {
+                t.latencies.push(now - r);
+                if now >= pf && r < pt {
+                    self.wakeups.push(Wakeup {
+                        task: n,
+                        at_ns: r.max(pf),
+                        ran_ns: now,
+                    });
+                }
+            }
+        }
+    }
+
+    fn sample_lags_for(&mut self, next: Option<usize>) {
+        if let Some(n) = next {
+            let lag = self.rq.lag(n);
+            let t = &mut self.tasks[n];
+            t.lag_min = t.lag_min.min(lag);
+            t.lag_max = t.lag_max.max(lag);
+        }
+    }
+
+    fn finish(mut self, sc: &Scenario) -> RunResult {
+        let mut tasks = Vec::new();
+        for (i, t) in self.tasks.iter_mut().enumerate() {
+            let alive_to = t.stop_ns.unwrap_or(self.end).min(self.end);
+            let alive = alive_to.saturating_sub(t.start_ns).max(1);
+            let mut st = TaskStats {
+                name: t.name.clone(),
+                nice: t.nice,
+                weight: t.weight,
+                slice_ns: self.rq.slice_ns(i),
+                runtime_ns: t.runtime_ns,
+                cpu_share: t.runtime_ns as f64 / alive as f64,
+                switches_in: t.switches_in,
+                preempted: t.preempted,
+                lag_min_vns: t.lag_min,
+                lag_max_vns: t.lag_max,
+                ..TaskStats::default()
+            };
+            st.set_latencies(&mut t.latencies);
+            tasks.push(st);
+        }
+        let report = Report {
+            scenario: sc.name.clone(),
+            duration_ns: self.end,
+            hz: sc.hz,
+            base_slice_ns: sc.base_slice_ns(),
+            features: self.rq.initial_features(),
+            idle_ns: self.idle_ns,
+            context_switches: self.context_switches,
+            events: self.nr_events,
+            tasks,
+        };
+        let timeline = (self.pic_to > self.pic_from).then(|| TimelineData {
+            title: sc.name.clone(),
+            notes: Vec::new(),
+            lanes: self.tasks.iter().map(|t| t.name.clone()).collect(),
+            from_ns: self.pic_from,
+            to_ns: self.pic_to,
+            segments: std::mem::take(&mut self.segments),
+            wakeups: std::mem::take(&mut self.wakeups),
+        });
+        RunResult { report, timeline }
+    }
+}
+
+/// The text lines printed under a picture's title: the feature set that differs from the
+/// defaults, then per task its CPU share and wakeup latency (first 12 tasks).
+pub fn picture_notes(r: &Report) -> Vec<String> {
+    let mut notes = Vec::new();
+    let on: Vec<String> = r
+        .features
+        .iter()
+        .filter(|(n, v)| FeatureSet::default_of(n) != Some(*v))
+        .map(|(n, v)| if *v { n.clone() } else { format!("NO_{n}") })
+        .collect();
+    notes.push(format!(
+        "HZ={} base slice {} us; features: 6.12 defaults{}{}",
+        r.hz,
+        r.base_slice_ns / 1000,
+        if on.is_empty() { "" } else { " + " },
+        on.join(" ")
+    ));
+    for t in r.tasks.iter().take(12) {
+        notes.push(format!(
+            "{:<14} share {:.3}  wakeup latency us: min {:.0} avg {:.0} p99 {:.0} max {:.0}",
+            t.name,
+            t.cpu_share,
+            t.wakeup_latency_min_ns as f64 / 1e3,
+            t.wakeup_latency_avg_ns / 1e3,
+            t.wakeup_latency_p99_ns as f64 / 1e3,
+            t.wakeup_latency_max_ns as f64 / 1e3
+        ));
+    }
+    notes
+}
