@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The harness must fail when it should. Three boots of the debug kernel:
+#   1. a deliberately broken guest test  -> the harness reports it, exit != 0;
+#   2. a kernel WARN (LKDTM's WARNING trigger) from a script that exits 0 -> 125;
+#   3. a guest that never finishes      -> the hard timeout, 124.
+source "$(dirname "$0")/../../tools/lib.sh"
+vm=$EEVDF_REPO/target/release/eevdf-vm
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+expect() { # name want got
+	if [ "$2" = "$3" ]; then echo "ok - harness: $1 (exit $3)"; else
+		echo "not ok - harness: $1 (exit $3, expected $2)"; fails=$((fails + 1)); fi
+}
+
+cat >"$tmp/broken.sh" <<'G'
+mkdir -p /tmp/t
+printf '#!/bin/sh\necho this test is broken on purpose\nexit 3\n' >/tmp/t/broken.sh
+printf '#!/bin/sh\nexit 0\n' >/tmp/t/fine.sh
+EEVDF_TESTS=/tmp/t eevdf-guest-tests
+G
+set +e
+"$vm" --kernel debug --timeout-s 120 "$tmp/broken.sh" >"$tmp/out" 2>&1
+rc=$?
+set -e
+grep -q '^not ok 1 - broken' "$tmp/out" && grep -q '^1 passed, 1 failed' "$tmp/out" || rc="no-report:$rc"
+expect "a broken guest test fails the run" 1 "$rc"
+
+printf 'echo WARNING >/sys/kernel/debug/provoke-crash/DIRECT\nexit 0\n' >"$tmp/warn.sh"
+set +e
+"$vm" --kernel debug --timeout-s 120 "$tmp/warn.sh" >"$tmp/out" 2>&1
+rc=$?
+set -e
+expect "a kernel WARNING fails the run" 125 "$rc"
+
+printf 'sleep 100000\n' >"$tmp/hang.sh"
+set +e
+"$vm" --kernel debug --timeout-s 25 "$tmp/hang.sh" >"$tmp/out" 2>&1
+rc=$?
+set -e
+expect "a hung guest hits the hard timeout" 124 "$rc"
+[ "$fails" = 0 ]

@@ -1,0 +1,563 @@
+//! Boot a kernel under QEMU with the project's initramfs, run one guest script
+//! in it, stream its output, and exit with the guest script's status.
+//!
+//! The guest userspace is busybox, hackbench and cyclictest (with their shared
+//! libraries), the project's guest tools (tools/guest/) and guest tests
+//! (tests/guest/), all in an initramfs this program writes for every run. The
+//! script and any `--file` go to /job in the guest, which runs `sh /job/run.sh`
+//! after mounting proc, sys, devtmpfs, debugfs, tmpfs and cgroup2.
+//!
+//! The run fails, whatever the script returns, when the kernel prints a WARNING,
+//! BUG, Oops, lockdep report, KASAN or UBSAN report, RCU stall, soft or hard
+//! lockup, hung task or panic. It has a hard timeout and never hangs.
+//!
+//! Exit status: the guest script's status; 124 on timeout; 125 when the kernel
+//! reported a problem; 126 when the guest stopped without reporting a status.
+//!
+//! Acceleration: TCG unless a KVM probe boot finishes within
+//! `--kvm-probe-timeout-s`. On the project's machines /dev/kvm exists but KVM
+//! guests hang before the kernel prints anything, so the probe result is cached
+//! in the cache directory and the probe costs its timeout once.
+
+mod cpio;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, ValueEnum};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Accel {
+    /// KVM if the cached probe says it boots here, TCG otherwise.
+    Auto,
+    /// Software emulation: slow (about 5-10x) but works everywhere.
+    Tcg,
+    /// Hardware virtualisation, without probing. Hangs at boot on some hosts.
+    Kvm,
+}
+
+#[derive(Parser, Debug)]
+#[command(version, about, long_about = None)]
+struct Args {
+    /// Kernel to boot: `rust`, `debug` or `stock` (the O= builds of
+    /// tools/build-kernel.sh), or a path to a bzImage.
+    #[arg(long, default_value = "rust")]
+    kernel: String,
+
+    /// Guest CPUs. More CPUs exercise migration and load balancing, but under
+    /// TCG every vCPU shares the host's cores, so latencies grow with the count.
+    #[arg(long, default_value_t = 2)]
+    cpus: u32,
+
+    /// Guest memory in MiB. The initramfs lives in it, so below ~128 MiB the
+    /// guest may not boot; above what the test needs only costs host memory.
+    #[arg(long, default_value_t = 512)]
+    mem_mib: u32,
+
+    /// Hard limit on the whole run, boot included, in seconds. Too short fails
+    /// slow TCG runs; too long only delays the report of a hung guest.
+    #[arg(long, default_value_t = 300)]
+    timeout_s: u64,
+
+    /// How to run the guest; see the program description.
+    #[arg(long, value_enum, default_value_t = Accel::Auto)]
+    accel: Accel,
+
+    /// How long a KVM probe boot may take before KVM is declared unusable, in
+    /// seconds. A healthy KVM boot takes about one second.
+    #[arg(long, default_value_t = 8)]
+    kvm_probe_timeout_s: u64,
+
+    /// Extra kernel command-line arguments.
+    #[arg(long, default_value = "")]
+    append: String,
+
+    /// Extra files for the guest, as SRC or SRC:DEST (DEST relative to /job).
+    #[arg(long = "file")]
+    files: Vec<String>,
+
+    /// Also stream the kernel's boot messages (they are always scanned).
+    #[arg(long)]
+    show_boot: bool,
+
+    /// Write the whole console output to this file as well.
+    #[arg(long)]
+    log: Option<PathBuf>,
+
+    /// The guest script, run as `sh /job/run.sh` in the guest.
+    script: PathBuf,
+}
+
+/// Markers the guest's /init prints around the script.
+const START: &str = "EEVDF-GUEST-START";
+const EXIT: &str = "EEVDF-GUEST-EXIT=";
+
+/// Substrings that mark a kernel report. Only kernel lines (those with a
+/// printk timestamp) are matched, so a guest program printing "WARNING" does
+/// not fail the run.
+const REPORTS: &[&str] = &[
+    "WARNING:",
+    "------------[ cut here ]",
+    "BUG:",
+    "kernel BUG at",
+    "Oops",
+    "general protection fault",
+    "Kernel panic",
+    "panicked at",
+    "possible recursive locking",
+    "possible circular locking",
+    "inconsistent lock state",
+    "DEBUG_LOCKS_WARN_ON",
+    "INFO: possible",
+    "INFO: task",
+    "blocked for more than",
+    "KASAN:",
+    "UBSAN:",
+    "rcu: INFO:",
+    "self-detected stall",
+    "detected stalls on CPUs",
+    "soft lockup",
+    "hard LOCKUP",
+    "list_add corruption",
+    "list_del corruption",
+    "stack-protector",
+    "Unable to handle kernel",
+];
+
+/// The text after a printk timestamp (`[   12.345678] `), if `line` has one.
+fn kernel_message(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix('[')?;
+    let end = rest.find(']')?;
+    let stamp = rest[..end].trim();
+    let (secs, frac) = stamp.split_once('.')?;
+    if secs.chars().all(|c| c.is_ascii_digit()) && frac.chars().all(|c| c.is_ascii_digit()) {
+        Some(&rest[end + 1..])
+    } else {
+        None
+    }
+}
+
+/// The report pattern a console line matches, if any.
+fn report_in(line: &str) -> Option<&'static str> {
+    let msg = kernel_message(line)?;
+    REPORTS.iter().copied().find(|p| msg.contains(p))
+}
+
+/// The repository whose tools/guest and tests/guest go into the guest:
+/// `$EEVDF_REPO` if set, else the checkout this program was built from.
+fn repo_root() -> PathBuf {
+    match std::env::var_os("EEVDF_REPO") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+    }
+}
+
+fn cache_dir() -> PathBuf {
+    match std::env::var_os("EEVDF_CACHE") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sched_eevdf"),
+    }
+}
+
+fn kernel_image(spec: &str) -> Result<PathBuf> {
+    let path = match spec {
+        "rust" | "debug" | "stock" => cache_dir().join("build").join(spec).join("arch/x86/boot/bzImage"),
+        p => PathBuf::from(p),
+    };
+    if !path.is_file() {
+        bail!(
+            "no kernel image at {} (build it with tools/build-kernel.sh {spec})",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// The guest's /init. It mounts what the tests read, runs the job and powers off.
+const INIT: &str = r#"#!/bin/sh
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/eevdf/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmp /tmp
+mkdir -p /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+ln -s /proc/self/fd /dev/fd 2>/dev/null
+echo EEVDF-GUEST-START
+cd /job && sh ./run.sh
+echo "EEVDF-GUEST-EXIT=$?"
+sync
+poweroff -f
+echo o > /proc/sysrq-trigger
+"#;
+
+/// Copy a host binary and the shared libraries `ldd` names for it.
+fn add_binary(a: &mut cpio::Archive, path: &str, guest: &str) -> Result<()> {
+    let data = std::fs::read(path).with_context(|| format!("reading {path} (run tools/setup.sh)"))?;
+    a.file(guest, 0o755, &data);
+    let out = Command::new("ldd").arg(path).output().context("running ldd")?;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
+        let lib = match line.split_once("=>") {
+            Some((_, rhs)) => rhs.split_whitespace().next(),
+            None => line.split_whitespace().next().filter(|s| s.starts_with('/')),
+        };
+        if let Some(lib) = lib.filter(|l| l.starts_with('/')) {
+            let real = std::fs::canonicalize(lib).with_context(|| format!("resolving {lib}"))?;
+            let data = std::fs::read(&real).with_context(|| format!("reading {lib}"))?;
+            a.file(lib, 0o755, &data);
+        }
+    }
+    Ok(())
+}
+
+/// Add every file under `dir` at `guest_dir`, keeping the executable bit.
+fn add_tree(a: &mut cpio::Archive, dir: &Path, guest_dir: &str) -> Result<()> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let guest = format!("{guest_dir}/{name}");
+        let ft = e.file_type()?;
+        if ft.is_dir() {
+            add_tree(a, &e.path(), &guest)?;
+        } else if ft.is_file() {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = e.metadata()?.permissions().mode() & 0o777;
+            a.file(&guest, mode, &std::fs::read(e.path())?);
+        }
+    }
+    Ok(())
+}
+
+fn build_initramfs(args: &Args, init: &str) -> Result<Vec<u8>> {
+    let mut a = cpio::Archive::new();
+    for d in ["dev", "proc", "sys", "tmp", "job", "sbin", "usr/bin", "usr/sbin", "eevdf/bin"] {
+        a.dir(d);
+    }
+    a.chardev("/dev/console", 5, 1);
+    a.chardev("/dev/null", 1, 3);
+    let busybox = std::fs::read("/bin/busybox").context("reading /bin/busybox (run tools/setup.sh)")?;
+    a.file("/bin/busybox", 0o755, &busybox);
+    let list = Command::new("/bin/busybox").arg("--list").output().context("busybox --list")?;
+    for applet in String::from_utf8_lossy(&list.stdout).lines() {
+        // A link named busybox would replace the binary with a link to itself.
+        if !applet.is_empty() && applet != "busybox" {
+            a.symlink(&format!("/bin/{applet}"), "busybox");
+        }
+    }
+    add_binary(&mut a, "/usr/bin/hackbench", "/usr/bin/hackbench")?;
+    add_binary(&mut a, "/usr/bin/cyclictest", "/usr/bin/cyclictest")?;
+    let root = repo_root();
+    add_tree(&mut a, &root.join("tools/guest"), "/eevdf/bin")?;
+    add_tree(&mut a, &root.join("tests/guest"), "/eevdf/tests")?;
+    a.file("/init", 0o755, init.as_bytes());
+    let script = std::fs::read(&args.script)
+        .with_context(|| format!("reading the guest script {}", args.script.display()))?;
+    a.file("/job/run.sh", 0o755, &script);
+    for spec in &args.files {
+        let (src, dest) = match spec.split_once(':') {
+            Some((s, d)) => (s.to_string(), d.to_string()),
+            None => {
+                let name = Path::new(spec)
+                    .file_name()
+                    .with_context(|| format!("--file {spec}: no file name"))?;
+                (spec.clone(), name.to_string_lossy().into_owned())
+            }
+        };
+        let data = std::fs::read(&src).with_context(|| format!("--file {spec}: reading {src}"))?;
+        a.file(&format!("/job/{dest}"), 0o755, &data);
+    }
+    Ok(a.finish())
+}
+
+/// What a QEMU run ended with.
+struct Outcome {
+    guest_status: Option<i32>,
+    reports: Vec<String>,
+    timed_out: bool,
+}
+
+struct Run<'a> {
+    kernel: &'a Path,
+    initrd: &'a Path,
+    accel: Accel,
+    cpus: u32,
+    mem_mib: u32,
+    append: &'a str,
+    timeout: Duration,
+    stream: bool,
+    show_boot: bool,
+    log: Option<&'a Path>,
+}
+
+fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
+    let cmdline = format!(
+        "console=ttyS0 panic=-1 printk.time=1 rdinit=/init {}",
+        r.append
+    );
+    let mut cmd = Command::new("qemu-system-x86_64");
+    cmd.args(["-machine", "pc", "-nodefaults", "-no-reboot", "-display", "none"])
+        .args(["-serial", "stdio", "-monitor", "none"])
+        .args(["-smp", &r.cpus.to_string(), "-m", &r.mem_mib.to_string()])
+        .arg("-kernel")
+        .arg(r.kernel)
+        .arg("-initrd")
+        .arg(r.initrd)
+        .args(["-append", &cmdline]);
+    match r.accel {
+        Accel::Kvm => cmd.args(["-accel", "kvm", "-cpu", "host"]),
+        _ => cmd.args(["-accel", "tcg", "-cpu", "max"]),
+    };
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting qemu-system-x86_64 (run tools/setup.sh)")?;
+    let (tx, rx) = mpsc::channel::<Option<String>>();
+    let stdout = child.stdout.take().context("qemu stdout")?;
+    let tx2 = tx.clone();
+    std::thread::spawn(move || {
+        let mut rd = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match rd.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
+                    if tx2.send(Some(line)).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = tx2.send(None);
+    });
+    let mut stderr = child.stderr.take().context("qemu stderr")?;
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    drop(tx);
+
+    let mut log = match r.log {
+        Some(p) => Some(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?),
+        None => None,
+    };
+    let deadline = Instant::now() + r.timeout;
+    let mut out = Outcome {
+        guest_status: None,
+        reports: Vec::new(),
+        timed_out: false,
+    };
+    let mut started = false;
+    let mut stdout = std::io::stdout().lock();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            out.timed_out = true;
+            break;
+        }
+        match rx.recv_timeout(left) {
+            Ok(Some(line)) => {
+                if let Some(f) = log.as_mut() {
+                    writeln!(f, "{line}")?;
+                }
+                if let Some(p) = report_in(&line) {
+                    out.reports.push(format!("{p}  <-  {}", line.trim()));
+                }
+                if line.trim() == START {
+                    started = true;
+                    continue;
+                }
+                if let Some(rc) = line.trim().strip_prefix(EXIT) {
+                    out.guest_status = rc.trim().parse().ok();
+                    continue;
+                }
+                if r.stream && (r.show_boot || started || report_in(&line).is_some()) {
+                    writeln!(stdout, "{line}")?;
+                    stdout.flush()?;
+                }
+            }
+            Ok(None) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                out.timed_out = true;
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    if out.timed_out {
+        let _ = child.kill();
+    }
+    // QEMU exits right after the guest powers off; give it a moment, no more.
+    let grace = Instant::now() + Duration::from_secs(10);
+    loop {
+        if child.try_wait()?.is_some() {
+            break;
+        }
+        if Instant::now() > grace {
+            let _ = child.kill();
+            let _ = child.wait();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let err = err_thread.join().unwrap_or_default();
+    if !err.trim().is_empty() && out.guest_status.is_none() {
+        eprintln!("qemu: {}", err.trim());
+    }
+    Ok(out)
+}
+
+/// Decide TCG or KVM, probing KVM once and caching what the probe saw.
+fn choose_accel(args: &Args, kernel: &Path) -> Result<Accel> {
+    if args.accel != Accel::Auto {
+        return Ok(args.accel);
+    }
+    let kvm_usable = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok();
+    if !kvm_usable {
+        return Ok(Accel::Tcg);
+    }
+    let cache = cache_dir().join("kvm-probe");
+    if let Ok(s) = std::fs::read_to_string(&cache) {
+        return Ok(if s.trim() == "boots" { Accel::Kvm } else { Accel::Tcg });
+    }
+    eprintln!(
+        "eevdf-vm: probing KVM (up to {} s, result cached in {})",
+        args.kvm_probe_timeout_s,
+        cache.display()
+    );
+    let init = "#!/bin/sh\necho EEVDF-GUEST-START\necho EEVDF-GUEST-EXIT=0\npoweroff -f\n";
+    let mut a = cpio::Archive::new();
+    a.dir("dev");
+    a.chardev("/dev/console", 5, 1);
+    a.file("/bin/busybox", 0o755, &std::fs::read("/bin/busybox")?);
+    a.symlink("/bin/sh", "busybox");
+    a.symlink("/bin/poweroff", "busybox");
+    a.file("/init", 0o755, init.as_bytes());
+    let initrd = cache_dir().join("kvm-probe.cpio");
+    std::fs::create_dir_all(cache_dir())?;
+    std::fs::write(&initrd, a.finish())?;
+    let out = run_qemu(&Run {
+        kernel,
+        initrd: &initrd,
+        accel: Accel::Kvm,
+        cpus: 1,
+        mem_mib: 256,
+        append: "quiet",
+        timeout: Duration::from_secs(args.kvm_probe_timeout_s),
+        stream: false,
+        show_boot: false,
+        log: None,
+    })?;
+    let boots = out.guest_status == Some(0);
+    std::fs::write(&cache, if boots { "boots\n" } else { "hangs\n" })?;
+    eprintln!("eevdf-vm: KVM {}", if boots { "boots: using it" } else { "did not boot in time: using TCG" });
+    Ok(if boots { Accel::Kvm } else { Accel::Tcg })
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("eevdf-vm: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> Result<ExitCode> {
+    let args = Args::parse();
+    if args.cpus == 0 || args.cpus > 8 {
+        bail!("--cpus must be 1..=8 (the kernel is built with NR_CPUS=8), got {}", args.cpus);
+    }
+    if args.mem_mib < 128 {
+        bail!("--mem-mib must be at least 128, got {}", args.mem_mib);
+    }
+    let kernel = kernel_image(&args.kernel)?;
+    let accel = choose_accel(&args, &kernel)?;
+    let t0 = Instant::now();
+    let initrd_data = build_initramfs(&args, INIT)?;
+    let dir = cache_dir().join("vm");
+    std::fs::create_dir_all(&dir)?;
+    let initrd = dir.join(format!("initramfs.{}.cpio", std::process::id()));
+    std::fs::write(&initrd, initrd_data).context("writing the initramfs")?;
+    eprintln!(
+        "eevdf-vm: booting {} ({:?}, {} CPUs, {} MiB, timeout {} s)",
+        kernel.display(),
+        accel,
+        args.cpus,
+        args.mem_mib,
+        args.timeout_s
+    );
+    let out = run_qemu(&Run {
+        kernel: &kernel,
+        initrd: &initrd,
+        accel,
+        cpus: args.cpus,
+        mem_mib: args.mem_mib,
+        append: &args.append,
+        timeout: Duration::from_secs(args.timeout_s),
+        stream: true,
+        show_boot: args.show_boot,
+        log: args.log.as_deref(),
+    });
+    let _ = std::fs::remove_file(&initrd);
+    let out = out?;
+    let secs = t0.elapsed().as_secs_f64();
+    if !out.reports.is_empty() {
+        eprintln!("eevdf-vm: FAIL: the kernel reported a problem:");
+        for r in &out.reports {
+            eprintln!("    {r}");
+        }
+        return Ok(ExitCode::from(125));
+    }
+    if out.timed_out {
+        eprintln!("eevdf-vm: FAIL: timed out after {} s", args.timeout_s);
+        return Ok(ExitCode::from(124));
+    }
+    match out.guest_status {
+        Some(rc) => {
+            eprintln!("eevdf-vm: guest script exited {rc} after {secs:.1} s");
+            Ok(ExitCode::from(u8::try_from(rc).unwrap_or(1)))
+        }
+        None => {
+            eprintln!("eevdf-vm: FAIL: the guest stopped without reporting a status");
+            Ok(ExitCode::from(126))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_kernel_lines_are_reports() {
+        assert_eq!(
+            report_in("[    1.234567] WARNING: CPU: 0 PID: 1 at kernel/sched/fair.c:1 foo"),
+            Some("WARNING:")
+        );
+        assert_eq!(report_in("[   12.000001] BUG: sleeping function called"), Some("BUG:"));
+        assert_eq!(report_in("[ 3.1] watchdog: BUG: soft lockup - CPU#0 stuck"), Some("BUG:"));
+        assert_eq!(report_in("[ 3.1] rcu: INFO: rcu_preempt self-detected stall on CPU"), Some("rcu: INFO:"));
+        // Userspace output has no printk timestamp.
+        assert_eq!(report_in("WARNING: stat /dev/cpu_dma_latency failed"), None);
+        assert_eq!(report_in("[    1.2] sched_eevdf: all good"), None);
+        assert_eq!(report_in("[abc] WARNING: not a timestamp"), None);
+    }
+}

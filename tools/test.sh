@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Every test, from a fresh machine: the README's second command and what CI runs.
+#
+#   host:   rustfmt, clippy -D warnings, cargo test (workspace), the core's
+#           Miri and fuzz smoke runs (sched_eevdf/test.sh), checkpatch on the series;
+#   kernel: build the debug kernel (lockdep, atomic-sleep, list debugging) and run
+#           every guest test in one boot on 4 vCPUs; check that the harness fails
+#           when it must (tests/harness/selftest.sh); build the stock kernel from
+#           the same tree and run the guest tests that apply to it.
+#
+# Stops at the first failing stage and says which.
+source "$(dirname "$0")/lib.sh"
+t0=$(now)
+EEVDF_SETUP_TESTS=1 bash "$EEVDF_REPO/tools/setup.sh"
+cd "$EEVDF_REPO"
+
+stage() { step "[$(($(now) - t0)) s] $*"; }
+
+stage "host: cargo fmt --check"
+cargo fmt --all -- --check
+stage "host: cargo clippy --all-targets -D warnings"
+cargo clippy --quiet --locked --workspace --all-targets -- -D warnings
+stage "host: cargo test --workspace"
+cargo test --quiet --locked --workspace
+if [ -x sched_eevdf/test.sh ]; then
+	stage "host: sched_eevdf extras (Miri, fuzz smoke)"
+	bash sched_eevdf/test.sh --extras-only
+fi
+cargo build --quiet --release --locked -p eevdf-vm
+
+bash tools/kernel-tree.sh
+stage "checkpatch on kernel/patches"
+while read -r p; do
+	p=${p%%#*}
+	[ -n "${p// /}" ] || continue
+	(cd "$KSRC" && perl scripts/checkpatch.pl --quiet "$EEVDF_REPO/kernel/patches/$p") ||
+		die "checkpatch: $p"
+	note "checkpatch clean: $p"
+done <kernel/patches/series
+
+stage "kernel: debug build"
+bash tools/build-kernel.sh debug
+stage "guest: every guest test on the debug kernel (4 vCPUs)"
+printf 'eevdf-guest-tests -k debug\n' >"$KBUILD_ROOT/guest-all.sh"
+target/release/eevdf-vm --kernel debug --cpus 4 --timeout-s 900 "$KBUILD_ROOT/guest-all.sh"
+stage "harness self-test: broken test, kernel WARN and hang must fail"
+bash tests/harness/selftest.sh
+
+stage "kernel: stock build (CONFIG_SCHED_EEVDF_RUST=n, same tree)"
+bash tools/build-kernel.sh stock
+printf 'eevdf-guest-tests -k stock\n' >"$KBUILD_ROOT/guest-stock.sh"
+target/release/eevdf-vm --kernel stock --cpus 2 --timeout-s 600 "$KBUILD_ROOT/guest-stock.sh"
+
+stage "all tests passed"
