@@ -1,0 +1,982 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The EEVDF operations of kernel/sched/fair.c (Linux 6.12.117), generic over
+//! [`Runqueue`]. Names follow the C.
+//!
+//! Time is an input: where fair.c reads the clock (`update_curr()`), the caller passes the
+//! executed real time. Every operation takes the [`Config`] to use, features included.
+
+use crate::entity::{min_deadline_update, Entity, Runqueue};
+use crate::features::Features;
+use crate::load::{calc_delta_fair, div_s64, LoadWeight, NICE_0_WEIGHT};
+use crate::vtime::{vadd, vdelta, vruntime_before};
+
+/// Per-call configuration: features and the tunables the EEVDF core reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Feature flags.
+    pub features: Features,
+    /// `sysctl_sched_base_slice` in ns: the request of entities without a custom slice.
+    pub base_slice_ns: u64,
+    /// `TICK_NSEC`: the floor of the lag clamp.
+    pub tick_nsec: u64,
+}
+
+impl Config {
+    /// 6.12 defaults on one CPU: base slice 0.7 ms (`normalized_sysctl_sched_base_slice`;
+    /// the kernel multiplies it by `1 + ilog2(min(ncpus, 8))`), HZ=250 tick (4 ms).
+    pub const DEFAULT: Config = Config {
+        features: Features::DEFAULT,
+        base_slice_ns: 700_000,
+        tick_nsec: 4_000_000,
+    };
+
+    /// Whether `f` is on.
+    #[inline]
+    pub const fn feat(&self, f: Features) -> bool {
+        self.features.contains(f)
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::DEFAULT
+    }
+}
+
+/// Smallest custom slice (`NSEC_PER_MSEC / 10`, HZ=1000 * 10).
+pub const SLICE_MIN_NS: u64 = 100_000;
+/// Largest custom slice (`NSEC_PER_MSEC * 100`, HZ=100 / 10).
+pub const SLICE_MAX_NS: u64 = 100_000_000;
+
+macro_rules! flags {
+    ($(#[$m:meta])* $t:ident { $($(#[$fm:meta])* $f:ident = $v:expr,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+        pub struct $t(pub u32);
+        impl $t {
+            /// No flag.
+            pub const NONE: $t = $t(0);
+            $($(#[$fm])* pub const $f: $t = $t($v);)*
+            /// Whether all flags of `o` are set.
+            #[inline]
+            pub const fn contains(self, o: $t) -> bool { self.0 & o.0 == o.0 }
+        }
+        impl core::ops::BitOr for $t {
+            type Output = $t;
+            fn bitor(self, o: $t) -> $t { $t(self.0 | o.0) }
+        }
+    };
+}
+
+flags!(
+    /// `ENQUEUE_*` flags the core reads.
+    EnqueueFlags {
+        /// Wakeup (informational).
+        WAKEUP = 0x01,
+        /// Undo of a `DEQUEUE_SAVE` (informational).
+        RESTORE = 0x02,
+        /// A new task: PLACE_DEADLINE_INITIAL gives it half a slice.
+        INITIAL = 0x80,
+    }
+);
+
+flags!(
+    /// `DEQUEUE_*` flags the core reads.
+    DequeueFlags {
+        /// The task goes to sleep: may be delayed; the deadline is not made relative.
+        SLEEP = 0x01,
+        /// Save/restore dance (informational).
+        SAVE = 0x02,
+        /// Special task state: never delayed (no spurious wakeups allowed).
+        SPECIAL = 0x10,
+        /// Finishing a delayed dequeue.
+        DELAYED = 0x200,
+    }
+);
+
+/// The outcome of [`pick_next_entity`] / [`schedule`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick<S> {
+    /// Run this entity.
+    Run(S),
+    /// The pick was a delayed (sleeping) entity; it has now been dequeued for real and
+    /// its task is blocked. Pick again.
+    Blocked(S),
+    /// Nothing is queued.
+    Idle,
+}
+
+/// Why `check_preempt_wakeup_fair()` did or did not preempt (the debugfs counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WakeupPreempt {
+    /// No preemption: current stays.
+    None,
+    /// Nothing runs: the wakee runs.
+    Idle,
+    /// Preempt: PREEMPT_SHORT cancelled current's slice protection for a shorter-slice
+    /// eligible wakee, which is now the pick.
+    ShortSlice,
+    /// Preempt: current is not eligible (or not runnable), the wakee is the pick.
+    CurrIneligible,
+    /// Preempt: the wakee has the earliest eligible virtual deadline.
+    EarlierDeadline,
+    /// No preemption only because of RUN_TO_PARITY: without it the wakee would be picked.
+    RunToParity,
+}
+
+impl WakeupPreempt {
+    /// Whether current must be rescheduled.
+    pub const fn preempts(self) -> bool {
+        matches!(
+            self,
+            WakeupPreempt::Idle
+                | WakeupPreempt::ShortSlice
+                | WakeupPreempt::CurrIneligible
+                | WakeupPreempt::EarlierDeadline
+        )
+    }
+}
+
+/// `entity_key()`: `(s64)(v_i - v0)`.
+///
+/// Per avg_vruntime(), `zero_vruntime` is at most a little stale, so keys stay within two
+/// lag bounds: `|key| <= 2 * calc_delta_fair(max(2 r_max, TICK), w_min)`, about 2^38 with
+/// 100 ms slices and w = 2 (see Documentation/eevdf-math.md).
+#[inline]
+pub fn entity_key<R: Runqueue>(rq: &R, se: R::Se) -> i64 {
+    vdelta(se.vruntime(), rq.zero_vruntime())
+}
+
+/// Compute virtual time from the per-task service numbers.
+///
+/// Fair schedulers conserve lag, `Σ lag_i = 0`, with `lag_i = S - s_i = w_i * (V - v_i)`,
+/// hence
+///
+/// ```text
+///       Σ v_i * w_i     Σ (v_i - v0) * w_i
+///   V = ----------- = --------------------- + v0
+///           W                  W
+/// ```
+///
+/// `v0 := zero_vruntime`, `Σ (v_i - v0) w_i := avg_vruntime`, `W := avg_load`, with
+/// scaled-down weights. The sums are updated here at every tree insertion and removal.
+/// They wrap like the C (they are exact modulo 2^64, so whenever the true value fits in
+/// an `i64` the stored one is it). Bound: `|Σ key*w| <= n * max|key| * w_max`; see the docs
+/// for the numbers. `sum_slice` (`Σ r_i`) is kept alongside for BIAS_ELIGIBLE.
+pub fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se) {
+    let weight = se.load().weight_down();
+    let key = entity_key(rq, se);
+    rq.set_avg_vruntime(
+        rq.avg_vruntime()
+            .wrapping_add(key.wrapping_mul(weight as i64)),
+    );
+    rq.set_avg_load(rq.avg_load().wrapping_add(weight));
+    rq.set_sum_slice(rq.sum_slice().wrapping_add(se.slice()));
+}
+
+/// Removes an entity from the sums (see [`avg_vruntime_add`]).
+pub fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
+    let weight = se.load().weight_down();
+    let key = entity_key(rq, se);
+    rq.set_avg_vruntime(
+        rq.avg_vruntime()
+            .wrapping_sub(key.wrapping_mul(weight as i64)),
+    );
+    rq.set_avg_load(rq.avg_load().wrapping_sub(weight));
+    rq.set_sum_slice(rq.sum_slice().wrapping_sub(se.slice()));
+}
+
+/// Moves the zero point: `v0' = v0 + d  ==>  avg_vruntime' = avg_vruntime - d * avg_load`
+/// (every key shrinks by `d`).
+pub fn update_zero_vruntime<R: Runqueue>(rq: &mut R, delta: i64) {
+    let load = rq.avg_load() as i64;
+    rq.set_avg_vruntime(rq.avg_vruntime().wrapping_sub(load.wrapping_mul(delta)));
+    rq.set_zero_vruntime(vadd(rq.zero_vruntime(), delta));
+}
+
+/// `avg_vruntime()`: `V`, the weighted average vruntime of the queued entities (current
+/// included), and move `zero_vruntime` there.
+///
+/// `V = v0 + floor(Σ (v_i - v0) w_i / W)`: the division rounds toward minus infinity ("sign
+/// flips effective floor / ceiling"), so `V` has a left bias and the entity at `v_i = V`
+/// is always eligible. With one entity (only current), `V` is its vruntime.
+pub fn avg_vruntime<R: Runqueue>(rq: &mut R) -> u64 {
+    let curr = rq.curr().filter(|c| c.on_rq());
+    let mut weight = rq.avg_load() as i64;
+    let mut delta = 0;
+
+    if weight != 0 {
+        let mut runtime = rq.avg_vruntime();
+        if let Some(c) = curr {
+            let w = c.load().weight_down() as i64;
+            runtime = runtime.wrapping_add(entity_key(rq, c).wrapping_mul(w));
+            weight = weight.wrapping_add(w);
+        }
+        // sign flips effective floor / ceiling
+        if runtime < 0 {
+            runtime = runtime.wrapping_sub(weight.wrapping_sub(1));
+        }
+        delta = div_s64(runtime, weight);
+    } else if let Some(c) = curr {
+        // When there is but one element, it is the average.
+        delta = entity_key(rq, c);
+    }
+
+    update_zero_vruntime(rq, delta);
+    rq.zero_vruntime()
+}
+
+/// `entity_lag()`: `vl_i = V - v_i`, clamped.
+///
+/// `lag_i = S - s_i = w_i * (V - v_i)`; we keep the virtual lag `vl_i = V - v_i`. Since V
+/// is an approximation that joins and leaves move, the lag is limited to
+/// `±calc_delta_fair(max(2 r_i, TICK_NSEC))`, EEVDF's steady-state bound being
+/// `-r_max < lag < max(r_max, q)`.
+pub fn entity_lag<S: Entity>(avruntime: u64, se: S, cfg: Config) -> i64 {
+    let vlag = vdelta(avruntime, se.vruntime());
+    let span = se.slice().saturating_mul(2).max(cfg.tick_nsec);
+    let limit = calc_delta_fair(span, se.load()).min(i64::MAX as u64) as i64;
+    // limit is in [0, i64::MAX], so its negation cannot overflow.
+    vlag.clamp(limit.wrapping_neg(), limit)
+}
+
+/// `update_entity_lag()`: saves `vl_i` before a dequeue.
+pub fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) {
+    let v = avg_vruntime(rq);
+    se.set_vlag(entity_lag(v, se, cfg));
+}
+
+/// The eligibility test, prepared once for a runqueue (current's share folded in).
+///
+/// Entity i is eligible once it received less service than it ought to have, lag >= 0:
+///
+/// ```text
+///   lag_i = w_i (V - v_i) >= 0  <=>  V >= v_i
+///   V = Σ (v_j - v0) w_j / W + v0
+///   lag_i >= 0  <=>  Σ (v_j - v0) w_j >= (v_i - v0) * W        (no division)
+/// ```
+///
+/// With BIAS_ELIGIBLE the threshold moves right by one average request:
+///
+/// ```text
+///   Σ_j w_j (v_j - v_i) + NICE_0_LOAD * Σ_j r_j >= 0
+///   <=>  Σ (v_j - v0) w_j + NICE_0_LOAD * Σ r_j >= (v_i - v0) * W
+/// ```
+///
+/// (equal weights w: `v_i <= V + r̄ * NICE_0_LOAD / w`, V plus one average virtual slice).
+/// `NICE_0_LOAD` is 1024 here, in the scaled-down units of `w`. The bias is at most
+/// `1024 * 100k * 100 ms < 2^53.2`. The comparison is exact for all inputs: when a side
+/// does not fit in 64 bits it is done on 128-bit values held in two `u64`.
+/// Eligibility is monotone in `v_i`, so the eligible entities are a prefix of the
+/// timeline.
+#[derive(Clone, Copy, Debug)]
+pub struct Eligibility {
+    all: bool,
+    zero: u64,
+    avg: i64,
+    bias: i64,
+    load: i64,
+}
+
+impl Eligibility {
+    /// Snapshot of the runqueue's eligibility threshold.
+    pub fn new<R: Runqueue>(rq: &R, cfg: Config) -> Eligibility {
+        let mut avg = rq.avg_vruntime();
+        let mut load = rq.avg_load();
+        let mut sum_r = rq.sum_slice();
+        if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
+            let w = c.load().weight_down();
+            avg = avg.wrapping_add(entity_key(rq, c).wrapping_mul(w as i64));
+            load = load.wrapping_add(w);
+            sum_r = sum_r.wrapping_add(c.slice());
+        }
+        let bias = if cfg.feat(Features::BIAS_ELIGIBLE) {
+            NICE_0_WEIGHT.saturating_mul(sum_r).min(i64::MAX as u64) as i64
+        } else {
+            0
+        };
+        Eligibility {
+            all: !cfg.feat(Features::ELIGIBLE),
+            zero: rq.zero_vruntime(),
+            avg,
+            bias,
+            load: load.min(i64::MAX as u64) as i64,
+        }
+    }
+
+    /// `vruntime_eligible()`: `avg + bias >= (v - v0) * load`.
+    #[inline]
+    pub fn vruntime(&self, vruntime: u64) -> bool {
+        if self.all {
+            return true;
+        }
+        let key = vdelta(vruntime, self.zero);
+        if let (Some(lhs), Some(rhs)) =
+            (self.avg.checked_add(self.bias), key.checked_mul(self.load))
+        {
+            return lhs >= rhs;
+        }
+        wide_ge(
+            Wide::from_i64(self.avg).add(Wide::from_i64(self.bias)),
+            Wide::mul(key, self.load),
+        )
+    }
+}
+
+/// A 128-bit two's-complement value as two 64-bit limbs (no `i128` in the crate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Wide {
+    hi: i64,
+    lo: u64,
+}
+
+impl Wide {
+    fn from_i64(v: i64) -> Wide {
+        Wide {
+            hi: if v < 0 { -1 } else { 0 },
+            lo: v as u64,
+        }
+    }
+
+    fn add(self, o: Wide) -> Wide {
+        let (lo, carry) = self.lo.overflowing_add(o.lo);
+        Wide {
+            hi: self.hi.wrapping_add(o.hi).wrapping_add(carry as i64),
+            lo,
+        }
+    }
+
+    fn neg(self) -> Wide {
+        // -x = !x + 1
+        Wide {
+            hi: !self.hi,
+            lo: !self.lo,
+        }
+        .add(Wide { hi: 0, lo: 1 })
+    }
+
+    /// `a * b` for `b >= 0`, exactly: |a| * b < 2^63 * 2^63 fits in 127 bits.
+    fn mul(a: i64, b: i64) -> Wide {
+        let ua = a.unsigned_abs();
+        let ub = b.unsigned_abs();
+        let (a0, a1) = (ua & 0xffff_ffff, ua >> 32);
+        let (b0, b1) = (ub & 0xffff_ffff, ub >> 32);
+        // Each partial product of 32-bit halves is < 2^64: the wrapping ops never wrap.
+        let p00 = a0.wrapping_mul(b0);
+        let p01 = a0.wrapping_mul(b1);
+        let p10 = a1.wrapping_mul(b0);
+        let p11 = a1.wrapping_mul(b1);
+        let (mid, c1) = p01.overflowing_add(p10);
+        let (lo, c2) = p00.overflowing_add(mid << 32);
+        let hi = p11
+            .wrapping_add(mid >> 32)
+            .wrapping_add((c1 as u64) << 32)
+            .wrapping_add(c2 as u64);
+        let m = Wide { hi: hi as i64, lo };
+        if (a < 0) != (b < 0) {
+            m.neg()
+        } else {
+            m
+        }
+    }
+}
+
+fn wide_ge(a: Wide, b: Wide) -> bool {
+    if a.hi != b.hi {
+        a.hi > b.hi
+    } else {
+        a.lo >= b.lo
+    }
+}
+
+/// `vruntime_eligible()`: would an entity at `vruntime` be eligible (see [`Eligibility`]).
+/// With ELIGIBLE off every entity is.
+pub fn vruntime_eligible<R: Runqueue>(rq: &R, vruntime: u64, cfg: Config) -> bool {
+    Eligibility::new(rq, cfg).vruntime(vruntime)
+}
+
+/// `entity_eligible()`.
+pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> bool {
+    vruntime_eligible(rq, se.vruntime(), cfg)
+}
+
+/// `cfs_rq_min_slice()`: the smallest slice among the queued entities (the tree root's
+/// augmented `min_slice` and current's), `u64::MAX` when empty. A group entity's slice.
+pub fn cfs_rq_min_slice<R: Runqueue>(rq: &R) -> u64 {
+    let mut min_slice = u64::MAX;
+    if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
+        min_slice = c.slice();
+    }
+    if let Some(root) = rq.root() {
+        min_slice = min_slice.min(root.min_slice());
+    }
+    min_slice
+}
+
+/// `__enqueue_entity()`: into the sums and the timeline.
+pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
+    avg_vruntime_add(rq, se);
+    // Initialise the augmented values of a leaf.
+    min_deadline_update(se, None, None);
+    rq.insert(se);
+}
+
+/// `__dequeue_entity()`: out of the timeline and the sums.
+pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
+    rq.erase(se);
+    avg_vruntime_sub(rq, se);
+}
+
+/// `set_protect_slice()`: HACK, stash a copy of the deadline at the point of pick in vlag,
+/// which is not used until dequeue. Current keeps running (RUN_TO_PARITY) until the stash
+/// no longer matches: a new deadline (slice used up), or a cancel.
+#[inline]
+pub fn set_protect_slice<S: Entity>(se: S) {
+    se.set_vlag(se.deadline() as i64);
+}
+
+/// `protect_slice()`: `vlag == deadline`.
+#[inline]
+pub fn protect_slice<S: Entity>(se: S) -> bool {
+    se.vlag() as u64 == se.deadline()
+}
+
+/// `cancel_protect_slice()`.
+#[inline]
+pub fn cancel_protect_slice<S: Entity>(se: S) {
+    if protect_slice(se) {
+        se.set_vlag(se.deadline().wrapping_add(1) as i64);
+    }
+}
+
+/// The tree part of `pick_eevdf()`: the eligible tree entity with the earliest virtual
+/// deadline, ties broken by tree order (smaller vruntime, then earlier insertion).
+///
+/// Cost O(log n). The timeline is sorted by vruntime and eligibility is monotone in
+/// vruntime, so the eligible nodes are a prefix of the in-order sequence. Walking down
+/// from the root decomposes that prefix into at most 2 log n pieces, each an eligible node
+/// or the whole left subtree of one, met in in-order sequence. Each piece's earliest
+/// deadline is known (`deadline`, or the subtree's augmented `min_deadline`), so the best
+/// piece is chosen keeping the first on ties; a second descent inside the winning subtree
+/// finds its leftmost node whose deadline equals the subtree's `min_deadline`.
+fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility) -> Option<R::Se> {
+    // (piece, piece is a whole subtree, its earliest deadline)
+    let mut best: Option<(R::Se, bool, u64)> = None;
+    let mut node = rq.root();
+
+    while let Some(n) = node {
+        // Nothing below n can beat the best piece so far (later pieces lose ties).
+        if let Some((_, _, d)) = best {
+            if !vruntime_before(n.min_deadline(), d) {
+                break;
+            }
+        }
+        if !el.vruntime(n.vruntime()) {
+            // n and its right subtree are not eligible.
+            node = rq.left(n);
+            continue;
+        }
+        // n is eligible, so its whole left subtree is.
+        if let Some(l) = rq.left(n) {
+            let d = l.min_deadline();
+            if best.is_none_or(|(_, _, bd)| vruntime_before(d, bd)) {
+                best = Some((l, true, d));
+            }
+        }
+        let d = n.deadline();
+        if best.is_none_or(|(_, _, bd)| vruntime_before(d, bd)) {
+            best = Some((n, false, d));
+        }
+        // The rest of the eligible prefix is in the right subtree.
+        node = rq.right(n);
+    }
+
+    let (mut n, subtree, d) = best?;
+    if !subtree {
+        return Some(n);
+    }
+    // Leftmost node of the subtree with deadline == d.
+    loop {
+        if let Some(l) = rq.left(n) {
+            if l.min_deadline() == d {
+                n = l;
+                continue;
+            }
+        }
+        if n.deadline() == d {
+            return Some(n);
+        }
+        match rq.right(n) {
+            Some(r) => n = r,
+            // Only with a corrupted augmentation (the checker reports it).
+            None => return Some(n),
+        }
+    }
+}
+
+/// `pick_eevdf()`: Earliest Eligible Virtual Deadline First.
+///
+/// In order to provide latency guarantees for different request sizes EEVDF selects the
+/// best runnable entity from two criteria:
+///
+///  1. the entity must be eligible (must be owed service, [`Eligibility`]);
+///  2. from those that meet 1), the one with the earliest virtual deadline.
+///
+/// Rule, deterministic: with one queued entity, it (current if runnable). Otherwise
+/// current competes only if runnable and eligible; with RUN_TO_PARITY an eligible current
+/// whose slice is protected ([`protect_slice`]) is kept. Else the earliest deadline wins
+/// among the eligible tree entities (ties: tree order, i.e. smaller vruntime, then FIFO)
+/// and current, which wins only with a strictly earlier deadline. O(log n).
+pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
+    let curr = rq.curr().filter(|c| c.on_rq());
+
+    // We can safely skip eligibility check if there is only one entity.
+    if rq.nr_queued() == 1 {
+        return curr.or_else(|| rq.first());
+    }
+
+    let el = Eligibility::new(rq, cfg);
+    let curr = curr.filter(|c| el.vruntime(c.vruntime()));
+
+    if cfg.feat(Features::RUN_TO_PARITY) {
+        if let Some(c) = curr {
+            if protect_slice(c) {
+                return Some(c);
+            }
+        }
+    }
+
+    match (pick_tree(rq, &el), curr) {
+        (Some(b), Some(c)) if vruntime_before(c.deadline(), b.deadline()) => Some(c),
+        (None, c) => c,
+        (b, _) => b,
+    }
+}
+
+/// `update_deadline()`: when current has consumed its request, give it a new one.
+///
+/// EEVDF: `vd_i = ve_i + r_i / w_i`; the virtual slice is `calc_delta_fair(r_i)`. An
+/// entity without a custom slice takes the current base slice. XXX (as fair.c): strictly
+/// `vd_i += N * r_i / w_i` such that `vd_i > ve_i`; one request is good enough. Returns
+/// whether a new deadline was set (current should be rescheduled).
+pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
+    if vruntime_before(se.vruntime(), se.deadline()) {
+        return false;
+    }
+    if !se.custom_slice() {
+        se.set_slice(cfg.base_slice_ns);
+    }
+    se.set_deadline(
+        se.vruntime()
+            .wrapping_add(calc_delta_fair(se.slice(), se.load())),
+    );
+    avg_vruntime(rq);
+    true
+}
+
+/// `did_preempt_short()`: with PREEMPT_SHORT, an unprotected current that is no longer
+/// eligible is preempted at the next update.
+fn did_preempt_short<R: Runqueue>(rq: &R, curr: R::Se, cfg: Config) -> bool {
+    if !cfg.feat(Features::PREEMPT_SHORT) || protect_slice(curr) {
+        return false;
+    }
+    !entity_eligible(rq, curr, cfg)
+}
+
+/// `do_preempt_short()`: may the waking `pse` (shorter slice, eligible) override the slice
+/// protection of `se`?
+fn do_preempt_short<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, cfg: Config) -> bool {
+    if !cfg.feat(Features::PREEMPT_SHORT) || pse.slice() >= se.slice() {
+        return false;
+    }
+    if !entity_eligible(rq, pse, cfg) {
+        return false;
+    }
+    if vruntime_before(pse.deadline(), se.deadline()) {
+        return true;
+    }
+    !entity_eligible(rq, se, cfg)
+}
+
+/// `update_curr()`: charge `delta_exec` ns of real time to current.
+///
+/// `v_i += delta * NICE_0_LOAD / w_i`, then [`update_deadline`]. Returns whether current
+/// should be rescheduled: its request is used up, or (PREEMPT_SHORT) it lost eligibility
+/// without slice protection. Never with a single queued entity.
+pub fn update_curr<R: Runqueue>(rq: &mut R, delta_exec: u64, cfg: Config) -> bool {
+    let Some(curr) = rq.curr() else {
+        return false;
+    };
+    if delta_exec == 0 {
+        return false;
+    }
+    curr.set_vruntime(
+        curr.vruntime()
+            .wrapping_add(calc_delta_fair(delta_exec, curr.load())),
+    );
+    let resched = update_deadline(rq, curr, cfg);
+    if rq.nr_queued() == 1 {
+        return false;
+    }
+    resched || did_preempt_short(rq, curr, cfg)
+}
+
+/// `entity_tick()`'s EEVDF part: [`update_curr`] for one tick's worth of runtime.
+pub fn entity_tick<R: Runqueue>(rq: &mut R, delta_exec: u64, cfg: Config) -> bool {
+    update_curr(rq, delta_exec, cfg)
+}
+
+/// `place_entity()`: set the vruntime and deadline of an entity about to be enqueued.
+///
+/// Placement strategy #1 (PLACE_LAG): preserve the lag saved at dequeue. Adding entity i
+/// with virtual lag `vl_i` (`v_i = V - vl_i`) moves the average:
+///
+/// ```text
+///   V' = (W*V + w_i*(V - vl_i)) / (W + w_i) = V - w_i*vl_i / (W + w_i)
+///   vl'_i = V' - v_i = vl_i - w_i*vl_i / (W + w_i)          (< vl_i)
+/// ```
+///
+/// so the lag is inflated beforehand such that it comes out right:
+///
+/// ```text
+///   vl_i = (W + w_i) * vl'_i / W  =  vl'_i + vl'_i * w_i / W
+/// ```
+///
+/// computed in the second form (identical under truncating division, since both terms
+/// have the sign of `vl'_i`), whose product is bounded by `|vl'_i| * w_i <= NICE_0_LOAD *
+/// 2 max(r_i, TICK)` ≈ 2^37.6 for 100 ms slices, where the first form's `vl*(W + w)` could
+/// exceed 2^63 at 100k entities. W includes current. Without PLACE_LAG (strategy #2) the
+/// entity is placed at V.
+///
+/// Deadline: `vd_i = v_i + r_i / w_i`, half of it for a new task with
+/// PLACE_DEADLINE_INITIAL (existing tasks are on average halfway through their slice);
+/// with PLACE_REL_DEADLINE a deadline saved relative at dequeue is made absolute again.
+pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg: Config) {
+    let vruntime = avg_vruntime(rq);
+    let mut lag = 0i64;
+
+    if !se.custom_slice() {
+        se.set_slice(cfg.base_slice_ns);
+    }
+    let mut vslice = calc_delta_fair(se.slice(), se.load());
+
+    if cfg.feat(Features::PLACE_LAG) && rq.nr_queued() != 0 {
+        lag = se.vlag();
+        let mut load = rq.avg_load();
+        if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
+            load = load.wrapping_add(c.load().weight_down());
+        }
+        // load == 0 with queued entities would be a bookkeeping bug (the kernel WARNs and
+        // divides by 1); keep the lag uninflated then.
+        if load != 0 {
+            let w = se.load().weight_down() as i64;
+            lag = lag.wrapping_add(div_s64(
+                lag.wrapping_mul(w),
+                load.min(i64::MAX as u64) as i64,
+            ));
+        }
+    }
+
+    se.set_vruntime(vruntime.wrapping_sub(lag as u64));
+
+    if cfg.feat(Features::PLACE_REL_DEADLINE) && se.rel_deadline() {
+        se.set_deadline(se.deadline().wrapping_add(se.vruntime()));
+        se.set_rel_deadline(false);
+        return;
+    }
+
+    if cfg.feat(Features::PLACE_DEADLINE_INITIAL) && flags.contains(EnqueueFlags::INITIAL) {
+        vslice /= 2;
+    }
+
+    se.set_deadline(se.vruntime().wrapping_add(vslice));
+}
+
+/// `enqueue_entity()`: place and queue. Current (dequeued while running) is placed but
+/// stays out of the tree. A no-op for an entity already queued.
+///
+/// Unlike fair.c this does not account current's runtime first: call [`update_curr`]
+/// with the elapsed time before.
+pub fn enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg: Config) {
+    if se.on_rq() {
+        return;
+    }
+    let is_curr = rq.curr() == Some(se);
+    place_entity(rq, se, flags, cfg);
+    if !is_curr {
+        __enqueue_entity(rq, se);
+    }
+    se.set_on_rq(true);
+    rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
+}
+
+/// `dequeue_entity()`. Returns `false` when the dequeue is delayed (DELAY_DEQUEUE: a
+/// sleeping entity that is not eligible stays queued, marked `sched_delayed`, to burn off
+/// its negative lag; it leaves when picked or is requeued when woken), `true` otherwise.
+///
+/// Saves the lag ([`update_entity_lag`]); on a non-sleep dequeue with PLACE_REL_DEADLINE
+/// makes the deadline relative. With `DELAYED` (finishing a delayed dequeue) and
+/// DELAY_ZERO, positive lag is clipped to 0. Call [`update_curr`] first.
+pub fn dequeue_entity<R: Runqueue>(
+    rq: &mut R,
+    se: R::Se,
+    flags: DequeueFlags,
+    cfg: Config,
+) -> bool {
+    if !se.on_rq() {
+        return true;
+    }
+    let sleep = flags.contains(DequeueFlags::SLEEP);
+
+    if !flags.contains(DequeueFlags::DELAYED) {
+        // DELAY_DEQUEUE relies on spurious wakeups, special task states must not suffer
+        // them: exempt them.
+        let delay = sleep && !flags.contains(DequeueFlags::SPECIAL);
+        if cfg.feat(Features::DELAY_DEQUEUE) && delay && !entity_eligible(rq, se, cfg) {
+            se.set_sched_delayed(true);
+            return false;
+        }
+    }
+
+    update_entity_lag(rq, se, cfg);
+    if cfg.feat(Features::PLACE_REL_DEADLINE) && !sleep {
+        se.set_deadline(se.deadline().wrapping_sub(se.vruntime()));
+        se.set_rel_deadline(true);
+    }
+
+    if rq.curr() != Some(se) {
+        __dequeue_entity(rq, se);
+    }
+    se.set_on_rq(false);
+    rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
+
+    if flags.contains(DequeueFlags::DELAYED) {
+        // finish_delayed_dequeue_entity()
+        se.set_sched_delayed(false);
+        if cfg.feat(Features::DELAY_ZERO) && se.vlag() > 0 {
+            se.set_vlag(0);
+        }
+    }
+    true
+}
+
+/// `requeue_delayed_entity()`: a delayed entity is woken. With DELAY_ZERO positive lag is
+/// dropped: the entity is re-placed at V (lag 0).
+pub fn requeue_delayed_entity<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) {
+    if !se.sched_delayed() || !se.on_rq() {
+        return;
+    }
+    if cfg.feat(Features::DELAY_ZERO) {
+        update_entity_lag(rq, se, cfg);
+        if se.vlag() > 0 {
+            let is_curr = rq.curr() == Some(se);
+            rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
+            if !is_curr {
+                __dequeue_entity(rq, se);
+            }
+            se.set_vlag(0);
+            place_entity(rq, se, EnqueueFlags::NONE, cfg);
+            if !is_curr {
+                __enqueue_entity(rq, se);
+            }
+            rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
+        }
+    }
+    se.set_sched_delayed(false);
+}
+
+/// `set_next_entity()`: make `se` current. A queued entity leaves the tree (current is not
+/// kept in it) and gets its slice protected. A previous current is put back first.
+pub fn set_next_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
+    match rq.curr() {
+        Some(c) if c == se => return,
+        Some(_) => put_prev_entity(rq),
+        None => {}
+    }
+    if se.on_rq() {
+        __dequeue_entity(rq, se);
+        set_protect_slice(se);
+    }
+    rq.set_curr(Some(se));
+}
+
+/// `put_prev_entity()`: current stops running; if still queued it goes back into the
+/// tree. Call [`update_curr`] first.
+pub fn put_prev_entity<R: Runqueue>(rq: &mut R) {
+    if let Some(prev) = rq.curr() {
+        if prev.on_rq() {
+            __enqueue_entity(rq, prev);
+        }
+        rq.set_curr(None);
+    }
+}
+
+/// `pick_next_entity()` (without buddies): [`pick_eevdf`], and a delayed pick is dequeued
+/// for real (`DEQUEUE_SLEEP | DEQUEUE_DELAYED`) and reported as [`Pick::Blocked`].
+pub fn pick_next_entity<R: Runqueue>(rq: &mut R, cfg: Config) -> Pick<R::Se> {
+    let Some(se) = pick_eevdf(rq, cfg) else {
+        return Pick::Idle;
+    };
+    if se.sched_delayed() {
+        dequeue_entity(rq, se, DequeueFlags::SLEEP | DequeueFlags::DELAYED, cfg);
+        return Pick::Blocked(se);
+    }
+    Pick::Run(se)
+}
+
+/// One scheduling decision: [`pick_next_entity`], then switch current to the pick
+/// (`put_prev_entity` + `set_next_entity`). Re-picking current changes nothing (its slice
+/// protection is kept). On [`Pick::Blocked`] call again; on [`Pick::Idle`] current (no
+/// longer queued) has been put away. Call [`update_curr`] first.
+pub fn schedule<R: Runqueue>(rq: &mut R, cfg: Config) -> Pick<R::Se> {
+    let pick = pick_next_entity(rq, cfg);
+    match pick {
+        Pick::Run(se) => set_next_entity(rq, se),
+        Pick::Idle => put_prev_entity(rq),
+        Pick::Blocked(_) => {}
+    }
+    pick
+}
+
+/// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`.
+///
+/// With PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an
+/// earlier deadline than current or finds current ineligible cancels current's slice
+/// protection (even if it does not get picked). Then current is preempted iff
+/// [`pick_eevdf`] now returns the wakee. The result says why (or why not). Call
+/// [`update_curr`] first.
+pub fn check_preempt_wakeup_fair<R: Runqueue>(
+    rq: &mut R,
+    pse: R::Se,
+    cfg: Config,
+) -> WakeupPreempt {
+    let Some(curr) = rq.curr() else {
+        return WakeupPreempt::Idle;
+    };
+    if curr == pse {
+        return WakeupPreempt::None;
+    }
+    let short = do_preempt_short(rq, pse, curr, cfg);
+    if short {
+        cancel_protect_slice(curr);
+    }
+    let pick = pick_eevdf(rq, cfg);
+    if pick == Some(pse) {
+        return if short {
+            WakeupPreempt::ShortSlice
+        } else if !curr.on_rq() || !entity_eligible(rq, curr, cfg) {
+            WakeupPreempt::CurrIneligible
+        } else {
+            WakeupPreempt::EarlierDeadline
+        };
+    }
+    if cfg.feat(Features::RUN_TO_PARITY) && pick == Some(curr) && protect_slice(curr) {
+        let without = Config {
+            features: cfg.features.with(Features::RUN_TO_PARITY, false),
+            ..cfg
+        };
+        if pick_eevdf(rq, without) == Some(pse) {
+            return WakeupPreempt::RunToParity;
+        }
+    }
+    WakeupPreempt::None
+}
+
+/// `reweight_eevdf()`: new weight for a queued entity, preserving its lag.
+///
+/// Lag is preserved, `(V - v)*w = (V' - v')*w'`, and reweight does not move V (fair.c's
+/// corollaries #1 and #2), so
+///
+/// ```text
+///   v' = V - (V - v)*w/w' = V - vl*w/w'
+///   d' = V + (d - V)*w/w'            (the relative deadline scales the same way)
+/// ```
+///
+/// with the kernel's lag clamp on `vl` and high-resolution weights, as fair.c. Bounds:
+/// `|vl| * w <= 2^20 * 2 max(r, TICK) < 2^48`; `(d - V) * w` is below `2^20 * r` plus the
+/// lag term for an entity placed by the core.
+fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
+    let old_weight = se.load().weight.min(i64::MAX as u64) as i64;
+    let new_weight = weight.min(i64::MAX as u64) as i64;
+
+    if avruntime != se.vruntime() {
+        let vlag = entity_lag(avruntime, se, cfg);
+        let vlag = div_s64(vlag.wrapping_mul(old_weight), new_weight);
+        se.set_vruntime(avruntime.wrapping_sub(vlag as u64));
+    }
+
+    let vslice = vdelta(se.deadline(), avruntime);
+    let vslice = div_s64(vslice.wrapping_mul(old_weight), new_weight);
+    se.set_deadline(vadd(avruntime, vslice));
+}
+
+/// `reweight_entity()`: change an entity's weight (nice or group share).
+///
+/// Queued: [`reweight_eevdf`] around V, out of the tree and the sums meanwhile. Not
+/// queued: the saved virtual lag is rescaled, `vl' = vl * w / w'`, since lag_i =
+/// w_i * vl_i is what is preserved. Call [`update_curr`] first. A zero weight is ignored.
+pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: Config) {
+    if lw.weight == 0 {
+        return;
+    }
+    let is_curr = rq.curr() == Some(se);
+    if se.on_rq() {
+        let avruntime = avg_vruntime(rq);
+        if !is_curr {
+            __dequeue_entity(rq, se);
+        }
+        reweight_eevdf(se, avruntime, lw.weight, cfg);
+    } else {
+        let old = se.load().weight.min(i64::MAX as u64) as i64;
+        let new = lw.weight.min(i64::MAX as u64) as i64;
+        se.set_vlag(div_s64(se.vlag().wrapping_mul(old), new));
+    }
+    se.set_load(lw);
+    if se.on_rq() && !is_curr {
+        __enqueue_entity(rq, se);
+    }
+}
+
+/// `__setparam_fair()`'s slice rule: a non-zero `sched_runtime` is clamped to
+/// [100 µs, 100 ms] and marks the slice custom; 0 restores the base slice. Returns
+/// `(slice, custom)`.
+pub const fn sched_attr_slice(sched_runtime: u64, base_slice_ns: u64) -> (u64, bool) {
+    if sched_runtime != 0 {
+        let s = if sched_runtime < SLICE_MIN_NS {
+            SLICE_MIN_NS
+        } else if sched_runtime > SLICE_MAX_NS {
+            SLICE_MAX_NS
+        } else {
+            sched_runtime
+        };
+        (s, true)
+    } else {
+        (base_slice_ns, false)
+    }
+}
+
+/// `sched_setattr()` of the slice, with `__sched_setscheduler()`'s save/restore around
+/// it: a queued entity is dequeued (`DEQUEUE_SAVE`, so lag and relative deadline are
+/// kept), current is put back, the slice set, then re-enqueued (`ENQUEUE_RESTORE`) and
+/// made current again. The new slice takes effect with the next deadline. Call
+/// [`update_curr`] first.
+pub fn sched_setattr_slice<R: Runqueue>(rq: &mut R, se: R::Se, sched_runtime: u64, cfg: Config) {
+    let queued = se.on_rq();
+    let running = rq.curr() == Some(se);
+    if queued {
+        dequeue_entity(rq, se, DequeueFlags::SAVE, cfg);
+    }
+    if running {
+        put_prev_entity(rq);
+    }
+    let (slice, custom) = sched_attr_slice(sched_runtime, cfg.base_slice_ns);
+    se.set_slice(slice);
+    se.set_custom_slice(custom);
+    if queued {
+        enqueue_entity(rq, se, EnqueueFlags::RESTORE, cfg);
+    }
+    if running {
+        set_next_entity(rq, se);
+    }
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The interfaces the core needs: an entity, the timeline (tree) and the runqueue.
+//!
+//! They are traits so that the core is generic and monomorphizes to plain loads and
+//! stores: the kernel glue implements them over `struct sched_entity`, `struct cfs_rq`
+//! and lib/rbtree.c's augmented cached rbtree; [`crate::user`] implements them in plain
+//! Rust for the simulator, the tests and the benchmarks.
+
+use crate::load::LoadWeight;
+use crate::vtime::vruntime_min;
+
+/// A handle to a scheduling entity (`struct sched_entity`).
+///
+/// The handle is `Copy` (a reference or a pointer) and its setters take `self`: the
+/// entity's fields are written through the handle (interior mutability), because the
+/// timeline holds other handles to the same entity at the same time. Handles compare
+/// equal when they designate the same entity.
+pub trait Entity: Copy + PartialEq {
+    /// Virtual runtime `v_i` (ns of virtual time, wrapping).
+    fn vruntime(self) -> u64;
+    /// Sets the virtual runtime.
+    fn set_vruntime(self, v: u64);
+    /// Virtual deadline `vd_i = ve_i + r_i / w_i`.
+    fn deadline(self) -> u64;
+    /// Sets the virtual deadline.
+    fn set_deadline(self, d: u64);
+    /// Request size `r_i` (the slice), in ns of real time.
+    fn slice(self) -> u64;
+    /// Sets the slice.
+    fn set_slice(self, s: u64);
+    /// The slice was set through `sched_attr::sched_runtime` (not the base slice).
+    fn custom_slice(self) -> bool;
+    /// Sets the custom-slice flag.
+    fn set_custom_slice(self, c: bool);
+    /// Virtual lag `V - v_i` saved at dequeue (and, while current, the RUN_TO_PARITY stash).
+    fn vlag(self) -> i64;
+    /// Sets the virtual lag.
+    fn set_vlag(self, l: i64);
+    /// Load weight.
+    fn load(self) -> LoadWeight;
+    /// Sets the load weight (the core does this in `reweight_entity()` only).
+    fn set_load(self, lw: LoadWeight);
+    /// Queued (in the tree, or current and runnable).
+    fn on_rq(self) -> bool;
+    /// Sets `on_rq`.
+    fn set_on_rq(self, on: bool);
+    /// Sleeping but kept queued by DELAY_DEQUEUE.
+    fn sched_delayed(self) -> bool;
+    /// Sets `sched_delayed`.
+    fn set_sched_delayed(self, d: bool);
+    /// `deadline` holds `deadline - vruntime` (PLACE_REL_DEADLINE across a dequeue).
+    fn rel_deadline(self) -> bool;
+    /// Sets `rel_deadline`.
+    fn set_rel_deadline(self, r: bool);
+    /// Augmented value: the earliest deadline in this node's subtree.
+    fn min_deadline(self) -> u64;
+    /// Sets the subtree's earliest deadline (tree callbacks only).
+    fn set_min_deadline(self, d: u64);
+    /// Augmented value: the smallest slice in this node's subtree.
+    fn min_slice(self) -> u64;
+    /// Sets the subtree's smallest slice (tree callbacks only).
+    fn set_min_slice(self, s: u64);
+}
+
+/// The timeline: a red-black tree of the queued entities except the current one,
+/// ordered by vruntime and augmented by [`min_deadline_update`].
+///
+/// An implementation must:
+/// - order nodes by [`entity_less`]: a node with an equal vruntime is inserted to the
+///   right of the existing ones (FIFO among equal keys);
+/// - keep the augmented values (`min_deadline`, `min_slice`) of every node equal to
+///   what [`min_deadline_update`] computes from the node and its children, by calling it
+///   as the propagate / copy / rotate callbacks of `RB_DECLARE_CALLBACKS` do (a newly
+///   inserted node's values are initialised by calling it with no children);
+/// - cache the leftmost node.
+///
+/// [`crate::check_invariants`] verifies all of this. Navigation and colour accessors
+/// exist for the pick and for the checker.
+pub trait Timeline {
+    /// The entity handle type.
+    type Se: Entity;
+    /// The root node.
+    fn root(&self) -> Option<Self::Se>;
+    /// The cached leftmost node (`rb_first_cached()`): smallest vruntime.
+    fn first(&self) -> Option<Self::Se>;
+    /// Left child.
+    fn left(&self, se: Self::Se) -> Option<Self::Se>;
+    /// Right child.
+    fn right(&self, se: Self::Se) -> Option<Self::Se>;
+    /// Parent.
+    fn parent(&self, se: Self::Se) -> Option<Self::Se>;
+    /// Whether the node is red (checker only).
+    fn is_red(&self, se: Self::Se) -> bool;
+    /// `rb_add_augmented_cached()`. Inserting an entity that is already in a tree must
+    /// leave both trees unchanged.
+    fn insert(&mut self, se: Self::Se);
+    /// `rb_erase_augmented_cached()`. Erasing an entity that is not in this tree must
+    /// leave the tree unchanged.
+    fn erase(&mut self, se: Self::Se);
+}
+
+/// A fair runqueue (`struct cfs_rq`): the EEVDF accounting plus its timeline.
+///
+/// The current entity is accounted in the sums only at query time (as fair.c does): it
+/// is kept out of the tree and out of `avg_vruntime`, `avg_load` and `sum_slice`.
+pub trait Runqueue: Timeline {
+    /// `v0`: the zero point of the keys (6.12.117's `zero_vruntime`).
+    fn zero_vruntime(&self) -> u64;
+    /// Sets `zero_vruntime`.
+    fn set_zero_vruntime(&mut self, v: u64);
+    /// `Σ (v_i - v0) * w_i` over the tree (`cfs_rq->avg_vruntime`), wrapping.
+    fn avg_vruntime(&self) -> i64;
+    /// Sets `avg_vruntime`.
+    fn set_avg_vruntime(&mut self, s: i64);
+    /// `Σ w_i` over the tree, scaled-down weights (`cfs_rq->avg_load`).
+    fn avg_load(&self) -> u64;
+    /// Sets `avg_load`.
+    fn set_avg_load(&mut self, w: u64);
+    /// `Σ r_i` over the tree: slices in ns (for BIAS_ELIGIBLE).
+    fn sum_slice(&self) -> u64;
+    /// Sets `sum_slice`.
+    fn set_sum_slice(&mut self, r: u64);
+    /// Queued entities, the current one included if on_rq, delayed ones included
+    /// (6.12's `nr_running`).
+    fn nr_queued(&self) -> u32;
+    /// Sets `nr_queued`.
+    fn set_nr_queued(&mut self, n: u32);
+    /// The running entity (`cfs_rq->curr`), kept out of the tree.
+    fn curr(&self) -> Option<Self::Se>;
+    /// Sets the running entity.
+    fn set_curr(&mut self, se: Option<Self::Se>);
+}
+
+/// `__entity_less()`: the timeline's order, `(s64)(a->vruntime - b->vruntime) < 0`.
+///
+/// 6.12 sorts by deadline and augments with the subtree's minimum vruntime; we sort by
+/// vruntime and augment with the minimum deadline (see the crate docs for why).
+#[inline]
+pub fn entity_less<S: Entity>(a: S, b: S) -> bool {
+    crate::vtime::vruntime_before(a.vruntime(), b.vruntime())
+}
+
+/// The augmented-value computation (`RBCOMPUTE` of `RB_DECLARE_CALLBACKS`):
+///
+/// ```text
+///   se->min_deadline = min(se->deadline, left->min_deadline, right->min_deadline)
+///   se->min_slice    = min(se->slice,    left->min_slice,    right->min_slice)
+/// ```
+///
+/// Deadlines are compared wrap-safe, slices as plain ns. Returns `true` when neither
+/// value changed, which is when the propagate callback stops walking up.
+#[inline]
+pub fn min_deadline_update<S: Entity>(se: S, left: Option<S>, right: Option<S>) -> bool {
+    let old_deadline = se.min_deadline();
+    let old_slice = se.min_slice();
+    let mut d = se.deadline();
+    let mut s = se.slice();
+    for child in [right, left].into_iter().flatten() {
+        d = vruntime_min(d, child.min_deadline());
+        s = s.min(child.min_slice());
+    }
+    se.set_min_deadline(d);
+    se.set_min_slice(s);
+    d == old_deadline && s == old_slice
+}

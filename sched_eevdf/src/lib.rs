@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The EEVDF core of the fair scheduling class (Linux 6.12.117's kernel/sched/fair.c),
+//! as a `no_std`, allocation-free, panic-free crate with 64-bit arithmetic only.
+//!
+//! The same sources build on the host (this crate) and inside the kernel, where the
+//! kernel's Rust crate includes this file as a module with
+//! `#[path = ".../sched_eevdf/src/lib.rs"] pub mod sched_eevdf;` and
+//! `--cfg sched_eevdf_in_kernel`. That is why the crate-level attributes below are all
+//! `cfg_attr(not(sched_eevdf_in_kernel), ...)`.
+//!
+//! # Structure
+//!
+//! - [`Entity`], [`Timeline`], [`Runqueue`]: what the core needs from a
+//!   `sched_entity`, the tree and a `cfs_rq`. Generic code, monomorphized to plain loads
+//!   and stores. The augmented value is computed by [`min_deadline_update`] only.
+//! - The operations ([`eevdf`]), named as in fair.c: [`update_curr`], [`avg_vruntime`],
+//!   [`entity_eligible`], [`update_entity_lag`], [`place_entity`], [`update_deadline`],
+//!   [`pick_eevdf`], [`check_preempt_wakeup_fair`], [`reweight_entity`],
+//!   [`enqueue_entity`], [`dequeue_entity`] (DELAY_DEQUEUE), [`requeue_delayed_entity`]
+//!   (DELAY_ZERO), [`set_next_entity`], [`put_prev_entity`], [`pick_next_entity`],
+//!   [`sched_setattr_slice`].
+//! - [`Features`] from the one feature table (`features/table.rs`), passed in a
+//!   [`Config`] to every operation: no global state.
+//! - [`calc_delta_fair`] / [`calc_delta`]: bit-identical to the kernel's `__calc_delta`.
+//! - [`vtime`]: the one wrap-safe comparison of virtual times.
+//! - [`check_invariants`]: recomputes every cached value (tree order, red-black
+//!   properties, augmented values, leftmost, sums).
+//! - [`user`]: a plain-Rust intrusive augmented rbtree and runqueue.
+//!
+//! # Driving a runqueue
+//!
+//! Time is an input. A simulator does, per event: [`update_curr`] with the real time
+//! current ran since the last event; then one of [`enqueue_entity`] (wakeup: first
+//! [`requeue_delayed_entity`] if the entity is still queued as delayed, then
+//! [`check_preempt_wakeup_fair`]), [`dequeue_entity`] (sleep: `DequeueFlags::SLEEP`),
+//! [`reweight_entity`], [`sched_setattr_slice`]; and [`schedule`] when the previous step
+//! asked for a reschedule (`update_curr` returned true or the wakeup preempts), repeating
+//! while it returns [`Pick::Blocked`].
+//!
+//! # The timeline: sorted by vruntime, augmented with the minimum deadline
+//!
+//! Linux 6.12 sorts the tree by deadline and augments each node with its subtree's
+//! minimum vruntime; the pick then walks toward the leftmost (earliest deadline) subtree
+//! that still holds an eligible entity. This crate uses the layout of the original EEVDF
+//! series (v6.6): sorted by vruntime, augmented with the subtree's minimum deadline (and
+//! minimum slice, for `cfs_rq_min_slice`). The two are equivalent in what they select,
+//! "earliest deadline among the eligible", and in cost, O(log n). Ours makes the
+//! eligible set a prefix of the tree (eligibility is monotone in vruntime, for every
+//! variant incl. BIAS_ELIGIBLE and ELIGIBLE off), which makes the tie-break rule simple
+//! to state and to check against a linear scan: earliest deadline, then tree order
+//! (smaller vruntime, then FIFO, since equal keys are inserted to the right).
+//! The cached leftmost node is the entity with the smallest vruntime (6.12's is the one
+//! with the earliest deadline).
+//!
+//! Where this crate and fair.c differ, the function docs say so; the main points are:
+//! eligibility is compared exactly even when `key * load` does not fit in 64 bits (C
+//! would wrap), placement inflates lag as `vl + vl*w/W` (same value, smaller product),
+//! and bookkeeping misuse (double enqueue, foreign entity) is ignored instead of WARNed.
+//! Documentation/eevdf-math.md has the math and the overflow bounds.
+
+#![cfg_attr(not(sched_eevdf_in_kernel), no_std)]
+#![cfg_attr(not(sched_eevdf_in_kernel), warn(missing_docs, unreachable_pub))]
+#![cfg_attr(
+    not(sched_eevdf_in_kernel),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+#![cfg_attr(
+    all(not(sched_eevdf_in_kernel), not(test)),
+    deny(clippy::arithmetic_side_effects)
+)]
+
+#[cfg(test)]
+extern crate std;
+
+#[path = "../../features/table.rs"]
+#[macro_use]
+mod table;
+
+pub mod check;
+pub mod eevdf;
+pub mod entity;
+pub mod features;
+pub mod load;
+pub mod user;
+pub mod vtime;
+
+pub use check::{check_invariants, InvariantError, TreeStats};
+pub use eevdf::*;
+pub use entity::{entity_less, min_deadline_update, Entity, Runqueue, Timeline};
+pub use features::{FeatureInfo, Features, UnknownFeature};
+pub use load::{calc_delta, calc_delta_fair, scale_load, scale_load_down, LoadWeight, NICE_0_LOAD};
