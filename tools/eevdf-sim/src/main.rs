@@ -41,7 +41,12 @@ struct SeedArgs {
     /// Keep stepping while the V a step printed is below this many vtu. Larger values show
     /// more of the schedule; the picture's ruler ends at 43, past which the run stops with
     /// "Whoopsie! out of time".
-    #[arg(short = 'v', long = "v-limit-vtu", value_name = "V_LIM", default_value_t = 20)]
+    #[arg(
+        short = 'v',
+        long = "v-limit-vtu",
+        value_name = "V_LIM",
+        default_value_t = 20
+    )]
     v_limit_vtu: u64,
 
     /// No eligibility test (EVDF, ELIGIBLE off): the earliest deadline always wins. Fewer
@@ -185,6 +190,7 @@ fn run_scenario(a: &RunArgs) -> Result<ExitCode> {
             0
         },
         feature_overrides: overrides,
+        check_invariants: false,
     };
     let res = Sim::run(&sc, &opts)?;
     if a.json {

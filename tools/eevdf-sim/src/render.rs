@@ -405,7 +405,11 @@ impl Picture {
                 } => {
                     let sc = i64::from(*scale);
                     for (k, ch) in text.chars().enumerate() {
-                        let code = if ch.is_ascii() { ch as usize } else { b'?' as usize };
+                        let code = if ch.is_ascii() {
+                            ch as usize
+                        } else {
+                            b'?' as usize
+                        };
                         let glyph = font8x8::legacy::BASIC_LEGACY[code];
                         for (row, bits) in glyph.iter().enumerate() {
                             for col in 0..8 {

@@ -126,7 +126,7 @@ fn one() -> u32 {
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Behaviour {
     /// Never sleeps: `while (1) i++;`.
-    Hog,
+    Hog {},
     /// Wakes every `period_us` on an absolute timer and runs `run_us`, like cyclictest
     /// with a load. A period that is overrun wakes at once (the timer is already in the past).
     Periodic {
@@ -299,7 +299,7 @@ impl Scenario {
                 }
             }
             match &t.behaviour {
-                Behaviour::Hog => {}
+                Behaviour::Hog {} => {}
                 Behaviour::Periodic {
                     period_us, run_us, ..
                 } => {

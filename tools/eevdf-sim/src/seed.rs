@@ -132,6 +132,9 @@ pub enum SeedEnd {
     TooMany,
     /// No entity was given.
     NoEntities,
+    /// The core picked nothing (cannot happen: the entity with the smallest vruntime is
+    /// always eligible); printed as the seed's program does.
+    NoPick,
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -164,7 +167,8 @@ pub fn run(entities: &[EntitySpec], v_lim: u64, mode: SeedMode) -> Result<(Strin
     }
     write!(out, "q = {q}\n\n")?;
 
-    let mut rq = SeedRq::new(entities, mode)?;
+    let arena = SeedRq::arena(entities);
+    let mut rq = SeedRq::new(&arena, entities, mode)?;
     let (mut min_lag, mut max_lag) = (0i64, 0i64);
     let mut t: u64 = 0;
     let mut sched = String::new();
@@ -182,7 +186,7 @@ pub fn run(entities: &[EntitySpec], v_lim: u64, mode: SeedMode) -> Result<(Strin
 
         let Some(pick) = rq.pick() else {
             out.push_str("Whoopsie, no pick\n");
-            return Ok((out, SeedEnd::OutOfTime));
+            return Ok((out, SeedEnd::NoPick));
         };
 
         for i in 0..entities.len() {

@@ -34,13 +34,14 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
-use crate::coreglue::{FairRq, FeatureSet};
+use crate::coreglue::{nice_to_weight, FairRq, FeatureSet, WeightSpec};
 use crate::render::{Segment, TimelineData, Wakeup};
 use crate::scenario::{Scenario, NSEC_PER_MSEC, NSEC_PER_USEC};
 use crate::stats::{Report, TaskStats};
 use crate::workload::{AfterBurst, Workload};
+use sched_eevdf::user::UserEntity;
 
 /// Options of one run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
@@ -51,6 +52,10 @@ pub struct RunOptions {
     pub picture_len_ns: u64,
     /// Override the scenario's features before the run (applied after the file's).
     pub feature_overrides: Vec<(String, bool)>,
+    /// Run the core's invariant checker (tree order, red-black shape, augmented values,
+    /// cached leftmost, Σ w·key, Σ w, Σ r) after every event; an error stops the run.
+    /// Costs O(n) per event: for tests.
+    pub check_invariants: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,11 +116,11 @@ pub struct RunResult {
 }
 
 /// The simulator state.
-pub struct Sim {
+pub struct Sim<'a> {
     now: u64,
     end: u64,
     tick_ns: u64,
-    rq: FairRq,
+    rq: FairRq<'a>,
     tasks: Vec<Task>,
     events: BinaryHeap<Reverse<(u64, Ev)>>,
     feature_changes: Vec<Vec<(String, bool)>>,
@@ -125,6 +130,7 @@ pub struct Sim {
     /// Last time the core's `update_curr` was told about the running task, ns.
     exec_start: u64,
     need_resched: bool,
+    check_invariants: bool,
     idle_ns: u64,
     context_switches: u64,
     nr_events: u64,
@@ -143,9 +149,79 @@ fn task_seed(seed: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-impl Sim {
-    /// Builds the simulator for a validated scenario.
-    pub fn new(sc: &Scenario, opts: &RunOptions) -> Result<Self> {
+/// One task of the plan: what [`Sim::new`] needs besides the entity arena.
+struct Plan {
+    name: String,
+    nice: Option<i32>,
+    weight: WeightSpec,
+    runtime_ns: u64,
+    seed: u64,
+    start_ns: u64,
+    stop_ns: Option<u64>,
+    behaviour: crate::scenario::Behaviour,
+}
+
+fn plan(sc: &Scenario) -> Vec<Plan> {
+    let mut out = Vec::new();
+    let mut index = 0u64;
+    for spec in &sc.tasks {
+        let weight = match (spec.nice, spec.weight) {
+            (_, Some(w)) => WeightSpec::Weight(w),
+            (Some(n), None) => WeightSpec::Nice(n),
+            (None, None) => WeightSpec::Nice(0),
+        };
+        for k in 0..spec.count {
+            let name = if spec.count == 1 {
+                spec.name.clone()
+            } else {
+                format!("{}.{k}", spec.name)
+            };
+            let seed = match &spec.behaviour {
+                crate::scenario::Behaviour::Bursty { seed: Some(s), .. } => {
+                    task_seed(*s, u64::from(k))
+                }
+                _ => task_seed(sc.seed, index),
+            };
+            out.push(Plan {
+                name,
+                nice: spec.nice,
+                weight,
+                runtime_ns: spec.slice_us * NSEC_PER_USEC,
+                seed,
+                start_ns: spec.start_ms * NSEC_PER_MSEC,
+                stop_ns: spec.stop_ms.map(|s| s * NSEC_PER_MSEC),
+                behaviour: spec.behaviour.clone(),
+            });
+            index += 1;
+        }
+    }
+    out
+}
+
+impl<'a> Sim<'a> {
+    /// Runs a scenario to its end.
+    pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunResult> {
+        let plan = plan(sc);
+        let arena: Vec<UserEntity> = FairRq::arena(
+            &plan
+                .iter()
+                .map(|p| (p.weight, p.runtime_ns))
+                .collect::<Vec<_>>(),
+            sc.base_slice_ns(),
+        );
+        let mut sim = Sim::new(sc, opts, &plan, &arena)?;
+        sim.check_invariants = opts.check_invariants;
+        sim.run_loop()?;
+        Ok(sim.finish(sc))
+    }
+
+    /// Builds the simulator for a validated scenario over an entity arena.
+    fn new(
+        sc: &Scenario,
+        opts: &RunOptions,
+        plan: &[Plan],
+        arena: &'a [UserEntity],
+    ) -> Result<Self> {
         let mut features = FeatureSet::from_names(&sc.features)?;
         for (n, v) in &opts.feature_overrides {
             features.set(n, *v)?;
@@ -159,58 +235,37 @@ impl Sim {
             }
             feature_changes.push(v);
         }
-        let mut rq = FairRq::new(sc.base_slice_ns(), sc.tick_ns(), features);
+        let rq = FairRq::new(arena, sc.base_slice_ns(), sc.tick_ns(), features);
         let mut tasks = Vec::new();
         let mut events = BinaryHeap::new();
-        let mut index = 0u64;
-        for spec in &sc.tasks {
-            let weight = match (spec.nice, spec.weight) {
-                (_, Some(w)) => w,
-                (Some(n), None) => FairRq::nice_to_weight(n),
-                (None, None) => FairRq::nice_to_weight(0),
-            };
-            for k in 0..spec.count {
-                let name = if spec.count == 1 {
-                    spec.name.clone()
-                } else {
-                    format!("{}.{k}", spec.name)
-                };
-                let seed = match &spec.behaviour {
-                    crate::scenario::Behaviour::Bursty { seed: Some(s), .. } => {
-                        task_seed(*s, u64::from(k))
-                    }
-                    _ => task_seed(sc.seed, index),
-                };
-                let start_ns = spec.start_ms * NSEC_PER_MSEC;
-                let id = rq.add_entity(weight, spec.slice_us * NSEC_PER_USEC);
-                debug_assert_eq!(id, tasks.len());
-                events.push(Reverse((start_ns, Ev::Fork(id))));
-                let stop_ns = spec.stop_ms.map(|s| s * NSEC_PER_MSEC);
-                if let Some(s) = stop_ns {
-                    if s < sc.duration_ns() {
-                        events.push(Reverse((s, Ev::Exit(id))));
-                    }
+        for (id, p) in plan.iter().enumerate() {
+            events.push(Reverse((p.start_ns, Ev::Fork(id))));
+            if let Some(s) = p.stop_ns {
+                if s < sc.duration_ns() {
+                    events.push(Reverse((s, Ev::Exit(id))));
                 }
-                tasks.push(Task {
-                    name,
-                    nice: spec.nice,
-                    weight,
-                    start_ns,
-                    stop_ns,
-                    state: State::Unborn,
-                    work: Workload::new(&spec.behaviour, seed, start_ns),
-                    remaining_ns: 0,
-                    wake_ref_ns: None,
-                    wake_seq: 0,
-                    runtime_ns: 0,
-                    latencies: Vec::new(),
-                    switches_in: 0,
-                    preempted: 0,
-                    lag_min: 0,
-                    lag_max: 0,
-                });
-                index += 1;
             }
+            tasks.push(Task {
+                name: p.name.clone(),
+                nice: p.nice,
+                weight: match p.weight {
+                    WeightSpec::Nice(n) => nice_to_weight(n),
+                    WeightSpec::Weight(w) => w,
+                },
+                start_ns: p.start_ns,
+                stop_ns: p.stop_ns,
+                state: State::Unborn,
+                work: Workload::new(&p.behaviour, p.seed, p.start_ns),
+                remaining_ns: 0,
+                wake_ref_ns: None,
+                wake_seq: 0,
+                runtime_ns: 0,
+                latencies: Vec::new(),
+                switches_in: 0,
+                preempted: 0,
+                lag_min: 0,
+                lag_max: 0,
+            });
         }
         for (i, c) in sc.feature_changes.iter().enumerate() {
             events.push(Reverse((c.at_ms * NSEC_PER_MSEC, Ev::Feature(i))));
@@ -220,7 +275,9 @@ impl Sim {
         let pic_to = if opts.picture_len_ns == 0 {
             pic_from
         } else {
-            pic_from.saturating_add(opts.picture_len_ns).min(sc.duration_ns())
+            pic_from
+                .saturating_add(opts.picture_len_ns)
+                .min(sc.duration_ns())
         };
         Ok(Sim {
             now: 0,
@@ -234,6 +291,7 @@ impl Sim {
             seg_start: 0,
             exec_start: 0,
             need_resched: false,
+            check_invariants: false,
             idle_ns: 0,
             context_switches: 0,
             nr_events: 0,
@@ -242,13 +300,6 @@ impl Sim {
             segments: Vec::new(),
             wakeups: Vec::new(),
         })
-    }
-
-    /// Runs a scenario to its end.
-    pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunResult> {
-        let mut sim = Sim::new(sc, opts)?;
-        sim.run_loop();
-        Ok(sim.finish(sc))
     }
 
     /// Moves the clock to `t`, accounting the running task's CPU time (but not telling the
@@ -275,13 +326,29 @@ impl Sim {
         if self.curr.is_none() {
             return false;
         }
-        let delta = self.now - self.exec_start;
-        self.exec_start = self.now;
+        let delta = self.take_delta();
         self.rq.update_curr(delta)
     }
 
-    fn run_loop(&mut self) {
+    /// The running task's execution time since the core last heard of it; the caller
+    /// hands it to the core now.
+    fn take_delta(&mut self) -> u64 {
+        let delta = if self.curr.is_some() {
+            self.now - self.exec_start
+        } else {
+            0
+        };
+        self.exec_start = self.now;
+        delta
+    }
+
+    fn run_loop(&mut self) -> Result<()> {
         loop {
+            if self.check_invariants {
+                self.rq
+                    .check()
+                    .with_context(|| format!("after the event before t={} ns", self.now))?;
+            }
             let next_ev = self.events.peek().map(|r| r.0 .0).unwrap_or(u64::MAX);
             let burst_end = self.curr.and_then(|c| {
                 let r = self.tasks[c].remaining_ns;
@@ -324,6 +391,7 @@ impl Sim {
             self.reschedule_if_needed();
         }
         self.close_segment();
+        Ok(())
     }
 
     fn reschedule_if_needed(&mut self) {
@@ -371,10 +439,8 @@ impl Sim {
         self.tasks[i].remaining_ns = self.tasks[i].work.next_burst_ns();
         self.tasks[i].state = State::Runnable;
         self.tasks[i].wake_ref_ns = Some(self.now);
-        if self.update_curr() {
-            self.need_resched = true;
-        }
-        if self.rq.enqueue_new(i) {
+        let delta = self.take_delta();
+        if self.rq.enqueue_new(i, delta) {
             self.need_resched = true;
         }
         self.check_preempt(i);
@@ -385,10 +451,8 @@ impl Sim {
         t.state = State::Runnable;
         t.wake_ref_ns = Some(ref_ns);
         t.remaining_ns = t.work.next_burst_ns();
-        if self.update_curr() {
-            self.need_resched = true;
-        }
-        if self.rq.wake(i) {
+        let delta = self.take_delta();
+        if self.rq.wake(i, delta) {
             self.need_resched = true;
         }
         self.check_preempt(i);
@@ -402,8 +466,7 @@ impl Sim {
                     return;
                 }
                 // check_preempt_wakeup_fair() calls update_curr() itself.
-                let delta = self.now - self.exec_start;
-                self.exec_start = self.now;
+                let delta = self.take_delta();
                 if self.rq.check_preempt_wakeup(i, delta) {
                     self.need_resched = true;
                 }
@@ -429,8 +492,7 @@ impl Sim {
                 t.remaining_ns = t.work.next_burst_ns();
             }
             AfterBurst::SleepUntil(when) => {
-                let delta = self.now - self.exec_start;
-                self.exec_start = self.now;
+                let delta = self.take_delta();
                 if self.rq.dequeue_sleep(c, delta) {
                     self.need_resched = true;
                 }
@@ -449,8 +511,7 @@ impl Sim {
     fn exit(&mut self, i: usize) {
         match self.tasks[i].state {
             State::Running => {
-                let delta = self.now - self.exec_start;
-                self.exec_start = self.now;
+                let delta = self.take_delta();
                 self.rq.dequeue_exit(i, delta);
                 self.need_resched = true;
             }
@@ -480,8 +541,7 @@ impl Sim {
         let prev = self.curr;
         let prev_runnable = prev.is_some_and(|p| self.tasks[p].state == State::Running);
         // pick_task_fair(): update_curr() on a still-queued curr, pick with curr in place.
-        let delta = self.now - self.exec_start;
-        self.exec_start = self.now;
+        let delta = self.take_delta();
         let next = self.rq.pick_next(delta);
         self.sample_lags_for(next);
         if next == prev {
@@ -494,7 +554,6 @@ impl Sim {
                 self.tasks[p].preempted += 1;
             }
         }
-        self.rq.put_prev_set_next(prev, next);
         self.curr = next;
         self.exec_start = self.now;
         if let Some(n) = next {

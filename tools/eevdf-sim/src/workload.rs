@@ -145,7 +145,7 @@ impl Workload {
     /// Length of the next burst of CPU time, ns; `u64::MAX` for a hog.
     pub fn next_burst_ns(&mut self) -> u64 {
         match &self.behaviour {
-            Behaviour::Hog => u64::MAX,
+            Behaviour::Hog {} => u64::MAX,
             Behaviour::Periodic { run_us, .. } => run_us * NSEC_PER_USEC,
             Behaviour::Bursty { run, .. } => run.sample_ns(&mut self.rng).max(1),
         }
@@ -154,7 +154,7 @@ impl Workload {
     /// Called when a burst ends at `now_ns`.
     pub fn after_burst(&mut self, now_ns: u64) -> AfterBurst {
         match &self.behaviour {
-            Behaviour::Hog => AfterBurst::Continue(now_ns),
+            Behaviour::Hog {} => AfterBurst::Continue(now_ns),
             Behaviour::Periodic { period_us, .. } => {
                 self.next_expiry_ns += period_us * NSEC_PER_USEC;
                 if self.next_expiry_ns <= now_ns {

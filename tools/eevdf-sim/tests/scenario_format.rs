@@ -217,5 +217,8 @@ fn json_output_is_machine_readable() {
     assert_eq!(v["tasks"][0]["name"], "a");
     assert_eq!(v["duration_ns"], 100_000_000u64);
     let share = v["tasks"][0]["cpu_share"].as_f64().unwrap();
-    assert!((share - 1.0).abs() < 1e-9, "a lone hog gets the whole CPU: {share}");
+    assert!(
+        (share - 1.0).abs() < 1e-9,
+        "a lone hog gets the whole CPU: {share}"
+    );
 }

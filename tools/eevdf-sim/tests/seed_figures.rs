@@ -13,12 +13,13 @@ use std::process::{Command, Output};
 const BIN: &str = env!("CARGO_BIN_EXE_eevdf-sim");
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
-const THREE: [&str; 7] = [
-    "-e", "0,1024,6", "-e", "1,1024,2", "-e", "2,1024,18", "-v",
-];
+const THREE: [&str; 7] = ["-e", "0,1024,6", "-e", "1,1024,2", "-e", "2,1024,18", "-v"];
 
 fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(BIN).args(args).output().expect("run eevdf-sim")
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run eevdf-sim")
 }
 
 fn stdout_of<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> String {
@@ -140,7 +141,10 @@ fn bias_eligible_runs_and_differs_when_it_should() {
 fn whoopsies_go_to_stdout_like_the_original() {
     let o = run::<&str>(&[]);
     assert!(o.status.success());
-    assert_eq!(String::from_utf8_lossy(&o.stdout), "Whoopsie!, no entities\n");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "Whoopsie!, no entities\n"
+    );
 
     let mut args = Vec::new();
     for _ in 0..9 {
