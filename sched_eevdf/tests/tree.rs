@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The intrusive augmented rbtree: random insert/erase with the invariant checker after
+//! every mutation (lib/rbtree_test.c style, fixed seed), against a sorted `Vec`; the
+//! checker's own ability to find corruption; misuse that must leave trees intact.
+//! Miri runs this file at reduced sizes.
+
+use sched_eevdf::user::{UserEntity, UserRunqueue, UserSe};
+use sched_eevdf::*;
+
+/// xorshift64*: a fixed-seed PRNG, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn queue<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>) {
+    se.set_on_rq(true);
+    __enqueue_entity(rq, se);
+    rq.set_nr_queued(rq.nr_queued() + 1);
+}
+
+fn unqueue<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>) {
+    __dequeue_entity(rq, se);
+    se.set_on_rq(false);
+    rq.set_nr_queued(rq.nr_queued() - 1);
+}
+
+/// In-order walk through the Timeline interface.
+fn in_order<'a>(rq: &UserRunqueue<'a>) -> Vec<UserSe<'a>> {
+    let mut out = Vec::new();
+    let mut stack = Vec::new();
+    let mut n = rq.root();
+    while n.is_some() || !stack.is_empty() {
+        while let Some(x) = n {
+            stack.push(x);
+            n = rq.left(x);
+        }
+        let x = stack.pop().unwrap();
+        out.push(x);
+        n = rq.right(x);
+    }
+    out
+}
+
+fn random_ops(n: usize, steps: usize, seed: u64, base: u64, spread: u64) {
+    let mut rng = Rng(seed);
+    let ents: Vec<UserEntity> = (0..n)
+        .map(|i| UserEntity::new(LoadWeight::from_nice((i % 40) as i32 - 20)))
+        .collect();
+    let mut rq = UserRunqueue::with_zero_vruntime(base);
+    // The model: (key, insertion seq, index), kept sorted.
+    let mut model: Vec<(i64, u64, usize)> = Vec::new();
+    let mut seq = 0u64;
+    for step in 0..steps {
+        let i = rng.below(n as u64) as usize;
+        let se = ents[i].se();
+        if se.on_rq() {
+            unqueue(&mut rq, se);
+            model.retain(|&(_, _, j)| j != i);
+        } else {
+            // Few distinct keys so that equal keys (FIFO ties) are common.
+            let key = (rng.below(spread) as i64) - (spread as i64 / 2);
+            se.set_vruntime(base.wrapping_add(key as u64));
+            se.set_deadline(se.vruntime().wrapping_add(rng.below(1 << 40)));
+            se.set_slice(100_000 + rng.below(100_000_000));
+            queue(&mut rq, se);
+            model.push((key, seq, i));
+            seq += 1;
+            model.sort();
+        }
+        let stats = check_invariants(&rq).unwrap_or_else(|e| panic!("step {step}: {e}"));
+        assert_eq!(stats.nodes as usize, model.len());
+        let got: Vec<usize> = in_order(&rq)
+            .iter()
+            .map(|se| ents.iter().position(|e| core::ptr::eq(e, se.get())).unwrap())
+            .collect();
+        let want: Vec<usize> = model.iter().map(|&(_, _, j)| j).collect();
+        assert_eq!(got, want, "step {step}: in-order differs from the sorted model");
+        // Black height bound of a red-black tree: h <= 2 log2(n + 1).
+        if !model.is_empty() {
+            assert!((stats.black_height as f64) <= 1.0 + ((model.len() + 1) as f64).log2());
+        }
+        // The augmented root values are the true minima.
+        if let Some(root) = rq.root() {
+            let min_slice = model.iter().map(|&(_, _, j)| ents[j].se().slice()).min().unwrap();
+            assert_eq!(root.min_slice(), min_slice);
+            assert_eq!(cfs_rq_min_slice(&rq), min_slice);
+        }
+    }
+}
+
+#[test]
+fn random_insert_erase_small_keys() {
+    let (n, steps) = if cfg!(miri) { (24, 300) } else { (200, 6_000) };
+    random_ops(n, steps, 0x5eed, 0, 16);
+}
+
+#[test]
+fn random_insert_erase_wide_keys_near_wrap() {
+    let (n, steps) = if cfg!(miri) { (24, 300) } else { (400, 6_000) };
+    random_ops(n, steps, 42, u64::MAX - 1000, 1 << 50);
+}
+
+#[test]
+fn ascending_and_descending_insertions() {
+    let n = if cfg!(miri) { 64 } else { 4096 };
+    for descending in [false, true] {
+        let ents: Vec<UserEntity> = (0..n).map(|_| UserEntity::new(LoadWeight::from_nice(0))).collect();
+        let mut rq = UserRunqueue::new();
+        for (k, e) in ents.iter().enumerate() {
+            let key = if descending { n - k } else { k } as u64;
+            e.se().set_vruntime(key);
+            e.se().set_deadline(key * 7 % 1000);
+            queue(&mut rq, e.se());
+            check_invariants(&rq).unwrap();
+        }
+        let first = rq.first().unwrap();
+        assert_eq!(first.vruntime(), if descending { 1 } else { 0 });
+        for e in ents.iter().step_by(2) {
+            unqueue(&mut rq, e.se());
+            check_invariants(&rq).unwrap();
+        }
+        for e in ents.iter().skip(1).step_by(2) {
+            unqueue(&mut rq, e.se());
+            check_invariants(&rq).unwrap();
+        }
+        assert!(rq.root().is_none() && rq.first().is_none());
+    }
+}
+
+fn small_tree(ents: &[UserEntity]) -> UserRunqueue<'_> {
+    let mut rq = UserRunqueue::new();
+    for (k, e) in ents.iter().enumerate() {
+        e.se().set_vruntime(k as u64 * 10);
+        e.se().set_deadline(1000 - k as u64);
+        e.se().set_slice(1000 + k as u64);
+        queue(&mut rq, e.se());
+    }
+    check_invariants(&rq).unwrap();
+    rq
+}
+
+/// check_augmented() must fail when an augmented value is stale (the test the interval
+/// tree example lacked).
+#[test]
+fn checker_detects_stale_augmented_value() {
+    let ents: Vec<UserEntity> = (0..15).map(|_| UserEntity::new(LoadWeight::from_nice(0))).collect();
+    let rq = small_tree(&ents);
+    let root = rq.root().unwrap();
+    root.set_min_deadline(root.min_deadline() + 1);
+    assert!(matches!(check_invariants(&rq), Err(InvariantError::MinDeadline { .. })));
+    root.set_min_deadline(root.min_deadline() - 1);
+    root.set_min_slice(1);
+    assert!(matches!(check_invariants(&rq), Err(InvariantError::MinSlice { .. })));
+    root.set_min_slice(1000);
+    check_invariants(&rq).unwrap();
+    // A deadline changed behind the tree's back is stale in its ancestors.
+    let leaf = rq.first().unwrap();
+    leaf.set_deadline(0);
+    assert!(matches!(check_invariants(&rq), Err(InvariantError::MinDeadline { .. })));
+}
+
+#[test]
+fn checker_detects_order_and_sum_corruption() {
+    let ents: Vec<UserEntity> = (0..15).map(|_| UserEntity::new(LoadWeight::from_nice(0))).collect();
+    let mut rq = small_tree(&ents);
+    let first = rq.first().unwrap();
+    first.set_vruntime(1_000_000);
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::KeyOrder { .. } | InvariantError::AvgVruntime { .. })
+    ));
+    first.set_vruntime(0);
+    check_invariants(&rq).unwrap();
+    rq.set_avg_load(rq.avg_load() + 1);
+    assert!(matches!(check_invariants(&rq), Err(InvariantError::AvgLoad { .. })));
+    rq.set_avg_load(rq.avg_load() - 1);
+    rq.set_sum_slice(0);
+    assert!(matches!(check_invariants(&rq), Err(InvariantError::SumSlice { .. })));
+    rq.set_sum_slice((0..15).map(|k| 1000 + k).sum());
+    rq.set_nr_queued(16);
+    assert!(matches!(check_invariants(&rq), Err(InvariantError::NrQueued { .. })));
+    rq.set_nr_queued(3);
+    assert!(matches!(check_invariants(&rq), Err(InvariantError::TooManyNodes)));
+    rq.set_nr_queued(15);
+    rq.set_curr(Some(first));
+    assert!(matches!(check_invariants(&rq), Err(InvariantError::CurrInTree)));
+}
+
+/// Inserting an entity twice, or into a second tree, and erasing a foreign entity leave
+/// every tree intact; dropping a tree releases its entities.
+#[test]
+fn misuse_keeps_trees_intact() {
+    let ents: Vec<UserEntity> = (0..8).map(|_| UserEntity::new(LoadWeight::from_nice(0))).collect();
+    let other = UserEntity::new(LoadWeight::from_nice(0));
+    let mut a = small_tree(&ents);
+    let mut b = UserRunqueue::new();
+    b.insert(ents[3].se());
+    a.insert(ents[3].se());
+    a.erase(other.se());
+    b.erase(ents[4].se());
+    check_invariants(&a).unwrap();
+    assert!(b.root().is_none());
+    drop(a);
+    // Released: it can be queued in b now.
+    let se = ents[3].se();
+    queue(&mut b, se);
+    check_invariants(&b).unwrap();
+    assert_eq!(b.root(), Some(se));
+}
+
+/// pick_eevdf() on a large random tree agrees with a linear scan.
+#[test]
+fn pick_matches_linear_scan_on_random_trees() {
+    let (n, rounds) = if cfg!(miri) { (32, 20) } else { (3000, 400) };
+    let mut rng = Rng(7);
+    let ents: Vec<UserEntity> = (0..n)
+        .map(|i| UserEntity::new(LoadWeight::from_nice((i % 40) as i32 - 20)))
+        .collect();
+    let mut rq = UserRunqueue::new();
+    for e in &ents {
+        e.se().set_vruntime(rng.below(1 << 30));
+        e.se().set_deadline(e.se().vruntime() + rng.below(1 << 20));
+        e.se().set_slice(700_000);
+        queue(&mut rq, e.se());
+    }
+    let mut cfg = Config::DEFAULT;
+    for round in 0..rounds {
+        // Move a few entities around.
+        for _ in 0..5 {
+            let e = ents[rng.below(n as u64) as usize].se();
+            unqueue(&mut rq, e);
+            e.set_vruntime(rng.below(1 << 30));
+            e.set_deadline(e.vruntime() + rng.below(if round % 2 == 0 { 1 << 20 } else { 4 }));
+            queue(&mut rq, e);
+        }
+        cfg.features = cfg.features.with(Features::BIAS_ELIGIBLE, round % 3 == 0);
+        cfg.features = cfg.features.with(Features::ELIGIBLE, round % 7 != 0);
+        let el = Eligibility::new(&rq, cfg);
+        let mut best: Option<UserSe<'_>> = None;
+        // The tree's own in-order (checked against a sorted model above) gives the ties.
+        let order = in_order(&rq);
+        for se in order {
+            if el.vruntime(se.vruntime()) && best.is_none_or(|b| vtime::vruntime_before(se.deadline(), b.deadline())) {
+                best = Some(se);
+            }
+        }
+        assert_eq!(pick_eevdf(&rq, cfg), best, "round {round}");
+    }
+}
