@@ -187,7 +187,7 @@ pub fn timeline(d: &TimelineData) -> Picture {
     }
     for w in &d.wakeups {
         let y = top + lane_h * w.task as f64;
-        let (x1, x2) = (x_of(w.at_ns), x_of(w.ran_ns));
+        let (x1, x2) = (x_of(w.at_ns), x_of(w.ran_ns.min(d.to_ns)));
         shapes.push(Shape::Rect {
             x: x1,
             y: y + 5.0,

@@ -79,9 +79,10 @@ struct Args {
     #[arg(long = "file")]
     files: Vec<String>,
 
-    /// Also stream the kernel's boot messages (they are always scanned).
+    /// Also stream the kernel's console messages. They are always scanned for
+    /// reports, and reports are always shown; the rest is noise for most runs.
     #[arg(long)]
-    show_boot: bool,
+    show_kernel: bool,
 
     /// Write the whole console output to this file as well.
     #[arg(long)]
@@ -293,7 +294,7 @@ struct Run<'a> {
     append: &'a str,
     timeout: Duration,
     stream: bool,
-    show_boot: bool,
+    show_kernel: bool,
     log: Option<&'a Path>,
 }
 
@@ -383,7 +384,8 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
                     out.guest_status = rc.trim().parse().ok();
                     continue;
                 }
-                if r.stream && (r.show_boot || started || report_in(&line).is_some()) {
+                let from_guest = started && kernel_message(&line).is_none();
+                if r.stream && (r.show_kernel || from_guest || report_in(&line).is_some()) {
                     writeln!(stdout, "{line}")?;
                     stdout.flush()?;
                 }
@@ -461,7 +463,7 @@ fn choose_accel(args: &Args, kernel: &Path) -> Result<Accel> {
         append: "quiet",
         timeout: Duration::from_secs(args.kvm_probe_timeout_s),
         stream: false,
-        show_boot: false,
+        show_kernel: false,
         log: None,
     })?;
     let boots = out.guest_status == Some(0);
@@ -513,7 +515,7 @@ fn real_main() -> Result<ExitCode> {
         append: &args.append,
         timeout: Duration::from_secs(args.timeout_s),
         stream: true,
-        show_boot: args.show_boot,
+        show_kernel: args.show_kernel,
         log: args.log.as_deref(),
     });
     let _ = std::fs::remove_file(&initrd);

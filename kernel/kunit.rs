@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A KUnit suite registered from Rust, for built-in code.
+//!
+//! 6.12's `kernel::kunit` only serves doctests, so this module provides what a
+//! suite needs, in three layers: the raw `kernel::bindings::kunit_*` types,
+//! [`case`] and [`Suite`] (const constructors for the C structures, placed by
+//! [`kunit_suite!`](crate::kunit_suite) in the `.kunit_test_suites` section that
+//! KUnit walks at boot), and [`Test`], the safe handle a test function gets.
+
+use core::ffi::{c_char, CStr};
+use core::fmt;
+use kernel::bindings;
+
+/// The handle a test body gets: it can log and mark the test failed.
+///
+/// # Invariants
+///
+/// `ptr` points to the `struct kunit` of the test that is running, for as long
+/// as the handle lives (KUnit passes it to the case and keeps it alive until the
+/// case returns; the handle does not outlive the case function).
+pub struct Test {
+    ptr: *mut bindings::kunit,
+    failed: bool,
+}
+
+impl Test {
+    /// Wrap the test pointer KUnit passed to a case.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be the `struct kunit *` passed to the running case, and the
+    /// returned handle must be dropped before the case returns.
+    pub unsafe fn from_raw(ptr: *mut bindings::kunit) -> Self {
+        // INVARIANT: the caller guarantees `ptr` is the running test's.
+        Test { ptr, failed: false }
+    }
+
+    /// Log an informational line under the test.
+    pub fn info(&self, args: fmt::Arguments<'_>) {
+        kernel::kunit::info(format_args!("    # {}\n", args));
+    }
+
+    /// Mark the test failed and say why.
+    pub fn fail(&mut self, args: fmt::Arguments<'_>) {
+        kernel::kunit::err(format_args!("    # {}\n", args));
+        self.failed = true;
+        // SAFETY: by the type invariant `ptr` is the running test, which KUnit
+        // does not touch concurrently while the case runs; this is what the C
+        // `kunit_set_failure()` does.
+        unsafe { (*self.ptr).status = bindings::kunit_status_KUNIT_FAILURE };
+    }
+
+    /// Whether [`Test::fail`] was called.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+}
+
+/// A `struct kunit_case` that runs `run`.
+pub const fn case(
+    name: &'static CStr,
+    run: unsafe extern "C" fn(*mut bindings::kunit),
+) -> bindings::kunit_case {
+    // SAFETY: `kunit_case` is plain data (pointers, integers, enums whose 0 is
+    // a valid value); all-zero is the C designated-initializer default.
+    let mut c: bindings::kunit_case = unsafe { core::mem::zeroed() };
+    c.run_case = Some(run);
+    c.name = name.as_ptr();
+    c
+}
+
+/// The zeroed `struct kunit_case` that ends a case array.
+pub const fn end_of_cases() -> bindings::kunit_case {
+    // SAFETY: as in `case`; KUnit stops at the entry whose `run_case` is NULL.
+    unsafe { core::mem::zeroed() }
+}
+
+/// A `struct kunit_suite` named `name` over the case array at `cases`.
+pub const fn suite(name: &CStr, cases: *mut bindings::kunit_case) -> bindings::kunit_suite {
+    // SAFETY: `kunit_suite` is plain data; all-zero is its C default.
+    let mut s: bindings::kunit_suite = unsafe { core::mem::zeroed() };
+    let bytes = name.to_bytes();
+    let mut i = 0;
+    // The C field is `char name[256]`; leave room for the NUL.
+    while i < bytes.len() && i < 255 {
+        s.name[i] = bytes[i] as c_char;
+        i += 1;
+    }
+    s.test_cases = cases;
+    s
+}
+
+/// Register a suite with KUnit: `kunit_suite!(NAME, c"name", [c"case" => fn, ...])`.
+///
+/// Each `fn` is a safe `fn(&mut Test)`. The macro wraps it in the
+/// `extern "C"` entry point KUnit calls.
+#[macro_export]
+macro_rules! kunit_suite {
+    ($id:ident, $name:expr, [$($case:expr => $f:path),+ $(,)?]) => {
+        mod $id {
+            use kernel::bindings;
+            use $crate::kunit::{case, end_of_cases, suite};
+
+            static mut CASES: [bindings::kunit_case; [$(stringify!($f)),+].len() + 1] = [
+                $(case($case, {
+                    unsafe extern "C" fn run(test: *mut bindings::kunit) {
+                        // SAFETY: KUnit passes the running test, and the handle is
+                        // dropped before this function returns.
+                        let mut t = unsafe { $crate::kunit::Test::from_raw(test) };
+                        $f(&mut t);
+                    }
+                    run
+                }),)+
+                end_of_cases(),
+            ];
+
+            // KUnit is the only user of CASES and SUITE: nothing here takes a
+            // reference to them, only their addresses.
+            static mut SUITE: bindings::kunit_suite = suite($name, (&raw mut CASES).cast());
+
+            #[used]
+            #[link_section = ".kunit_test_suites"]
+            static mut SUITES: [*mut bindings::kunit_suite; 1] = [&raw mut SUITE];
+        }
+    };
+}
