@@ -81,17 +81,28 @@ fn random_ops(n: usize, steps: usize, seed: u64, base: u64, spread: u64) {
         assert_eq!(stats.nodes as usize, model.len());
         let got: Vec<usize> = in_order(&rq)
             .iter()
-            .map(|se| ents.iter().position(|e| core::ptr::eq(e, se.get())).unwrap())
+            .map(|se| {
+                ents.iter()
+                    .position(|e| core::ptr::eq(e, se.get()))
+                    .unwrap()
+            })
             .collect();
         let want: Vec<usize> = model.iter().map(|&(_, _, j)| j).collect();
-        assert_eq!(got, want, "step {step}: in-order differs from the sorted model");
+        assert_eq!(
+            got, want,
+            "step {step}: in-order differs from the sorted model"
+        );
         // Black height bound of a red-black tree: h <= 2 log2(n + 1).
         if !model.is_empty() {
             assert!((stats.black_height as f64) <= 1.0 + ((model.len() + 1) as f64).log2());
         }
         // The augmented root values are the true minima.
         if let Some(root) = rq.root() {
-            let min_slice = model.iter().map(|&(_, _, j)| ents[j].se().slice()).min().unwrap();
+            let min_slice = model
+                .iter()
+                .map(|&(_, _, j)| ents[j].se().slice())
+                .min()
+                .unwrap();
             assert_eq!(root.min_slice(), min_slice);
             assert_eq!(cfs_rq_min_slice(&rq), min_slice);
         }
@@ -114,7 +125,9 @@ fn random_insert_erase_wide_keys_near_wrap() {
 fn ascending_and_descending_insertions() {
     let n = if cfg!(miri) { 64 } else { 4096 };
     for descending in [false, true] {
-        let ents: Vec<UserEntity> = (0..n).map(|_| UserEntity::new(LoadWeight::from_nice(0))).collect();
+        let ents: Vec<UserEntity> = (0..n)
+            .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+            .collect();
         let mut rq = UserRunqueue::new();
         for (k, e) in ents.iter().enumerate() {
             let key = if descending { n - k } else { k } as u64;
@@ -153,25 +166,38 @@ fn small_tree(ents: &[UserEntity]) -> UserRunqueue<'_> {
 /// tree example lacked).
 #[test]
 fn checker_detects_stale_augmented_value() {
-    let ents: Vec<UserEntity> = (0..15).map(|_| UserEntity::new(LoadWeight::from_nice(0))).collect();
+    let ents: Vec<UserEntity> = (0..15)
+        .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+        .collect();
     let rq = small_tree(&ents);
     let root = rq.root().unwrap();
     root.set_min_deadline(root.min_deadline() + 1);
-    assert!(matches!(check_invariants(&rq), Err(InvariantError::MinDeadline { .. })));
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::MinDeadline { .. })
+    ));
     root.set_min_deadline(root.min_deadline() - 1);
     root.set_min_slice(1);
-    assert!(matches!(check_invariants(&rq), Err(InvariantError::MinSlice { .. })));
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::MinSlice { .. })
+    ));
     root.set_min_slice(1000);
     check_invariants(&rq).unwrap();
     // A deadline changed behind the tree's back is stale in its ancestors.
     let leaf = rq.first().unwrap();
     leaf.set_deadline(0);
-    assert!(matches!(check_invariants(&rq), Err(InvariantError::MinDeadline { .. })));
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::MinDeadline { .. })
+    ));
 }
 
 #[test]
 fn checker_detects_order_and_sum_corruption() {
-    let ents: Vec<UserEntity> = (0..15).map(|_| UserEntity::new(LoadWeight::from_nice(0))).collect();
+    let ents: Vec<UserEntity> = (0..15)
+        .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+        .collect();
     let mut rq = small_tree(&ents);
     let first = rq.first().unwrap();
     first.set_vruntime(1_000_000);
@@ -182,25 +208,42 @@ fn checker_detects_order_and_sum_corruption() {
     first.set_vruntime(0);
     check_invariants(&rq).unwrap();
     rq.set_avg_load(rq.avg_load() + 1);
-    assert!(matches!(check_invariants(&rq), Err(InvariantError::AvgLoad { .. })));
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::AvgLoad { .. })
+    ));
     rq.set_avg_load(rq.avg_load() - 1);
     rq.set_sum_slice(0);
-    assert!(matches!(check_invariants(&rq), Err(InvariantError::SumSlice { .. })));
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::SumSlice { .. })
+    ));
     rq.set_sum_slice((0..15).map(|k| 1000 + k).sum());
     rq.set_nr_queued(16);
-    assert!(matches!(check_invariants(&rq), Err(InvariantError::NrQueued { .. })));
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::NrQueued { .. })
+    ));
     rq.set_nr_queued(3);
-    assert!(matches!(check_invariants(&rq), Err(InvariantError::TooManyNodes)));
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::TooManyNodes)
+    ));
     rq.set_nr_queued(15);
     rq.set_curr(Some(first));
-    assert!(matches!(check_invariants(&rq), Err(InvariantError::CurrInTree)));
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::CurrInTree)
+    ));
 }
 
 /// Inserting an entity twice, or into a second tree, and erasing a foreign entity leave
 /// every tree intact; dropping a tree releases its entities.
 #[test]
 fn misuse_keeps_trees_intact() {
-    let ents: Vec<UserEntity> = (0..8).map(|_| UserEntity::new(LoadWeight::from_nice(0))).collect();
+    let ents: Vec<UserEntity> = (0..8)
+        .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+        .collect();
     let other = UserEntity::new(LoadWeight::from_nice(0));
     let mut a = small_tree(&ents);
     let mut b = UserRunqueue::new();
@@ -250,7 +293,9 @@ fn pick_matches_linear_scan_on_random_trees() {
         // The tree's own in-order (checked against a sorted model above) gives the ties.
         let order = in_order(&rq);
         for se in order {
-            if el.vruntime(se.vruntime()) && best.is_none_or(|b| vtime::vruntime_before(se.deadline(), b.deadline())) {
+            if el.vruntime(se.vruntime())
+                && best.is_none_or(|b| vtime::vruntime_before(se.deadline(), b.deadline()))
+            {
                 best = Some(se);
             }
         }
