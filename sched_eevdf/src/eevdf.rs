@@ -6,10 +6,10 @@
 //! Time is an input: where fair.c reads the clock (`update_curr()`), the caller passes the
 //! executed real time. Every operation takes the [`Config`] to use, features included.
 
-use crate::entity::{min_deadline_update, Entity, Runqueue};
-use crate::features::Features;
-use crate::load::{calc_delta_fair, div_s64, LoadWeight, NICE_0_WEIGHT};
-use crate::vtime::{vadd, vdelta, vruntime_before};
+use super::entity::{min_deadline_update, Entity, Runqueue};
+use super::features::Features;
+use super::load::{calc_delta_fair, div_s64, LoadWeight, NICE_0_WEIGHT};
+use super::vtime::{vadd, vdelta, vruntime_before};
 
 /// Per-call configuration: features and the tunables the EEVDF core reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 //! and lib/rbtree.c's augmented cached rbtree; [`crate::user`] implements them in plain
 //! Rust for the simulator, the tests and the benchmarks.
 
-use crate::load::LoadWeight;
-use crate::vtime::vruntime_min;
+use super::load::LoadWeight;
+use super::vtime::vruntime_min;
 
 /// A handle to a scheduling entity (`struct sched_entity`).
 ///
@@ -138,7 +138,7 @@ pub trait Runqueue: Timeline {
 /// vruntime and augment with the minimum deadline (see the crate docs for why).
 #[inline]
 pub fn entity_less<S: Entity>(a: S, b: S) -> bool {
-    crate::vtime::vruntime_before(a.vruntime(), b.vruntime())
+    super::vtime::vruntime_before(a.vruntime(), b.vruntime())
 }
 
 /// The augmented-value computation (`RBCOMPUTE` of `RB_DECLARE_CALLBACKS`):
