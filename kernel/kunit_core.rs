@@ -12,7 +12,7 @@ use crate::kunit::Test;
 use crate::sched_eevdf::{
     check_invariants, dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf,
     reweight_entity, schedule, update_curr, user::UserEntity, user::UserRunqueue, vtime,
-    Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick, Runqueue, SCHED_PRIO_TO_WEIGHT,
+    Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick, Runqueue,
 };
 
 /// Entities in the workload; they live on the stack of the test.
@@ -36,9 +36,9 @@ impl Rng {
     }
 }
 
+/// The load weight of a nice level in -20..=19.
 fn weight(rng: &mut Rng) -> LoadWeight {
-    let nice = rng.below(40) as usize;
-    LoadWeight::from_weight(u64::from(SCHED_PRIO_TO_WEIGHT[nice]))
+    LoadWeight::from_nice(rng.below(40) as i32 - 20)
 }
 
 fn check(t: &mut Test, rq: &UserRunqueue<'_>, step: u32, what: &str) -> bool {
