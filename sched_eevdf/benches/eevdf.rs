@@ -13,8 +13,17 @@ use sched_eevdf::user::{UserEntity, UserRunqueue};
 use sched_eevdf::*;
 
 const SIZES: [usize; 6] = [1, 10, 100, 1_000, 10_000, 100_000];
-/// Extra entities enqueued/dequeued per timed batch.
+/// Extra entities enqueued/dequeued per timed batch (ops per batch; `iters` ops in all).
 const K: usize = 32;
+
+fn batches(iters: u64) -> u64 {
+    iters.div_ceil(K as u64)
+}
+
+/// Time of `batches(iters) * K` operations, scaled to `iters` operations.
+fn per_iter(t: Duration, iters: u64) -> Duration {
+    t.mul_f64(iters as f64 / (batches(iters) * K as u64) as f64)
+}
 
 fn entities(n: usize) -> Vec<UserEntity> {
     (0..n).map(|i| UserEntity::new(LoadWeight::from_nice((i % 40) as i32 - 20))).collect()
@@ -99,7 +108,7 @@ fn bench(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("enqueue/rbtree", n), |b| {
             b.iter_custom(|iters| {
                 let mut t = Duration::ZERO;
-                for _ in 0..iters.div_ceil(K as u64) {
+                for _ in 0..batches(iters) {
                     let s = Instant::now();
                     for e in &extra {
                         enqueue_entity(&mut rq, e.se(), EnqueueFlags::WAKEUP, cfg);
@@ -109,13 +118,13 @@ fn bench(c: &mut Criterion) {
                         dequeue_entity(&mut rq, e.se(), DequeueFlags::SLEEP | DequeueFlags::SPECIAL, cfg);
                     }
                 }
-                t / K as u32
+                per_iter(t, iters)
             })
         });
         g.bench_function(BenchmarkId::new("dequeue/rbtree", n), |b| {
             b.iter_custom(|iters| {
                 let mut t = Duration::ZERO;
-                for _ in 0..iters.div_ceil(K as u64) {
+                for _ in 0..batches(iters) {
                     for e in &extra {
                         enqueue_entity(&mut rq, e.se(), EnqueueFlags::WAKEUP, cfg);
                     }
@@ -125,16 +134,18 @@ fn bench(c: &mut Criterion) {
                     }
                     t += s.elapsed();
                 }
-                t / K as u32
+                per_iter(t, iters)
             })
         });
+        // Without RUN_TO_PARITY, so that a protected current does not short-cut the search.
+        let search = Config { features: cfg.features.with(Features::RUN_TO_PARITY, false), ..cfg };
         g.bench_function(BenchmarkId::new("pick/rbtree", n), |b| {
-            b.iter(|| black_box(pick_eevdf(black_box(&rq), cfg)))
+            b.iter(|| black_box(pick_eevdf(black_box(&rq), search)))
         });
         g.bench_function(BenchmarkId::new("pick_requeue/rbtree", n), |b| {
             b.iter(|| {
-                let _ = update_curr(&mut rq, 700_000, cfg);
-                black_box(schedule(&mut rq, cfg))
+                let _ = update_curr(&mut rq, 700_000, search);
+                black_box(schedule(&mut rq, search))
             })
         });
         check_invariants(&rq).expect("benchmarks keep the invariants");
@@ -144,7 +155,7 @@ fn bench(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("enqueue/linear", n), |b| {
             b.iter_custom(|iters| {
                 let mut t = Duration::ZERO;
-                for _ in 0..iters.div_ceil(K as u64) {
+                for _ in 0..batches(iters) {
                     let s = Instant::now();
                     for e in &lin_extra {
                         lin.enqueue(black_box(*e));
@@ -154,13 +165,13 @@ fn bench(c: &mut Criterion) {
                         lin.dequeue(e.v);
                     }
                 }
-                t / K as u32
+                per_iter(t, iters)
             })
         });
         g.bench_function(BenchmarkId::new("dequeue/linear", n), |b| {
             b.iter_custom(|iters| {
                 let mut t = Duration::ZERO;
-                for _ in 0..iters.div_ceil(K as u64) {
+                for _ in 0..batches(iters) {
                     for e in &lin_extra {
                         lin.enqueue(*e);
                     }
@@ -170,7 +181,7 @@ fn bench(c: &mut Criterion) {
                     }
                     t += s.elapsed();
                 }
-                t / K as u32
+                per_iter(t, iters)
             })
         });
         g.bench_function(BenchmarkId::new("pick/linear", n), |b| b.iter(|| black_box(lin.pick())));
