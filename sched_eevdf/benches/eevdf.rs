@@ -26,7 +26,9 @@ fn per_iter(t: Duration, iters: u64) -> Duration {
 }
 
 fn entities(n: usize) -> Vec<UserEntity> {
-    (0..n).map(|i| UserEntity::new(LoadWeight::from_nice((i % 40) as i32 - 20))).collect()
+    (0..n)
+        .map(|i| UserEntity::new(LoadWeight::from_nice((i % 40) as i32 - 20)))
+        .collect()
 }
 
 /// A runqueue with `ents` queued, one of them running, after some scheduling.
@@ -61,7 +63,11 @@ impl LinRq {
             .map(|i| {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
                 let v = (x >> 40) % 4_000_000;
-                Lin { v, d: v + 700_000, w: sched_eevdf::load::SCHED_PRIO_TO_WEIGHT[i % 40] as i64 }
+                Lin {
+                    v,
+                    d: v + 700_000,
+                    w: sched_eevdf::load::SCHED_PRIO_TO_WEIGHT[i % 40] as i64,
+                }
             })
             .collect();
         LinRq { ents }
@@ -115,7 +121,12 @@ fn bench(c: &mut Criterion) {
                     }
                     t += s.elapsed();
                     for e in &extra {
-                        dequeue_entity(&mut rq, e.se(), DequeueFlags::SLEEP | DequeueFlags::SPECIAL, cfg);
+                        dequeue_entity(
+                            &mut rq,
+                            e.se(),
+                            DequeueFlags::SLEEP | DequeueFlags::SPECIAL,
+                            cfg,
+                        );
                     }
                 }
                 per_iter(t, iters)
@@ -130,7 +141,12 @@ fn bench(c: &mut Criterion) {
                     }
                     let s = Instant::now();
                     for e in &extra {
-                        dequeue_entity(&mut rq, e.se(), DequeueFlags::SLEEP | DequeueFlags::SPECIAL, cfg);
+                        dequeue_entity(
+                            &mut rq,
+                            e.se(),
+                            DequeueFlags::SLEEP | DequeueFlags::SPECIAL,
+                            cfg,
+                        );
                     }
                     t += s.elapsed();
                 }
@@ -138,7 +154,10 @@ fn bench(c: &mut Criterion) {
             })
         });
         // Without RUN_TO_PARITY, so that a protected current does not short-cut the search.
-        let search = Config { features: cfg.features.with(Features::RUN_TO_PARITY, false), ..cfg };
+        let search = Config {
+            features: cfg.features.with(Features::RUN_TO_PARITY, false),
+            ..cfg
+        };
         g.bench_function(BenchmarkId::new("pick/rbtree", n), |b| {
             b.iter(|| black_box(pick_eevdf(black_box(&rq), search)))
         });
@@ -151,7 +170,13 @@ fn bench(c: &mut Criterion) {
         check_invariants(&rq).expect("benchmarks keep the invariants");
 
         let mut lin = LinRq::new(n);
-        let lin_extra: Vec<Lin> = (0..K as u64).map(|k| Lin { v: 10_000_000 + k, d: 1, w: 1024 }).collect();
+        let lin_extra: Vec<Lin> = (0..K as u64)
+            .map(|k| Lin {
+                v: 10_000_000 + k,
+                d: 1,
+                w: 1024,
+            })
+            .collect();
         g.bench_function(BenchmarkId::new("enqueue/linear", n), |b| {
             b.iter_custom(|iters| {
                 let mut t = Duration::ZERO;
@@ -184,7 +209,9 @@ fn bench(c: &mut Criterion) {
                 per_iter(t, iters)
             })
         });
-        g.bench_function(BenchmarkId::new("pick/linear", n), |b| b.iter(|| black_box(lin.pick())));
+        g.bench_function(BenchmarkId::new("pick/linear", n), |b| {
+            b.iter(|| black_box(lin.pick()))
+        });
         g.bench_function(BenchmarkId::new("pick_requeue/linear", n), |b| {
             b.iter(|| {
                 // Run the pick for 0.7 ms of virtual time, then requeue it (O(n) find).

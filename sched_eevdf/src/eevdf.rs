@@ -680,10 +680,15 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
 
     se.set_vruntime(vruntime.wrapping_sub(lag as u64));
 
-    if cfg.feat(Features::PLACE_REL_DEADLINE) && se.rel_deadline() {
-        se.set_deadline(se.deadline().wrapping_add(se.vruntime()));
+    // Unlike fair.c, the relative-deadline flag is consumed even when PLACE_REL_DEADLINE
+    // was turned off since the dequeue: a stale flag would later make a fresh absolute
+    // deadline be read as relative (and land ~2^63 away from V).
+    if se.rel_deadline() {
         se.set_rel_deadline(false);
-        return;
+        if cfg.feat(Features::PLACE_REL_DEADLINE) {
+            se.set_deadline(se.deadline().wrapping_add(se.vruntime()));
+            return;
+        }
     }
 
     if cfg.feat(Features::PLACE_DEADLINE_INITIAL) && flags.contains(EnqueueFlags::INITIAL) {

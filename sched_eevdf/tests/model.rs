@@ -84,3 +84,28 @@ fn model_fixed_sequence() {
     ];
     run(&[20, 0, 45], u64::MAX - 10_000_000, 0, &ops);
 }
+
+/// Found by the model test: PLACE_REL_DEADLINE turned off between a non-sleep dequeue and
+/// the enqueue left a stale relative-deadline flag; the deadline later landed 2^63 from V
+/// and reweight's (d - V) * w wrapped. The flag is now always consumed by placement.
+#[test]
+fn model_stale_rel_deadline_flag() {
+    use Op::*;
+    let ops = [
+        Flip(2),
+        Wake(1, false),
+        Reweight(0, 0),
+        Sleep(1, 2),
+        Tick(0),
+        Flip(2),
+        Wake(1, false),
+        Tick(0),
+        Sleep(1, 0),
+        Flip(2),
+        Wake(1, false),
+        Tick(699_947),
+        Tick(0),
+        Reweight(1, 0),
+    ];
+    run(&[0, 0, 0, 0], 1 << 63, 2_438_733_940, &ops);
+}
