@@ -918,7 +918,7 @@ fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
 
 /// `reweight_entity()`: change an entity's weight (nice or group share).
 ///
-/// Queued: [`reweight_eevdf`] around V, out of the tree and the sums meanwhile. Not
+/// Queued: `reweight_eevdf()` around V, out of the tree and the sums meanwhile. Not
 /// queued: the saved virtual lag is rescaled, `vl' = vl * w / w'`, since lag_i =
 /// w_i * vl_i is what is preserved. Call [`update_curr`] first. A zero weight is ignored.
 pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: Config) {
