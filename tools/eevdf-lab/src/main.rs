@@ -133,7 +133,10 @@ fn parse_kernel(s: &str) -> Result<Kernel, String> {
 fn repo_root() -> PathBuf {
     match std::env::var_os("EEVDF_REPO") {
         Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+        None => {
+            let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            p.canonicalize().unwrap_or(p)
+        }
     }
 }
 
@@ -288,6 +291,7 @@ struct Ctx<'a> {
     args: &'a Args,
     cells: &'a [Cell],
     boots: &'a [Boot],
+    boots_per_kernel: u32,
     t0: Instant,
 }
 
@@ -358,7 +362,7 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
                     cx.boots.len(),
                     b.kernel.name(),
                     b.rep + 1,
-                    cx.args.boots_per_kernel.unwrap_or(0).max(b.rep + 1),
+                    cx.boots_per_kernel,
                     done_cells + 1,
                     total_cells,
                     id,
@@ -451,7 +455,19 @@ fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
     let passes = rows.iter().filter(|r| r.bar_pass == Some(true)).count();
     println!("performance bar: {passes} pass, {fails} fail (of the rows it applies to)");
     println!("report: {}", dir.join("report.md").display());
-    Ok(raw.boots.iter().all(|b| b.exit == Some(0)))
+    let failed_cells: Vec<String> = raw
+        .boots
+        .iter()
+        .flat_map(|b| b.outcomes.iter().map(move |o| (b, o)))
+        .filter_map(|(b, o)| match &o.status {
+            parse::Status::Failed(why) => Some(format!("{} on {}: {why}", o.id, b.kernel.name())),
+            _ => None,
+        })
+        .collect();
+    for f in &failed_cells {
+        eprintln!("eevdf-lab: cell failed: {f}");
+    }
+    Ok(failed_cells.is_empty() && raw.boots.iter().all(|b| b.exit == Some(0)))
 }
 
 fn main() -> std::process::ExitCode {
@@ -580,6 +596,7 @@ fn real_main() -> Result<bool> {
         args: &args,
         cells: &cells,
         boots: &boots,
+        boots_per_kernel,
         t0: t_run,
     };
     for n in 0..boots.len() {

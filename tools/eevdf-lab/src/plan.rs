@@ -242,7 +242,7 @@ impl Cell {
     /// replaces it with measured times as cells complete.
     pub fn estimate_s(&self) -> f64 {
         match &self.workload {
-            // Measured: hackbench -g 2 -l 50 with the waker took about 1.5 s.
+            // Measured: hackbench -g 2 -l 40 with the waker took about 1.5 s (TCG, loaded host).
             Workload::Latency {
                 hb_groups,
                 hb_loops,
@@ -281,7 +281,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     let mut cells = Vec::new();
     let (lat_sets, slices, hb): (&[F], &[f64], (u32, u32)) = match kind {
         MatrixKind::Smoke => (&[F::Eevdf], &[1.0], (1, 20)),
-        MatrixKind::Quick => (&[F::Eevdf, F::Evdf, F::Bias], &[10.0, 1.0, 0.1], (2, 40)),
+        MatrixKind::Quick => (&[F::Eevdf, F::Evdf, F::Bias], &[10.0, 1.0, 0.1], (2, 70)),
         MatrixKind::Full => (&F::ALL, &[10.0, 1.0, 0.1], (4, 60)),
     };
     for &slice_x in slices {
@@ -299,7 +299,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     }
     let hackbench: Vec<(bool, bool, u32, u32)> = match kind {
         MatrixKind::Smoke => vec![(false, true, 1, 20)],
-        MatrixKind::Quick => vec![(false, true, 2, 40), (true, false, 2, 40)],
+        MatrixKind::Quick => vec![(false, true, 2, 70), (true, false, 2, 70)],
         MatrixKind::Full => {
             let mut v = Vec::new();
             for threads in [false, true] {
@@ -326,7 +326,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     }
     let (pp_ms, share_ms, scale_ms) = match kind {
         MatrixKind::Smoke => (300, 300, 300),
-        MatrixKind::Quick => (500, 500, 500),
+        MatrixKind::Quick => (600, 600, 600),
         MatrixKind::Full => (2000, 2000, 1000),
     };
     cells.push(Cell::new(

@@ -76,7 +76,7 @@ fn main() -> Result<()> {
             break;
         }
         n += 1;
-        if n % 256 == 0 && sys::now_ns() >= end {
+        if n.is_multiple_of(256) && sys::now_ns() >= end {
             break;
         }
     }
