@@ -6,6 +6,12 @@
 //! stores: the kernel glue implements them over `struct sched_entity`, `struct cfs_rq`
 //! and lib/rbtree.c's augmented cached rbtree; [`crate::user`] implements them in plain
 //! Rust for the simulator, the tests and the benchmarks.
+//!
+//! The traits are safe to implement: the core never relies on them for memory safety
+//! (it holds no pointers of its own), so a wrong implementation can only give wrong
+//! scheduling decisions, which [`crate::check_invariants`] reports. An implementation
+//! backed by raw pointers (the kernel's) keeps its `unsafe` inside its own methods,
+//! justified by holding the runqueue lock.
 
 use super::load::LoadWeight;
 use super::vtime::vruntime_min;
