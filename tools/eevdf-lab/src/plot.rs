@@ -252,7 +252,8 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
             }
         }
     }
-    c.text(10, 60 + ph as i64 / 2 - 40, "us", BLACK, 1);
+    let axes = "y: wakeup latency (us, log)   x: percentile";
+    c.text(w as i64 - Canvas::text_width(axes, 1) - 20, 441, axes, BLACK, 1);
     let mut x = 70;
     for (n, col) in legend {
         c.rect(x, 440, x + 14, 450, col);
