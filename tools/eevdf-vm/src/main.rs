@@ -258,6 +258,12 @@ fn build_initramfs(args: &Args, init: &str) -> Result<Vec<u8>> {
     let root = repo_root();
     add_tree(&mut a, &root.join("tools/guest"), "/eevdf/bin")?;
     add_tree(&mut a, &root.join("tests/guest"), "/eevdf/tests")?;
+    // Static helper programs built by tools/build-guest-bin.sh (the guest has
+    // no compiler).
+    let guest_bin = cache_dir().join("guest-bin");
+    if guest_bin.is_dir() {
+        add_tree(&mut a, &guest_bin, "/eevdf/bin")?;
+    }
     a.file("/init", 0o755, init.as_bytes());
     let script = std::fs::read(&args.script)
         .with_context(|| format!("reading the guest script {}", args.script.display()))?;
