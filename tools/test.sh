@@ -38,6 +38,14 @@ while read -r p; do
 	note "checkpatch clean: $p"
 done <kernel/patches/series
 
+bash tools/build-guest-bin.sh
+
+stage "kernel: rust build"
+bash tools/build-kernel.sh rust
+stage "guest: every guest test on the rust kernel (4 vCPUs, KUnit included)"
+printf 'eevdf-guest-tests -k rust\n' >"$KBUILD_ROOT/guest-rust.sh"
+target/release/eevdf-vm --kernel rust --cpus 4 --timeout-s 900 "$KBUILD_ROOT/guest-rust.sh"
+
 stage "kernel: debug build"
 bash tools/build-kernel.sh debug
 stage "guest: every guest test on the debug kernel (4 vCPUs)"
