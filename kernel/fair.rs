@@ -210,7 +210,11 @@ impl CfsRq {
         // SAFETY: by the type invariant the cfs_rq is valid and locked, and its
         // timeline is augmented by `SeAugment`.
         // The address of a field of a valid object is not null.
-        unsafe { RbRootCached::from_raw(NonNull::new_unchecked(&raw mut (*self.raw()).tasks_timeline)) }
+        unsafe {
+            RbRootCached::from_raw(NonNull::new_unchecked(
+                &raw mut (*self.raw()).tasks_timeline,
+            ))
+        }
     }
 
     #[inline]
@@ -359,7 +363,10 @@ const _: () = assert!(EnqueueFlags::INITIAL.0 == bindings::ENQUEUE_INITIAL);
 ///
 /// See the module docs: valid pointers, runqueue lock held.
 #[inline]
-unsafe fn args(cfs_rq: *mut bindings::cfs_rq, se: *mut bindings::sched_entity) -> (CfsRq, Option<Se>) {
+unsafe fn args(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) -> (CfsRq, Option<Se>) {
     // SAFETY: guaranteed by the caller.
     unsafe { (CfsRq::from_raw(cfs_rq), Se::from_raw(se)) }
 }
@@ -382,7 +389,10 @@ pub unsafe extern "C" fn sched_eevdf_avg_vruntime(cfs_rq: *mut bindings::cfs_rq)
 ///
 /// As [`sched_eevdf_avg_vruntime`].
 #[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_vruntime_eligible(cfs_rq: *mut bindings::cfs_rq, vruntime: u64) -> i32 {
+pub unsafe extern "C" fn sched_eevdf_vruntime_eligible(
+    cfs_rq: *mut bindings::cfs_rq,
+    vruntime: u64,
+) -> i32 {
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
     i32::from(core_::vruntime_eligible(&rq, vruntime, config()))
@@ -400,7 +410,8 @@ pub unsafe extern "C" fn sched_eevdf_entity_eligible(
 ) -> i32 {
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
-    se.is_some_and(|se| core_::entity_eligible(&rq, se, config())).into()
+    se.is_some_and(|se| core_::entity_eligible(&rq, se, config()))
+        .into()
 }
 
 /// `__enqueue_entity()`: into the sums and the timeline.
@@ -409,7 +420,10 @@ pub unsafe extern "C" fn sched_eevdf_entity_eligible(
 ///
 /// As [`sched_eevdf_entity_eligible`], and `se` not in any timeline.
 #[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_enqueue_entity(cfs_rq: *mut bindings::cfs_rq, se: *mut bindings::sched_entity) {
+pub unsafe extern "C" fn sched_eevdf_enqueue_entity(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) {
     // SAFETY: guaranteed by the caller.
     if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
         core_::__enqueue_entity(&mut rq, se);
@@ -422,7 +436,10 @@ pub unsafe extern "C" fn sched_eevdf_enqueue_entity(cfs_rq: *mut bindings::cfs_r
 ///
 /// As [`sched_eevdf_entity_eligible`], and `se` in this `cfs_rq`'s timeline.
 #[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_dequeue_entity(cfs_rq: *mut bindings::cfs_rq, se: *mut bindings::sched_entity) {
+pub unsafe extern "C" fn sched_eevdf_dequeue_entity(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) {
     // SAFETY: guaranteed by the caller.
     if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
         core_::__dequeue_entity(&mut rq, se);
@@ -435,7 +452,9 @@ pub unsafe extern "C" fn sched_eevdf_dequeue_entity(cfs_rq: *mut bindings::cfs_r
 ///
 /// As [`sched_eevdf_avg_vruntime`].
 #[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_pick_first_entity(cfs_rq: *mut bindings::cfs_rq) -> *mut bindings::sched_entity {
+pub unsafe extern "C" fn sched_eevdf_pick_first_entity(
+    cfs_rq: *mut bindings::cfs_rq,
+) -> *mut bindings::sched_entity {
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
     rq.first().map_or(ptr::null_mut(), Se::as_ptr)
@@ -447,7 +466,9 @@ pub unsafe extern "C" fn sched_eevdf_pick_first_entity(cfs_rq: *mut bindings::cf
 ///
 /// As [`sched_eevdf_avg_vruntime`].
 #[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_pick_eevdf(cfs_rq: *mut bindings::cfs_rq) -> *mut bindings::sched_entity {
+pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
+    cfs_rq: *mut bindings::cfs_rq,
+) -> *mut bindings::sched_entity {
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
     core_::pick_eevdf(&rq, config()).map_or(ptr::null_mut(), Se::as_ptr)
@@ -476,7 +497,10 @@ pub unsafe extern "C" fn sched_eevdf_place_entity(
 ///
 /// As [`sched_eevdf_entity_eligible`].
 #[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_update_deadline(cfs_rq: *mut bindings::cfs_rq, se: *mut bindings::sched_entity) -> bool {
+pub unsafe extern "C" fn sched_eevdf_update_deadline(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) -> bool {
     // SAFETY: guaranteed by the caller.
     match unsafe { args(cfs_rq, se) } {
         (mut rq, Some(se)) => core_::update_deadline(&mut rq, se, config()),
@@ -490,7 +514,10 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(cfs_rq: *mut bindings::cfs_
 ///
 /// As [`sched_eevdf_entity_eligible`].
 #[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_update_entity_lag(cfs_rq: *mut bindings::cfs_rq, se: *mut bindings::sched_entity) {
+pub unsafe extern "C" fn sched_eevdf_update_entity_lag(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) {
     // SAFETY: guaranteed by the caller.
     if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
         core_::update_entity_lag(&mut rq, se, config());
@@ -527,7 +554,10 @@ pub unsafe extern "C" fn sched_eevdf_reweight_entity(
 ///
 /// As [`sched_eevdf_entity_eligible`]; current's runtime already accounted.
 #[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(cfs_rq: *mut bindings::cfs_rq, pse: *mut bindings::sched_entity) -> bool {
+pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
+    cfs_rq: *mut bindings::cfs_rq,
+    pse: *mut bindings::sched_entity,
+) -> bool {
     // SAFETY: guaranteed by the caller.
     match unsafe { args(cfs_rq, pse) } {
         (mut rq, Some(pse)) => core_::check_preempt_wakeup_fair(&mut rq, pse, config()).preempts(),
@@ -541,7 +571,11 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(cfs_rq: *mut bindings::cfs_r
 ///
 /// As [`sched_eevdf_entity_eligible`].
 #[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_set_slice(cfs_rq: *mut bindings::cfs_rq, se: *mut bindings::sched_entity, slice: u64) {
+pub unsafe extern "C" fn sched_eevdf_set_slice(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+    slice: u64,
+) {
     // SAFETY: guaranteed by the caller.
     if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
         core_::set_queued_slice(&mut rq, se, slice);

@@ -81,7 +81,9 @@ fn check_pick(t: &mut Test, rq: &CfsRq, ses: &[Se], cfg: Config, step: u32) -> b
             && entity_eligible(rq, se, cfg)
             && vtime::vruntime_before(se.deadline(), p.deadline())
         {
-            t.fail(format_args!("step {step}: an eligible entity has an earlier deadline than the pick"));
+            t.fail(format_args!(
+                "step {step}: an eligible entity has an earlier deadline than the pick"
+            ));
             return false;
         }
     }
@@ -94,7 +96,10 @@ fn workload(t: &mut Test, cfg: Config, seed: u64) {
     let (raw_rq, raw_ses) = unsafe {
         RQ = MaybeUninit::zeroed();
         SES = MaybeUninit::zeroed();
-        ((&raw mut RQ).cast::<bindings::cfs_rq>(), (&raw mut SES).cast::<bindings::sched_entity>())
+        (
+            (&raw mut RQ).cast::<bindings::cfs_rq>(),
+            (&raw mut SES).cast::<bindings::sched_entity>(),
+        )
     };
     // SAFETY: as above: the runqueue is private to this test, so holding no
     // lock is exclusive access.
@@ -113,7 +118,11 @@ fn workload(t: &mut Test, cfg: Config, seed: u64) {
         let se = ses[rng.below(N as u64) as usize];
         match rng.below(8) {
             0 | 1 if !se.on_rq() => {
-                let flags = if step < N as u32 { EnqueueFlags::INITIAL } else { EnqueueFlags::WAKEUP };
+                let flags = if step < N as u32 {
+                    EnqueueFlags::INITIAL
+                } else {
+                    EnqueueFlags::WAKEUP
+                };
                 enqueue_entity(&mut rq, se, flags, cfg);
                 enq += 1;
                 if !check(t, &rq, step, "enqueue") {
@@ -164,19 +173,32 @@ fn defaults(t: &mut Test) {
 }
 
 fn no_eligible(t: &mut Test) {
-    workload(t, cfg_with(crate::sched_eevdf::Features::ELIGIBLE, false), 0x1234_5678_9abc_def1);
+    workload(
+        t,
+        cfg_with(crate::sched_eevdf::Features::ELIGIBLE, false),
+        0x1234_5678_9abc_def1,
+    );
 }
 
 fn bias_eligible(t: &mut Test) {
-    workload(t, cfg_with(crate::sched_eevdf::Features::BIAS_ELIGIBLE, true), 0x0fed_cba9_8765_4321);
+    workload(
+        t,
+        cfg_with(crate::sched_eevdf::Features::BIAS_ELIGIBLE, true),
+        0x0fed_cba9_8765_4321,
+    );
 }
 
 /// The live features: the kernel's sysctl word maps onto the core's table.
 fn live_features(t: &mut Test) {
     let c = crate::fair::config();
-    t.info(format_args!("live features {:?}, base slice {} ns, tick {} ns", c.features, c.base_slice_ns, c.tick_nsec));
+    t.info(format_args!(
+        "live features {:?}, base slice {} ns, tick {} ns",
+        c.features, c.base_slice_ns, c.tick_nsec
+    ));
     if c.features != crate::sched_eevdf::Features::DEFAULT {
-        t.fail(format_args!("boot features differ from the table's defaults"));
+        t.fail(format_args!(
+            "boot features differ from the table's defaults"
+        ));
     }
 }
 

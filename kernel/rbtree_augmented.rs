@@ -153,11 +153,12 @@ pub struct Callbacks<A>(PhantomData<A>);
 
 impl<A: Augment> Callbacks<A> {
     /// The callbacks, in static memory.
-    pub const CALLBACKS: &'static bindings::rb_augment_callbacks = &bindings::rb_augment_callbacks {
-        propagate: Some(propagate::<A>),
-        copy: Some(copy::<A>),
-        rotate: Some(rotate::<A>),
-    };
+    pub const CALLBACKS: &'static bindings::rb_augment_callbacks =
+        &bindings::rb_augment_callbacks {
+            propagate: Some(propagate::<A>),
+            copy: Some(copy::<A>),
+            rotate: Some(rotate::<A>),
+        };
 }
 
 /// A borrowed `struct rb_root_cached` whose nodes use augmentation `A`.
@@ -238,7 +239,12 @@ impl<A: Augment> RbRootCached<A> {
             // As rb_add_augmented_cached(): the new leaf's values reach its
             // ancestors before the rebalancing rotations ("suboptimal", as C).
             propagate::<A>(parent, ptr::null_mut());
-            bindings::rb_insert_augmented_cached(node.as_ptr(), tree, leftmost, Callbacks::<A>::CALLBACKS);
+            bindings::rb_insert_augmented_cached(
+                node.as_ptr(),
+                tree,
+                leftmost,
+                Callbacks::<A>::CALLBACKS,
+            );
         }
     }
 
@@ -251,7 +257,11 @@ impl<A: Augment> RbRootCached<A> {
         // SAFETY: by the type invariant the tree is valid and ours; the caller
         // guarantees `node` is in it.
         unsafe {
-            bindings::rb_erase_augmented_cached(node.as_ptr(), self.root.as_ptr(), Callbacks::<A>::CALLBACKS)
+            bindings::rb_erase_augmented_cached(
+                node.as_ptr(),
+                self.root.as_ptr(),
+                Callbacks::<A>::CALLBACKS,
+            )
         };
     }
 }
