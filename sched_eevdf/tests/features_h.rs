@@ -51,20 +51,33 @@ fn table_matches_features_h() {
         return;
     }
     let out = Command::new("tar")
-        .args(["-xJOf", tarball, "linux-source-6.12/kernel/sched/features.h"])
+        .args([
+            "-xJOf",
+            tarball,
+            "linux-source-6.12/kernel/sched/features.h",
+        ])
         .output()
         .expect("tar");
     assert!(out.status.success(), "tar failed");
     let mut feats = parse(&String::from_utf8_lossy(&out.stdout), false);
     let patches = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernel/patches");
     let series = std::fs::read_to_string(patches.join("series")).expect("series");
-    for p in series.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()) {
+    for p in series
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+    {
         let text = std::fs::read_to_string(patches.join(p)).expect("patch");
         feats.extend(parse(&text, true));
     }
     for info in Features::TABLE {
         let found = feats.iter().find(|(n, _)| n == info.name);
-        let (_, def) = found.unwrap_or_else(|| panic!("{} is not in features.h (+ series)", info.name));
-        assert_eq!(*def, info.default, "{}: default differs from features.h", info.name);
+        let (_, def) =
+            found.unwrap_or_else(|| panic!("{} is not in features.h (+ series)", info.name));
+        assert_eq!(
+            *def, info.default,
+            "{}: default differs from features.h",
+            info.name
+        );
     }
 }

@@ -159,13 +159,18 @@ fn repo_root() -> PathBuf {
 fn cache_dir() -> PathBuf {
     match std::env::var_os("EEVDF_CACHE") {
         Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sched_eevdf"),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sched_eevdf")
+        }
     }
 }
 
 fn kernel_image(spec: &str) -> Result<PathBuf> {
     let path = match spec {
-        "rust" | "debug" | "stock" => cache_dir().join("build").join(spec).join("arch/x86/boot/bzImage"),
+        "rust" | "debug" | "stock" => cache_dir()
+            .join("build")
+            .join(spec)
+            .join("arch/x86/boot/bzImage"),
         p => PathBuf::from(p),
     };
     if !path.is_file() {
@@ -197,14 +202,21 @@ echo o > /proc/sysrq-trigger
 
 /// Copy a host binary and the shared libraries `ldd` names for it.
 fn add_binary(a: &mut cpio::Archive, path: &str, guest: &str) -> Result<()> {
-    let data = std::fs::read(path).with_context(|| format!("reading {path} (run tools/setup.sh)"))?;
+    let data =
+        std::fs::read(path).with_context(|| format!("reading {path} (run tools/setup.sh)"))?;
     a.file(guest, 0o755, &data);
-    let out = Command::new("ldd").arg(path).output().context("running ldd")?;
+    let out = Command::new("ldd")
+        .arg(path)
+        .output()
+        .context("running ldd")?;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
         let lib = match line.split_once("=>") {
             Some((_, rhs)) => rhs.split_whitespace().next(),
-            None => line.split_whitespace().next().filter(|s| s.starts_with('/')),
+            None => line
+                .split_whitespace()
+                .next()
+                .filter(|s| s.starts_with('/')),
         };
         if let Some(lib) = lib.filter(|l| l.starts_with('/')) {
             let real = std::fs::canonicalize(lib).with_context(|| format!("resolving {lib}"))?;
@@ -239,14 +251,28 @@ fn add_tree(a: &mut cpio::Archive, dir: &Path, guest_dir: &str) -> Result<()> {
 
 fn build_initramfs(args: &Args, init: &str) -> Result<Vec<u8>> {
     let mut a = cpio::Archive::new();
-    for d in ["dev", "proc", "sys", "tmp", "job", "sbin", "usr/bin", "usr/sbin", "eevdf/bin"] {
+    for d in [
+        "dev",
+        "proc",
+        "sys",
+        "tmp",
+        "job",
+        "sbin",
+        "usr/bin",
+        "usr/sbin",
+        "eevdf/bin",
+    ] {
         a.dir(d);
     }
     a.chardev("/dev/console", 5, 1);
     a.chardev("/dev/null", 1, 3);
-    let busybox = std::fs::read("/bin/busybox").context("reading /bin/busybox (run tools/setup.sh)")?;
+    let busybox =
+        std::fs::read("/bin/busybox").context("reading /bin/busybox (run tools/setup.sh)")?;
     a.file("/bin/busybox", 0o755, &busybox);
-    let list = Command::new("/bin/busybox").arg("--list").output().context("busybox --list")?;
+    let list = Command::new("/bin/busybox")
+        .arg("--list")
+        .output()
+        .context("busybox --list")?;
     for applet in String::from_utf8_lossy(&list.stdout).lines() {
         // A link named busybox would replace the binary with a link to itself.
         if !applet.is_empty() && applet != "busybox" {
@@ -310,14 +336,21 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
         r.append
     );
     let mut cmd = Command::new("qemu-system-x86_64");
-    cmd.args(["-machine", "pc", "-nodefaults", "-no-reboot", "-display", "none"])
-        .args(["-serial", "stdio", "-monitor", "none"])
-        .args(["-smp", &r.cpus.to_string(), "-m", &r.mem_mib.to_string()])
-        .arg("-kernel")
-        .arg(r.kernel)
-        .arg("-initrd")
-        .arg(r.initrd)
-        .args(["-append", &cmdline]);
+    cmd.args([
+        "-machine",
+        "pc",
+        "-nodefaults",
+        "-no-reboot",
+        "-display",
+        "none",
+    ])
+    .args(["-serial", "stdio", "-monitor", "none"])
+    .args(["-smp", &r.cpus.to_string(), "-m", &r.mem_mib.to_string()])
+    .arg("-kernel")
+    .arg(r.kernel)
+    .arg("-initrd")
+    .arg(r.initrd)
+    .args(["-append", &cmdline]);
     match r.accel {
         Accel::Kvm => cmd.args(["-accel", "kvm", "-cpu", "host"]),
         _ => cmd.args(["-accel", "tcg", "-cpu", "max"]),
@@ -339,7 +372,9 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
             match rd.read_until(b'\n', &mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
-                    let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
+                    let line = String::from_utf8_lossy(&buf)
+                        .trim_end_matches(['\n', '\r'])
+                        .to_string();
                     if tx2.send(Some(line)).is_err() {
                         break;
                     }
@@ -357,7 +392,9 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
     drop(tx);
 
     let mut log = match r.log {
-        Some(p) => Some(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?),
+        Some(p) => {
+            Some(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)
+        }
         None => None,
     };
     let deadline = Instant::now() + r.timeout;
@@ -442,7 +479,11 @@ fn choose_accel(args: &Args, kernel: &Path) -> Result<Accel> {
     }
     let cache = cache_dir().join("kvm-probe");
     if let Ok(s) = std::fs::read_to_string(&cache) {
-        return Ok(if s.trim() == "boots" { Accel::Kvm } else { Accel::Tcg });
+        return Ok(if s.trim() == "boots" {
+            Accel::Kvm
+        } else {
+            Accel::Tcg
+        });
     }
     eprintln!(
         "eevdf-vm: probing KVM (up to {} s, result cached in {})",
@@ -474,7 +515,14 @@ fn choose_accel(args: &Args, kernel: &Path) -> Result<Accel> {
     })?;
     let boots = out.guest_status == Some(0);
     std::fs::write(&cache, if boots { "boots\n" } else { "hangs\n" })?;
-    eprintln!("eevdf-vm: KVM {}", if boots { "boots: using it" } else { "did not boot in time: using TCG" });
+    eprintln!(
+        "eevdf-vm: KVM {}",
+        if boots {
+            "boots: using it"
+        } else {
+            "did not boot in time: using TCG"
+        }
+    );
     Ok(if boots { Accel::Kvm } else { Accel::Tcg })
 }
 
@@ -491,7 +539,10 @@ fn main() -> ExitCode {
 fn real_main() -> Result<ExitCode> {
     let args = Args::parse();
     if args.cpus == 0 || args.cpus > 8 {
-        bail!("--cpus must be 1..=8 (the kernel is built with NR_CPUS=8), got {}", args.cpus);
+        bail!(
+            "--cpus must be 1..=8 (the kernel is built with NR_CPUS=8), got {}",
+            args.cpus
+        );
     }
     if args.mem_mib < 128 {
         bail!("--mem-mib must be at least 128, got {}", args.mem_mib);
@@ -560,9 +611,18 @@ mod tests {
             report_in("[    1.234567] WARNING: CPU: 0 PID: 1 at kernel/sched/fair.c:1 foo"),
             Some("WARNING:")
         );
-        assert_eq!(report_in("[   12.000001] BUG: sleeping function called"), Some("BUG:"));
-        assert_eq!(report_in("[ 3.1] watchdog: BUG: soft lockup - CPU#0 stuck"), Some("BUG:"));
-        assert_eq!(report_in("[ 3.1] rcu: INFO: rcu_preempt self-detected stall on CPU"), Some("rcu: INFO:"));
+        assert_eq!(
+            report_in("[   12.000001] BUG: sleeping function called"),
+            Some("BUG:")
+        );
+        assert_eq!(
+            report_in("[ 3.1] watchdog: BUG: soft lockup - CPU#0 stuck"),
+            Some("BUG:")
+        );
+        assert_eq!(
+            report_in("[ 3.1] rcu: INFO: rcu_preempt self-detected stall on CPU"),
+            Some("rcu: INFO:")
+        );
         // Userspace output has no printk timestamp.
         assert_eq!(report_in("WARNING: stat /dev/cpu_dma_latency failed"), None);
         assert_eq!(report_in("[    1.2] sched_eevdf: all good"), None);
