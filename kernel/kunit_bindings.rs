@@ -14,10 +14,11 @@
 
 use crate::fair::{CfsRq, Se};
 use crate::kunit::Test;
+use crate::sched_eevdf::load::SCHED_PRIO_TO_WEIGHT;
 use crate::sched_eevdf::{
     check_invariants, dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf, reweight_entity,
     schedule, update_curr, vtime, Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick,
-    Runqueue, SCHED_PRIO_TO_WEIGHT,
+    Runqueue,
 };
 use core::mem::MaybeUninit;
 use kernel::bindings;

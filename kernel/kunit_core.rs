@@ -9,10 +9,11 @@
 //! with the fair.c integration.
 
 use crate::kunit::Test;
+use crate::sched_eevdf::load::SCHED_PRIO_TO_WEIGHT;
 use crate::sched_eevdf::{
     check_invariants, dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf,
     reweight_entity, schedule, update_curr, user::UserEntity, user::UserRunqueue, vtime,
-    Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick, Runqueue, SCHED_PRIO_TO_WEIGHT,
+    Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick, Runqueue,
 };
 
 /// Entities in the workload; they live on the stack of the test.
