@@ -8,7 +8,7 @@
 //! [`kunit_suite!`](crate::kunit_suite) in the `.kunit_test_suites` section that
 //! KUnit walks at boot), and [`Test`], the safe handle a test function gets.
 
-use core::ffi::{c_char, CStr};
+use core::ffi::CStr;
 use core::fmt;
 use kernel::bindings;
 
@@ -66,7 +66,7 @@ pub const fn case(
     // a valid value); all-zero is the C designated-initializer default.
     let mut c: bindings::kunit_case = unsafe { core::mem::zeroed() };
     c.run_case = Some(run);
-    c.name = name.as_ptr();
+    c.name = name.as_ptr().cast();
     c
 }
 
@@ -84,7 +84,7 @@ pub const fn suite(name: &CStr, cases: *mut bindings::kunit_case) -> bindings::k
     let mut i = 0;
     // The C field is `char name[256]`; leave room for the NUL.
     while i < bytes.len() && i < 255 {
-        s.name[i] = bytes[i] as c_char;
+        s.name[i] = bytes[i] as _;
         i += 1;
     }
     s.test_cases = cases;

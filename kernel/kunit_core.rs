@@ -37,9 +37,9 @@ impl Rng {
     }
 }
 
+/// The load weight of a nice level in -20..=19.
 fn weight(rng: &mut Rng) -> LoadWeight {
-    let nice = rng.below(40) as usize;
-    LoadWeight::from_weight(u64::from(SCHED_PRIO_TO_WEIGHT[nice]))
+    LoadWeight::from_nice(rng.below(40) as i32 - 20)
 }
 
 fn check(t: &mut Test, rq: &UserRunqueue<'_>, step: u32, what: &str) -> bool {

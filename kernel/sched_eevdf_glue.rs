@@ -13,12 +13,6 @@
 #[macro_use]
 pub mod sched_eevdf;
 
-// The core's modules name each other as `crate::<module>` (it is a crate of its
-// own on the host); here it is a module, so its modules are also visible at
-// this crate's root under the same names.
-#[allow(unused_imports)]
-use sched_eevdf::{check, eevdf, entity, features, load, user, vtime};
-
 pub mod fair;
 pub mod rbtree_augmented;
 

@@ -92,4 +92,9 @@ if ! wait "$pid"; then
 	grep -nE -B3 -A12 '(error|Error|ERROR)[: []' "$log" | head -80 >&2 || tail -40 "$log" >&2
 	die "$name: kernel build failed after $(($(now) - t0)) s (full log: $log)"
 fi
+# The project's code builds warning-free under the kernel's own lints.
+if grep -A4 -E '^(warning|error)' "$log" | grep -q 'kernel/sched/eevdf/'; then
+	grep -B2 -A12 -E '^warning' "$log" | head -60 >&2
+	die "$name: rustc warned about the project's code (above; full log: $log)"
+fi
 step "$name: built $(kmake O="$out" -s kernelrelease) in $(($(now) - t0)) s: $out/arch/x86/boot/bzImage"

@@ -4,7 +4,7 @@
 #
 #   - Debian packages: kernel source, LLVM tool chain, QEMU, busybox, rt-tests;
 #   - bindgen-cli $BINDGEN_VERSION from crates.io;
-#   - Rust $RUST_TOOLCHAIN with rust-src, rustfmt and clippy (and nightly's miri
+#   - Rust $RUST_TOOLCHAIN with rust-src, rustfmt, clippy and the musl target (and nightly's miri
 #     for the tests, when EEVDF_SETUP_TESTS=1).
 #
 # It ends by checking every pinned version; a mismatch stops it with a message
@@ -42,6 +42,11 @@ for c in rust-src rustfmt clippy; do
 		rustup component add "$c" --toolchain "$RUST_TOOLCHAIN"
 	fi
 done
+# The lab's guest programs (tools/eevdf-guest) are static musl binaries.
+if ! rustup target list --toolchain "$RUST_TOOLCHAIN" --installed | grep -q '^x86_64-unknown-linux-musl$'; then
+	step "rustup: adding target x86_64-unknown-linux-musl to $RUST_TOOLCHAIN"
+	rustup target add x86_64-unknown-linux-musl --toolchain "$RUST_TOOLCHAIN"
+fi
 if [ "${EEVDF_SETUP_TESTS:-0}" = 1 ]; then
 	if ! rustup toolchain list | grep -q '^nightly'; then
 		rustup toolchain install nightly --profile minimal

@@ -6,7 +6,8 @@
 #   kernel: build the debug kernel (lockdep, atomic-sleep, list debugging) and run
 #           every guest test in one boot on 4 vCPUs; check that the harness fails
 #           when it must (tests/harness/selftest.sh); build the stock kernel from
-#           the same tree and run the guest tests that apply to it.
+#           the same tree and run the guest tests that apply to it; smoke-test the
+#           experiment lab (eevdf-lab --smoke) on it.
 #
 # Stops at the first failing stage and says which.
 source "$(dirname "$0")/lib.sh"
@@ -58,5 +59,13 @@ stage "kernel: stock build (CONFIG_SCHED_EEVDF_RUST=n, same tree)"
 bash tools/build-kernel.sh stock
 printf 'eevdf-guest-tests -k stock\n' >"$KBUILD_ROOT/guest-stock.sh"
 target/release/eevdf-vm --kernel stock --cpus 2 --timeout-s 600 "$KBUILD_ROOT/guest-stock.sh"
+
+stage "lab: eevdf-lab --smoke on the stock kernel (one boot, every experiment)"
+# The lab's planning, parsers and statistics have unit tests (cargo test above); this
+# checks the guest programs, the protocol and the report end to end. Stock only: a
+# third kernel build would cost CI about 6 minutes.
+cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eevdf-guest
+cargo build --quiet --release --locked -p eevdf-lab
+target/release/eevdf-lab --smoke --no-build --kernels stock --out-dir "$KBUILD_ROOT/lab-smoke"
 
 stage "all tests passed"

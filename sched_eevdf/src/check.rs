@@ -12,9 +12,9 @@
 
 use core::fmt;
 
-use crate::eevdf::entity_key;
-use crate::entity::{Entity, Runqueue, Timeline};
-use crate::vtime::{vruntime_before, vruntime_min};
+use super::eevdf::entity_key;
+use super::entity::{Entity, Runqueue, Timeline};
+use super::vtime::{vruntime_before, vruntime_min};
 
 /// What [`check_invariants`] found wrong. Values are the stored and recomputed ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,10 +6,10 @@
 //! Time is an input: where fair.c reads the clock (`update_curr()`), the caller passes the
 //! executed real time. Every operation takes the [`Config`] to use, features included.
 
-use crate::entity::{min_deadline_update, Entity, Runqueue};
-use crate::features::Features;
-use crate::load::{calc_delta_fair, div_s64, LoadWeight, NICE_0_WEIGHT};
-use crate::vtime::{vadd, vdelta, vruntime_before};
+use super::entity::{min_deadline_update, Entity, Runqueue};
+use super::features::Features;
+use super::load::{calc_delta_fair, div_s64, LoadWeight, NICE_0_WEIGHT};
+use super::vtime::{vadd, vdelta, vruntime_before};
 
 /// Per-call configuration: features and the tunables the EEVDF core reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -680,10 +680,15 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
 
     se.set_vruntime(vruntime.wrapping_sub(lag as u64));
 
-    if cfg.feat(Features::PLACE_REL_DEADLINE) && se.rel_deadline() {
-        se.set_deadline(se.deadline().wrapping_add(se.vruntime()));
+    // Unlike fair.c, the relative-deadline flag is consumed even when PLACE_REL_DEADLINE
+    // was turned off since the dequeue: a stale flag would later make a fresh absolute
+    // deadline be read as relative (and land ~2^63 away from V).
+    if se.rel_deadline() {
         se.set_rel_deadline(false);
-        return;
+        if cfg.feat(Features::PLACE_REL_DEADLINE) {
+            se.set_deadline(se.deadline().wrapping_add(se.vruntime()));
+            return;
+        }
     }
 
     if cfg.feat(Features::PLACE_DEADLINE_INITIAL) && flags.contains(EnqueueFlags::INITIAL) {
@@ -913,7 +918,7 @@ fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
 
 /// `reweight_entity()`: change an entity's weight (nice or group share).
 ///
-/// Queued: [`reweight_eevdf`] around V, out of the tree and the sums meanwhile. Not
+/// Queued: `reweight_eevdf()` around V, out of the tree and the sums meanwhile. Not
 /// queued: the saved virtual lag is rescaled, `vl' = vl * w / w'`, since lag_i =
 /// w_i * vl_i is what is preserved. Call [`update_curr`] first. A zero weight is ignored.
 pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: Config) {

@@ -6,9 +6,15 @@
 //! stores: the kernel glue implements them over `struct sched_entity`, `struct cfs_rq`
 //! and lib/rbtree.c's augmented cached rbtree; [`crate::user`] implements them in plain
 //! Rust for the simulator, the tests and the benchmarks.
+//!
+//! The traits are safe to implement: the core never relies on them for memory safety
+//! (it holds no pointers of its own), so a wrong implementation can only give wrong
+//! scheduling decisions, which [`crate::check_invariants`] reports. An implementation
+//! backed by raw pointers (the kernel's) keeps its `unsafe` inside its own methods,
+//! justified by holding the runqueue lock.
 
-use crate::load::LoadWeight;
-use crate::vtime::vruntime_min;
+use super::load::LoadWeight;
+use super::vtime::vruntime_min;
 
 /// A handle to a scheduling entity (`struct sched_entity`).
 ///
@@ -138,7 +144,7 @@ pub trait Runqueue: Timeline {
 /// vruntime and augment with the minimum deadline (see the crate docs for why).
 #[inline]
 pub fn entity_less<S: Entity>(a: S, b: S) -> bool {
-    crate::vtime::vruntime_before(a.vruntime(), b.vruntime())
+    super::vtime::vruntime_before(a.vruntime(), b.vruntime())
 }
 
 /// The augmented-value computation (`RBCOMPUTE` of `RB_DECLARE_CALLBACKS`):

@@ -56,7 +56,9 @@
 //! Where this crate and fair.c differ, the function docs say so; the main points are:
 //! eligibility is compared exactly even when `key * load` does not fit in 64 bits (C
 //! would wrap), placement inflates lag as `vl + vl*w/W` (same value, smaller product),
-//! and bookkeeping misuse (double enqueue, foreign entity) is ignored instead of WARNed.
+//! the `rel_deadline` flag is consumed even when PLACE_REL_DEADLINE was switched off
+//! after the dequeue, and bookkeeping misuse (double enqueue, foreign entity) is ignored
+//! instead of WARNed.
 //! Documentation/eevdf-math.md has the math and the overflow bounds.
 
 #![cfg_attr(not(sched_eevdf_in_kernel), no_std)]

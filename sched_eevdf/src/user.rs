@@ -33,8 +33,8 @@ use core::fmt;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::entity::{entity_less, min_deadline_update, Entity, Runqueue, Timeline};
-use crate::load::LoadWeight;
+use super::entity::{entity_less, min_deadline_update, Entity, Runqueue, Timeline};
+use super::load::LoadWeight;
 
 /// The tree links embedded in a [`UserEntity`] (`struct rb_node`).
 #[derive(Default)]

@@ -11,6 +11,7 @@ fn ref_mul_u64_u32_shr(a: u64, mul: u32, shift: u32) -> u64 {
 }
 
 /// kernel/sched/fair.c `__calc_delta()` with `__update_inv_weight()`, CONFIG_64BIT.
+#[expect(clippy::manual_checked_ops, reason = "transliterates the C")]
 fn ref_calc_delta(delta_exec: u64, weight: u64, lw_weight: u64, lw_inv: u32) -> u64 {
     let scale_down = |w: u64| if w != 0 { (w >> 10).max(2) } else { 0 };
     let inv = if lw_inv != 0 {

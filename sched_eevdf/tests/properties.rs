@@ -15,12 +15,7 @@ fn lag_ns(v: u64, e: &UserEntity) -> f64 {
 }
 
 fn run_to_resched(rq: &mut UserRunqueue<'_>, q: u64, cfg: Config) {
-    loop {
-        match schedule(rq, cfg) {
-            Pick::Blocked(_) => continue,
-            _ => break,
-        }
-    }
+    while let Pick::Blocked(_) = schedule(rq, cfg) {}
     let _ = update_curr(rq, q, cfg);
 }
 

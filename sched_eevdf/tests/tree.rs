@@ -267,7 +267,7 @@ fn pick_matches_linear_scan_on_random_trees() {
     let (n, rounds) = if cfg!(miri) { (32, 20) } else { (3000, 400) };
     let mut rng = Rng(7);
     let ents: Vec<UserEntity> = (0..n)
-        .map(|i| UserEntity::new(LoadWeight::from_nice((i % 40) as i32 - 20)))
+        .map(|i| UserEntity::new(LoadWeight::from_nice((i % 40) - 20)))
         .collect();
     let mut rq = UserRunqueue::new();
     for e in &ents {

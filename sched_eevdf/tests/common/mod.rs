@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod pair;
 pub mod reference;
 
 use sched_eevdf::{scale_load, LoadWeight};

@@ -230,10 +230,12 @@ impl RefRq {
         }
         let e = &mut self.ents[i];
         e.vruntime = v.wrapping_sub(lag as i64 as u64);
-        if cfg.features.contains(Features::PLACE_REL_DEADLINE) && e.rel_deadline {
-            e.deadline = e.deadline.wrapping_add(e.vruntime);
+        if e.rel_deadline {
             e.rel_deadline = false;
-            return;
+            if cfg.features.contains(Features::PLACE_REL_DEADLINE) {
+                e.deadline = e.deadline.wrapping_add(e.vruntime);
+                return;
+            }
         }
         if cfg.features.contains(Features::PLACE_DEADLINE_INITIAL)
             && flags.contains(EnqueueFlags::INITIAL)

@@ -63,7 +63,7 @@ impl Archive {
     }
 
     fn pad(&mut self) {
-        while self.buf.len() % 4 != 0 {
+        while !self.buf.len().is_multiple_of(4) {
             self.buf.push(0);
         }
     }
@@ -116,7 +116,7 @@ impl Archive {
     pub fn finish(mut self) -> Vec<u8> {
         self.header("TRAILER!!!", 0, 0, (0, 0));
         // The kernel reads archives in 512-byte blocks at the end.
-        while self.buf.len() % 512 != 0 {
+        while !self.buf.len().is_multiple_of(512) {
             self.buf.push(0);
         }
         self.buf

@@ -2,8 +2,9 @@
 //! in it, stream its output, and exit with the guest script's status.
 //!
 //! The guest userspace is busybox, hackbench and cyclictest (with their shared
-//! libraries), the project's guest tools (tools/guest/) and guest tests
-//! (tests/guest/), all in an initramfs this program writes for every run. The
+//! libraries), the project's guest tools (tools/guest/), the static guest
+//! programs (every `eevdf-*` executable in target/x86_64-unknown-linux-musl/release,
+//! from package tools/eevdf-guest) and guest tests (tests/guest/), all in an initramfs this program writes for every run. The
 //! script and any `--file` go to /job in the guest, which runs `sh /job/run.sh`
 //! after mounting proc, sys, devtmpfs, debugfs, tmpfs and cgroup2.
 //!
@@ -249,6 +250,38 @@ fn add_tree(a: &mut cpio::Archive, dir: &Path, guest_dir: &str) -> Result<()> {
     Ok(())
 }
 
+/// Add the static guest programs (package tools/eevdf-guest, built with `cargo build
+/// --release --target x86_64-unknown-linux-musl -p eevdf-guest`): every executable file
+/// named `eevdf-*` in `dir` goes to /eevdf/bin. A missing directory adds nothing.
+fn add_guest_programs(a: &mut cpio::Archive, dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let mut names: Vec<_> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let exec = e
+                .metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+            name.starts_with("eevdf-") && !name.contains('.') && exec
+        })
+        .map(|e| e.path())
+        .collect();
+    names.sort();
+    for p in names {
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let data = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+        a.file(&format!("/eevdf/bin/{name}"), 0o755, &data);
+    }
+    Ok(())
+}
+
 fn build_initramfs(args: &Args, init: &str) -> Result<Vec<u8>> {
     let mut a = cpio::Archive::new();
     for d in [
@@ -284,6 +317,10 @@ fn build_initramfs(args: &Args, init: &str) -> Result<Vec<u8>> {
     let root = repo_root();
     add_tree(&mut a, &root.join("tools/guest"), "/eevdf/bin")?;
     add_tree(&mut a, &root.join("tests/guest"), "/eevdf/tests")?;
+    add_guest_programs(
+        &mut a,
+        &root.join("target/x86_64-unknown-linux-musl/release"),
+    )?;
     // Static helper programs built by tools/build-guest-bin.sh (the guest has
     // no compiler).
     let guest_bin = cache_dir().join("guest-bin");

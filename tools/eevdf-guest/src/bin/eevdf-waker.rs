@@ -1,0 +1,180 @@
+//! A cyclictest-like periodic waker for SCHED_OTHER that sets its own slice.
+//!
+//! It asks for a slice with sched_setattr (`sched_runtime`, SCHED_OTHER), which stock 6.12's
+//! cyclictest cannot do, then sleeps to absolute CLOCK_MONOTONIC deadlines `--interval-us`
+//! apart and records how late each wakeup was: timer slack, the scheduler's wakeup
+//! preemption decision and the time the woken task waits behind the running one.
+//!
+//! With a command after `--` it forks that command as the background load (e.g. hackbench)
+//! and measures until it exits; otherwise it measures for `--duration-ms`. It ends with a
+//! summary and one `@@json` result line (see the eevdf-guest library).
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use eevdf_guest::{summarise_latencies_ns, sys, Record, WakerResult};
+use std::ffi::CString;
+
+#[derive(Parser, Debug)]
+#[command(version, about, long_about = None)]
+struct Args {
+    /// Period between wakeups, µs. Shorter periods give more samples per second but a waker
+    /// that runs more often and so weighs more in the scheduler's accounting.
+    #[arg(long, default_value_t = 1000)]
+    interval_us: u64,
+
+    /// The SCHED_OTHER slice to request, µs (0 = keep the base slice). The kernel clamps to
+    /// [100, 100000]. Conflicts with --slice-base-x.
+    #[arg(long, conflicts_with = "slice_base_x")]
+    slice_us: Option<u64>,
+
+    /// The slice to request as a multiple of /sys/kernel/debug/sched/base_slice_ns (the
+    /// slice every other task has), e.g. 10, 1 or 0.1 as in the seed's experiment.
+    #[arg(long)]
+    slice_base_x: Option<f64>,
+
+    /// Measure this long, ms; with a background command, the most to wait for it.
+    #[arg(long, default_value_t = 2000)]
+    duration_ms: u64,
+
+    /// Pin the waker to this CPU (default: anywhere). Pinning it where the load runs makes
+    /// every wakeup a preemption decision; leaving it free lets it find an idle CPU.
+    #[arg(long)]
+    cpu: Option<u32>,
+
+    /// Print a log2 histogram of the lateness as well as the summary.
+    #[arg(long)]
+    histogram: bool,
+
+    /// Background command: measured until it exits.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+fn base_slice_ns() -> Result<u64> {
+    let p = "/sys/kernel/debug/sched/base_slice_ns";
+    let s = std::fs::read_to_string(p).with_context(|| format!("reading {p}"))?;
+    s.trim()
+        .parse()
+        .with_context(|| format!("parsing {p}: {s:?}"))
+}
+
+fn spawn(cmd: &[String]) -> Result<libc::pid_t> {
+    let argv: Vec<CString> = cmd
+        .iter()
+        .map(|a| CString::new(a.as_str()))
+        .collect::<Result<_, _>>()
+        .context("NUL in the background command")?;
+    let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    ptrs.push(std::ptr::null());
+    let pid = sys::fork_child(|| {
+        // SAFETY: `ptrs` is a NULL-terminated array of pointers to live C strings.
+        unsafe { libc::execvp(ptrs[0], ptrs.as_ptr()) };
+        eprintln!("eevdf-waker: cannot run {}", cmd[0]);
+        127
+    })
+    .context("fork")?;
+    Ok(pid)
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    if args.interval_us == 0 {
+        bail!("--interval-us must be positive");
+    }
+    let slice_ns = match (args.slice_us, args.slice_base_x) {
+        (Some(us), _) => us * 1000,
+        (None, Some(x)) => (base_slice_ns()? as f64 * x).round() as u64,
+        (None, None) => 0,
+    };
+    if let Some(cpu) = args.cpu {
+        sys::pin_to_cpu(0, cpu).with_context(|| format!("pinning to CPU {cpu}"))?;
+    }
+    sys::set_own_slice_ns(slice_ns, 0)
+        .with_context(|| format!("sched_setattr(SCHED_OTHER, sched_runtime={slice_ns})"))?;
+    let slice_effective_ns = sys::own_slice_ns().context("sched_getattr")?;
+
+    let interval_ns = args.interval_us * 1000;
+    let max_samples = (args.duration_ms * 1000 / args.interval_us) as usize + 1;
+    let mut lat = Vec::with_capacity(max_samples);
+    let mut missed = 0;
+    let ctx0 = sys::system_ctxsw()?;
+    let bg = if args.command.is_empty() {
+        None
+    } else {
+        Some(spawn(&args.command)?)
+    };
+    let mut bg_status = None;
+    let t0 = sys::now_ns();
+    let end = t0 + args.duration_ms * 1_000_000;
+    let mut next = t0 + interval_ns;
+    loop {
+        sys::sleep_until_ns(next);
+        let now = sys::now_ns();
+        lat.push(now.saturating_sub(next));
+        next += interval_ns;
+        while next <= now {
+            next += interval_ns;
+            missed += 1;
+        }
+        if let Some(pid) = bg {
+            if let Some(st) = sys::wait_pid(pid, false) {
+                bg_status = Some(st);
+                break;
+            }
+        }
+        if now >= end || lat.len() >= max_samples {
+            break;
+        }
+    }
+    let duration_s = (sys::now_ns() - t0) as f64 / 1e9;
+    if let (Some(pid), None) = (bg, bg_status) {
+        eprintln!("eevdf-waker: background command still running after --duration-ms; waiting");
+        bg_status = sys::wait_pid(pid, true);
+    }
+    let system_ctxsw = sys::system_ctxsw()? - ctx0;
+    let (waker_nvcsw, waker_nivcsw) = sys::own_ctxsw();
+    let s = summarise_latencies_ns(&lat);
+    println!(
+        "eevdf-waker: slice {} us (asked {} us), {} wakeups every {} us: min {:.1} avg {:.1} p99 {:.1} max {:.1} us, {} missed",
+        slice_effective_ns / 1000,
+        slice_ns / 1000,
+        lat.len(),
+        args.interval_us,
+        s.min_us,
+        s.avg_us,
+        s.p99_us,
+        s.max_us,
+        missed
+    );
+    if args.histogram {
+        let mut buckets = [0u64; 32];
+        for &l in &lat {
+            buckets[(64 - (l / 1000).leading_zeros()) as usize & 31] += 1;
+        }
+        for (i, &n) in buckets.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let lo = if i == 0 { 0 } else { 1u64 << (i - 1) };
+            println!("  < {:>8} us: {n}", if i == 0 { 1 } else { lo * 2 });
+        }
+    }
+    let r = Record::Waker(WakerResult {
+        interval_us: args.interval_us,
+        slice_requested_ns: slice_ns,
+        slice_effective_ns,
+        samples: lat.len() as u64,
+        missed,
+        min_us: s.min_us,
+        avg_us: s.avg_us,
+        p50_us: s.p50_us,
+        p90_us: s.p90_us,
+        p99_us: s.p99_us,
+        p999_us: s.p999_us,
+        max_us: s.max_us,
+        quantiles: s.quantiles,
+        waker_nvcsw,
+        waker_nivcsw,
+        system_ctxsw,
+        duration_s,
+        bg_status,
+    });
+    println!("{}", r.to_line());
+    Ok(())
+}

@@ -1,0 +1,382 @@
+//! Guest-side workloads for the experiment lab (`eevdf-lab`), and the records they print.
+//!
+//! The binaries (`eevdf-waker`, `eevdf-pingpong`, `eevdf-share`, `eevdf-scale`) are built
+//! static for the VM (`--target x86_64-unknown-linux-musl`) and installed at `/eevdf/bin` by
+//! eevdf-vm. Each ends by printing one line, [`RESULT_PREFIX`] followed by a JSON [`Record`];
+//! eevdf-lab links this library on the host and parses those lines with the same types, so the
+//! two sides cannot drift apart.
+//!
+//! Everything is measured with what stock 6.12 has: `clock_nanosleep`/`clock_gettime`,
+//! `/proc/stat` (`ctxt`), `/proc/schedstat` (per-CPU `sched_count`, `run_delay`),
+//! `/proc/<pid>/schedstat` (runtime) and `/proc/<pid>/status` (context switches). The
+//! project's own eevdf counters (debugfs) are not used: they do not exist yet.
+
+use serde::{Deserialize, Serialize};
+use std::io;
+
+pub mod sys;
+
+/// What every workload's result line starts with.
+pub const RESULT_PREFIX: &str = "@@json ";
+
+/// One workload's result, as printed on its [`RESULT_PREFIX`] line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Record {
+    Waker(WakerResult),
+    PingPong(PingPongResult),
+    Share(ShareResult),
+    Scale(ScaleResult),
+}
+
+impl Record {
+    /// The line a workload prints.
+    pub fn to_line(&self) -> String {
+        format!(
+            "{RESULT_PREFIX}{}",
+            serde_json::to_string(self).expect("records always serialise")
+        )
+    }
+
+    /// Parse a result line; `None` when `line` is not one.
+    pub fn from_line(line: &str) -> Option<serde_json::Result<Record>> {
+        let json = line.trim().strip_prefix(RESULT_PREFIX)?;
+        Some(serde_json::from_str(json))
+    }
+}
+
+/// The periodic waker: how late each absolute-time wakeup was.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WakerResult {
+    /// Period between wakeups, in microseconds.
+    pub interval_us: u64,
+    /// The slice asked for with sched_setattr (sched_runtime), ns; 0 = left at the base slice.
+    pub slice_requested_ns: u64,
+    /// The slice sched_getattr returned afterwards, ns (after the kernel's clamp).
+    pub slice_effective_ns: u64,
+    /// Wakeups measured.
+    pub samples: u64,
+    /// Periods skipped because a wakeup was later than a whole period.
+    pub missed: u64,
+    /// Lateness (wakeup time minus requested time), microseconds.
+    pub min_us: f64,
+    pub avg_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+    /// `(percentile, microseconds)` pairs at [`QUANTILE_POINTS`], for distribution plots.
+    pub quantiles: Vec<(f64, f64)>,
+    /// The waker's own voluntary and involuntary context switches.
+    pub waker_nvcsw: u64,
+    pub waker_nivcsw: u64,
+    /// Context switches on the whole machine during the run (`/proc/stat` ctxt delta).
+    pub system_ctxsw: u64,
+    /// Wall time of the measurement, seconds.
+    pub duration_s: f64,
+    /// Exit status of the background command, when there was one.
+    pub bg_status: Option<i32>,
+}
+
+/// Two processes bouncing a byte over two pipes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PingPongResult {
+    pub round_trips: u64,
+    pub duration_s: f64,
+    /// Two switches per round trip: the rate the fair class sustains.
+    pub switches_per_s: f64,
+    /// The machine's context switches per second during the run (`/proc/stat`).
+    pub system_ctxsw_per_s: f64,
+    /// The CPU both ends were pinned to, if any.
+    pub cpu: Option<u32>,
+}
+
+/// CPU hogs on one CPU: each one's share of the CPU against its weight-ideal share.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShareResult {
+    pub duration_s: f64,
+    pub hogs: Vec<HogShare>,
+    /// max |share - ideal| over the hogs, in percentage points.
+    pub max_abs_err_pp: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HogShare {
+    pub nice: i32,
+    /// cgroup path under the lab's root, or "" for the root group.
+    pub group: String,
+    /// What the weights say the share should be (0..1).
+    pub ideal: f64,
+    /// What it got (0..1), from `/proc/<pid>/schedstat` runtime deltas.
+    pub share: f64,
+    pub runtime_ns: u64,
+}
+
+/// Many runnable tasks on one CPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScaleResult {
+    pub tasks: u32,
+    /// `yield` (each task loops on sched_yield: every switch is a pick) or `spin`.
+    pub mode: String,
+    pub duration_s: f64,
+    /// Sum of the tasks' voluntary and involuntary switches over the run.
+    pub switches: u64,
+    pub switches_per_s: f64,
+    /// Wall time per switch on the loaded CPU, ns: an upper bound on the cost of a pick,
+    /// since it also holds the syscall and the switch itself.
+    pub ns_per_switch: f64,
+    /// `/proc/schedstat` of that CPU: schedule() calls and summed run delay over the run.
+    pub sched_count: Option<u64>,
+    pub run_delay_ns: Option<u64>,
+}
+
+/// Percentiles the waker reports for plots.
+pub const QUANTILE_POINTS: &[f64] = &[
+    0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 100.0,
+];
+
+/// The `p`th percentile (0..=100) of sorted data, by linear interpolation between ranks.
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0],
+        n => {
+            let rank = p.clamp(0.0, 100.0) / 100.0 * (n - 1) as f64;
+            let lo = rank.floor() as usize;
+            let hi = rank.ceil() as usize;
+            sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
+        }
+    }
+}
+
+/// Summarise lateness samples in nanoseconds into a [`WakerResult`]'s statistics.
+pub fn summarise_latencies_ns(lat_ns: &[u64]) -> LatencySummary {
+    let mut us: Vec<f64> = lat_ns.iter().map(|&n| n as f64 / 1000.0).collect();
+    us.sort_by(f64::total_cmp);
+    let avg = if us.is_empty() {
+        f64::NAN
+    } else {
+        us.iter().sum::<f64>() / us.len() as f64
+    };
+    LatencySummary {
+        min_us: quantile(&us, 0.0),
+        avg_us: avg,
+        p50_us: quantile(&us, 50.0),
+        p90_us: quantile(&us, 90.0),
+        p99_us: quantile(&us, 99.0),
+        p999_us: quantile(&us, 99.9),
+        max_us: quantile(&us, 100.0),
+        quantiles: QUANTILE_POINTS
+            .iter()
+            .map(|&p| (p, quantile(&us, p)))
+            .collect(),
+    }
+}
+
+/// The statistics part of a [`WakerResult`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatencySummary {
+    pub min_us: f64,
+    pub avg_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+    pub quantiles: Vec<(f64, f64)>,
+}
+
+/// kernel/sched/core.c's `sched_prio_to_weight[]`, nice -20 ..= 19.
+pub const SCHED_PRIO_TO_WEIGHT: [u32; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87,
+    70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// The load weight of a task at `nice` (clamped to -20..=19, as the syscall does).
+pub fn nice_to_weight(nice: i32) -> f64 {
+    SCHED_PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize] as f64
+}
+
+/// A cgroup's weight as the fair class sees it: cgroup v2 `cpu.weight` (1..=10000, default
+/// 100) becomes `shares = weight * 1024 / 100`, on the same scale as a nice-0 task's 1024.
+pub fn cpu_weight_to_load(cpu_weight: u32) -> f64 {
+    cpu_weight as f64 * 1024.0 / 100.0
+}
+
+/// The share of one CPU each hog should get when all are runnable on that CPU all the time.
+///
+/// `hogs` are `(nice, group)` with `group` a `/`-separated path ("" = root); `groups` gives
+/// `cpu.weight` per path (absent = 100). At each level of the hierarchy an entity gets
+/// `w / Σ w` over the sibling entities that hold at least one hog, and a hog's share is the
+/// product of those fractions from the root down: what weighted fair queueing promises.
+pub fn ideal_shares(hogs: &[(i32, String)], groups: &[(String, u32)]) -> Vec<f64> {
+    // Each hog's chain of (entity key, weight) from the root down.
+    let weight_of = |path: &str| {
+        groups
+            .iter()
+            .find(|(p, _)| p == path)
+            .map_or(100, |&(_, w)| w)
+    };
+    let chains: Vec<Vec<(String, f64)>> = hogs
+        .iter()
+        .enumerate()
+        .map(|(i, (nice, group))| {
+            let mut chain = Vec::new();
+            let mut prefix = String::new();
+            for part in group.split('/').filter(|s| !s.is_empty()) {
+                if !prefix.is_empty() {
+                    prefix.push('/');
+                }
+                prefix.push_str(part);
+                chain.push((
+                    format!("g:{prefix}"),
+                    cpu_weight_to_load(weight_of(&prefix)),
+                ));
+            }
+            chain.push((format!("t:{i}"), nice_to_weight(*nice)));
+            chain
+        })
+        .collect();
+    chains
+        .iter()
+        .map(|chain| {
+            let mut share = 1.0;
+            for (depth, (key, w)) in chain.iter().enumerate() {
+                // Siblings: distinct entities at this depth whose parent is this entity's parent.
+                let parent = &chain[..depth];
+                let mut seen: Vec<(&str, f64)> = Vec::new();
+                for other in &chains {
+                    if other.len() > depth
+                        && other[..depth]
+                            .iter()
+                            .map(|e| &e.0)
+                            .eq(parent.iter().map(|e| &e.0))
+                        && !seen.iter().any(|(k, _)| *k == other[depth].0)
+                    {
+                        seen.push((&other[depth].0, other[depth].1));
+                    }
+                }
+                let total: f64 = seen.iter().map(|(_, w)| w).sum();
+                debug_assert!(seen.iter().any(|(k, _)| k == key));
+                share *= w / total;
+            }
+            share
+        })
+        .collect()
+}
+
+/// Parse `NICE[@GROUP]`, the `--hog` syntax of eevdf-share.
+pub fn parse_hog(spec: &str) -> io::Result<(i32, String)> {
+    let (nice, group) = spec.split_once('@').unwrap_or((spec, ""));
+    let nice = nice.trim().parse().map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad hog '{spec}': want NICE[@GROUP]"),
+        )
+    })?;
+    Ok((nice, group.trim_matches('/').to_string()))
+}
+
+/// Parse `PATH=WEIGHT`, the `--group` syntax of eevdf-share.
+pub fn parse_group(spec: &str) -> io::Result<(String, u32)> {
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad group '{spec}': want PATH=WEIGHT with WEIGHT in 1..=10000"),
+        )
+    };
+    let (path, w) = spec.split_once('=').ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    if !(1..=10000).contains(&w) || path.trim_matches('/').is_empty() {
+        return Err(bad());
+    }
+    Ok((path.trim_matches('/').to_string(), w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(quantile(&v, 50.0), 3.0);
+        assert_eq!(quantile(&v, 100.0), 5.0);
+        assert_eq!(quantile(&v, 12.5), 1.5);
+        assert!(quantile(&[], 50.0).is_nan());
+    }
+
+    #[test]
+    fn nice_split_is_the_seed_70_30() {
+        let s = ideal_shares(&[(-4, String::new()), (0, String::new())], &[]);
+        assert!((s[0] - 2501.0 / (2501.0 + 1024.0)).abs() < 1e-12);
+        assert!((s[0] - 0.7095).abs() < 0.001, "{s:?}");
+        assert!((s.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn nested_groups_multiply_down_the_tree() {
+        let hogs = [
+            (0, "a/x".to_string()),
+            (0, "a/y".to_string()),
+            (0, "b".to_string()),
+        ];
+        let groups = [
+            ("a".to_string(), 200),
+            ("b".to_string(), 100),
+            ("a/x".to_string(), 100),
+            ("a/y".to_string(), 300),
+        ];
+        let s = ideal_shares(&hogs, &groups);
+        let want = [2.0 / 3.0 * 0.25, 2.0 / 3.0 * 0.75, 1.0 / 3.0];
+        for (g, w) in s.iter().zip(want) {
+            assert!((g - w).abs() < 1e-12, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn equal_hogs_split_evenly_and_empty_groups_do_not_count() {
+        let hogs = vec![(0, String::new()); 4];
+        let s = ideal_shares(&hogs, &[("unused".into(), 5000)]);
+        assert!(s.iter().all(|x| (x - 0.25).abs() < 1e-12));
+    }
+
+    #[test]
+    fn specs_parse_and_reject() {
+        assert_eq!(parse_hog("-4").unwrap(), (-4, String::new()));
+        assert_eq!(parse_hog("0@/a/x/").unwrap(), (0, "a/x".into()));
+        assert!(parse_hog("x@a").is_err());
+        assert_eq!(parse_group("a/x=300").unwrap(), ("a/x".into(), 300));
+        assert!(parse_group("a=0").is_err());
+        assert!(parse_group("=5").is_err());
+    }
+
+    #[test]
+    fn records_round_trip_through_their_line() {
+        let r = Record::PingPong(PingPongResult {
+            round_trips: 10,
+            duration_s: 1.0,
+            switches_per_s: 20.0,
+            system_ctxsw_per_s: 25.0,
+            cpu: Some(0),
+        });
+        let line = r.to_line();
+        assert!(line.starts_with("@@json {\"kind\":\"ping_pong\""));
+        assert_eq!(Record::from_line(&line).unwrap().unwrap(), r);
+        assert!(Record::from_line("Time: 1.0").is_none());
+    }
+
+    #[test]
+    fn latency_summary_orders_its_statistics() {
+        let ns: Vec<u64> = (1..=1000).map(|i| i * 1000).collect();
+        let s = summarise_latencies_ns(&ns);
+        assert_eq!(s.min_us, 1.0);
+        assert_eq!(s.max_us, 1000.0);
+        assert!((s.avg_us - 500.5).abs() < 1e-9);
+        assert!(s.p50_us < s.p99_us && s.p99_us < s.p999_us && s.p999_us <= s.max_us);
+        assert_eq!(s.quantiles.len(), QUANTILE_POINTS.len());
+    }
+}

@@ -1,0 +1,664 @@
+//! The experiment lab: build the Rust and stock kernels (same tree, same config but
+//! CONFIG_SCHED_EEVDF_RUST), boot each under QEMU, run the seeds' experiments in them and
+//! report medians with 95% intervals and Rust/stock ratios.
+//!
+//! Experiments (each cell is kernel × sched_feat set × workload):
+//!   latency     hackbench in the background, a periodic waker (eevdf-waker, 1 ms period)
+//!               whose SCHED_OTHER slice is 10x, 1x, 0.1x the base slice; EEVDF, EVDF
+//!               (NO_ELIGIBLE), BIAS_ELIGIBLE, NO_RUN_TO_PARITY, NO_PLACE_LAG (seed 000);
+//!   throughput  hackbench (processes/threads, pipes/sockets, groups) and pipe ping-pong;
+//!   fairness    nice -4 vs 0, N equal hogs, nested cgroups: CPU share against ideal;
+//!   scale       10/100/1000 yielding tasks on one CPU: switch rate and time per switch.
+//!
+//! Boots alternate kernels (A B A B ...) and each boot runs a batch of cells several times.
+//! Counters come from schedstat and /proc (the project's debugfs counters do not exist yet).
+//! Feature sets a kernel lacks are reported as "not available on this kernel".
+//!
+//! Output: results/<UTC timestamp>/ with raw.json, summary.json, report.md, PNG plots, and
+//! each boot's script, guest output and console log. The tables are printed at the end.
+//! `--quick` (the default) finishes in under 10 minutes on a 2-core host with TCG.
+//! Documentation/lab.md says how to read the report.
+
+mod parse;
+mod plan;
+mod plot;
+mod report;
+mod stats;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use plan::{Boot, Cell, Experiment, Kernel, MatrixKind};
+use report::{BootRun, KernelInfo, Raw, ReportPaths};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+#[derive(Parser, Debug)]
+#[command(version, about, long_about = None)]
+struct Args {
+    /// The cut-down matrix (the default): every experiment, fewer parameters, shorter runs;
+    /// under 10 minutes here. Its intervals are wide (6 runs a cell): enough to see a 5%
+    /// difference, not a 1% one.
+    #[arg(long, conflicts_with_all = ["full", "smoke"])]
+    quick: bool,
+
+    /// The whole matrix of the issue (about an hour under TCG): narrower intervals.
+    #[arg(long, conflicts_with = "smoke")]
+    full: bool,
+
+    /// A handful of cells, one boot per kernel: checks the pipeline (CI), no statistics.
+    #[arg(long)]
+    smoke: bool,
+
+    /// Boots per kernel (default: smoke 1, quick 3, full 5). Boots are the independent
+    /// samples that catch boot-to-boot variation; each costs about 10 s of boot.
+    #[arg(long)]
+    boots_per_kernel: Option<u32>,
+
+    /// Runs of every cell inside each boot (default: smoke 1, otherwise 2). Cheaper than
+    /// boots, but runs in one boot share its state, so they under-state the variance.
+    #[arg(long)]
+    inner_reps: Option<u32>,
+
+    /// Only these experiments (comma-separated: latency, throughput, fairness, scale).
+    #[arg(long, value_delimiter = ',', value_parser = parse_experiment)]
+    only: Vec<Experiment>,
+
+    /// Kernels to compare (comma-separated: rust, stock). One alone gives no ratios.
+    #[arg(long, value_delimiter = ',', value_parser = parse_kernel, default_value = "rust,stock")]
+    kernels: Vec<Kernel>,
+
+    /// Guest vCPUs. Under TCG each vCPU is a host thread: more than the host's cores makes
+    /// latencies measure the host's scheduler.
+    #[arg(long, default_value_t = 2)]
+    cpus: u32,
+
+    /// Guest memory, MiB (1000 tasks of the scale experiment need about 300).
+    #[arg(long, default_value_t = 512)]
+    mem_mib: u32,
+
+    /// Most estimated seconds of cells in one boot; longer batches are split into several
+    /// boots. Larger batches boot less; smaller ones lose less when a guest dies.
+    #[arg(long, default_value_t = 240)]
+    batch_budget_s: u64,
+
+    /// Where the timestamped results directory goes (default: results/ in the repository).
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+
+    /// Also write the report as this Markdown page (e.g. Documentation/results.md), with its
+    /// plots in a `results/` directory beside it.
+    #[arg(long)]
+    results_page: Option<PathBuf>,
+
+    /// Do not build: use the kernels and guest programs as they are.
+    #[arg(long)]
+    no_build: bool,
+
+    /// Print the plan and the time estimate, run nothing.
+    #[arg(long)]
+    dry_run: bool,
+
+    /// Regenerate the report from a raw.json of an earlier run (into that run's directory).
+    #[arg(long)]
+    from_raw: Option<PathBuf>,
+
+    /// Bootstrap resamples for the ratios' intervals. More is smoother and slower (2000
+    /// take milliseconds per row).
+    #[arg(long, default_value_t = 2000)]
+    bootstrap_resamples: usize,
+
+    /// Seed of the bootstrap, so that a report regenerates identically.
+    #[arg(long, default_value_t = 0x5eed)]
+    seed: u64,
+}
+
+fn parse_experiment(s: &str) -> Result<Experiment, String> {
+    Experiment::ALL
+        .into_iter()
+        .find(|e| format!("{e:?}").eq_ignore_ascii_case(s))
+        .ok_or_else(|| format!("unknown experiment '{s}' (latency, throughput, fairness, scale)"))
+}
+
+fn parse_kernel(s: &str) -> Result<Kernel, String> {
+    match s {
+        "rust" => Ok(Kernel::Rust),
+        "stock" => Ok(Kernel::Stock),
+        _ => Err(format!("unknown kernel '{s}' (rust, stock)")),
+    }
+}
+
+fn repo_root() -> PathBuf {
+    match std::env::var_os("EEVDF_REPO") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            p.canonicalize().unwrap_or(p)
+        }
+    }
+}
+
+fn cache_dir() -> PathBuf {
+    match std::env::var_os("EEVDF_CACHE") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sched_eevdf")
+        }
+    }
+}
+
+/// UTC "YYYY-MM-DD HH:MM:SS" from the system clock (days-to-civil, no time zone data).
+fn utc_now() -> (String, String) {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (h, mi, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    (
+        format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}"),
+        format!("{y:04}{m:02}{d:02}-{h:02}{mi:02}{s:02}"),
+    )
+}
+
+fn fmt_dur(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn run_checked(cmd: &mut Command, what: &str) -> Result<()> {
+    let st = cmd.status().with_context(|| format!("starting {what}"))?;
+    if !st.success() {
+        bail!("{what} failed ({st})");
+    }
+    Ok(())
+}
+
+fn build(root: &Path, kernels: &[Kernel]) -> Result<()> {
+    for k in kernels {
+        eprintln!(
+            "==> eevdf-lab: building the {} kernel (tools/build-kernel.sh {})",
+            k.name(),
+            k.name()
+        );
+        run_checked(
+            Command::new("bash")
+                .arg(root.join("tools/build-kernel.sh"))
+                .arg(k.name()),
+            &format!("tools/build-kernel.sh {}", k.name()),
+        )?;
+    }
+    eprintln!("==> eevdf-lab: building eevdf-vm and the static guest programs");
+    let manifest = root.join("Cargo.toml");
+    run_checked(
+        Command::new("cargo")
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "--locked",
+                "-p",
+                "eevdf-vm",
+                "--manifest-path",
+            ])
+            .arg(&manifest),
+        "cargo build -p eevdf-vm",
+    )?;
+    run_checked(
+        Command::new("cargo")
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "--locked",
+                "--target",
+                "x86_64-unknown-linux-musl",
+                "-p",
+                "eevdf-guest",
+                "--manifest-path",
+            ])
+            .arg(&manifest),
+        "cargo build --target x86_64-unknown-linux-musl -p eevdf-guest",
+    )
+}
+
+fn kernel_info(k: Kernel) -> KernelInfo {
+    let dir = cache_dir().join("build").join(k.name());
+    let config = std::fs::read_to_string(dir.join(".config")).ok();
+    KernelInfo {
+        kernel: k,
+        image: dir.join("arch/x86/boot/bzImage").display().to_string(),
+        config_sched_eevdf_rust: config
+            .map(|c| c.lines().any(|l| l == "CONFIG_SCHED_EEVDF_RUST=y")),
+    }
+}
+
+/// Time estimates that learn from finished cells (per kernel, since a kernel without a
+/// feature skips its cells at once).
+struct Eta {
+    cell_s: HashMap<(Kernel, String), f64>,
+    boot_overhead_s: f64,
+}
+
+impl Eta {
+    fn cell(&self, k: Kernel, c: &Cell) -> f64 {
+        let id = c.id();
+        self.cell_s
+            .get(&(k, id.clone()))
+            .or_else(|| {
+                self.cell_s
+                    .iter()
+                    .find(|((_, i), _)| *i == id)
+                    .map(|(_, v)| v)
+            })
+            .copied()
+            .unwrap_or_else(|| c.estimate_s())
+    }
+
+    fn boot(&self, b: &Boot, cells: &[Cell], from_cell: usize) -> f64 {
+        let per_rep: Vec<f64> = b
+            .cells
+            .iter()
+            .map(|&i| self.cell(b.kernel, &cells[i]))
+            .collect();
+        let total: usize = b.cells.len() * b.inner_reps as usize;
+        let left: f64 = (from_cell..total).map(|n| per_rep[n % b.cells.len()]).sum();
+        left + if from_cell == 0 {
+            self.boot_overhead_s
+        } else {
+            0.0
+        }
+    }
+}
+
+struct Ctx<'a> {
+    root: &'a Path,
+    dir: &'a Path,
+    args: &'a Args,
+    cells: &'a [Cell],
+    boots: &'a [Boot],
+    boots_per_kernel: u32,
+    t0: Instant,
+}
+
+fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
+    let b = &cx.boots[n];
+    let stem = format!("boot-{:02}-{}", n + 1, b.kernel.name());
+    let script = cx.dir.join(format!("{stem}.sh"));
+    std::fs::write(&script, plan::guest_script(b, cx.cells)).context("writing the guest script")?;
+    let est: f64 = eta.boot(b, cx.cells, 0);
+    let timeout_s = (est * 4.0) as u64 + 180;
+    let mut child = Command::new(cx.root.join("target/release/eevdf-vm"))
+        .args([
+            "--kernel",
+            b.kernel.name(),
+            "--cpus",
+            &cx.args.cpus.to_string(),
+        ])
+        .args([
+            "--mem-mib",
+            &cx.args.mem_mib.to_string(),
+            "--timeout-s",
+            &timeout_s.to_string(),
+        ])
+        .args(["--append", "schedstats=enable", "--log"])
+        .arg(cx.dir.join(format!("{stem}.console")))
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting target/release/eevdf-vm (build it, or drop --no-build)")?;
+    let stderr = child.stderr.take().context("eevdf-vm stderr")?;
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
+            s.push_str(&l);
+            s.push('\n');
+        }
+        s
+    });
+    let stdout = child.stdout.take().context("eevdf-vm stdout")?;
+    let mut out = String::new();
+    let t_boot = Instant::now();
+    let mut cell_started: Option<(String, Instant)> = None;
+    let mut first_cell_at: Option<f64> = None;
+    let mut done_cells = 0usize;
+    let total_cells = b.cells.len() * b.inner_reps as usize;
+    let future: f64 = cx.boots[n + 1..]
+        .iter()
+        .map(|fb| eta.boot(fb, cx.cells, 0))
+        .sum();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.context("reading eevdf-vm output")?;
+        out.push_str(&line);
+        out.push('\n');
+        let Some(rest) = line.strip_prefix("@@cell ") else {
+            continue;
+        };
+        let mut w = rest.split_whitespace();
+        let (id, what) = (w.next().unwrap_or(""), w.next().unwrap_or(""));
+        match what {
+            "begin" => {
+                first_cell_at.get_or_insert(t_boot.elapsed().as_secs_f64());
+                let left = eta.boot(b, cx.cells, done_cells) + future;
+                eprintln!(
+                    "    [{:>6}] boot {}/{} {:<5} rep {}/{}  cell {:>2}/{}  {:<28} ETA {}",
+                    fmt_dur(cx.t0.elapsed().as_secs_f64()),
+                    n + 1,
+                    cx.boots.len(),
+                    b.kernel.name(),
+                    b.rep + 1,
+                    cx.boots_per_kernel,
+                    done_cells + 1,
+                    total_cells,
+                    id,
+                    fmt_dur(left)
+                );
+                cell_started = Some((id.to_string(), Instant::now()));
+            }
+            "end" | "unavailable" => {
+                if let Some((sid, t)) = cell_started.take().filter(|(s, _)| s == id) {
+                    eta.cell_s
+                        .insert((b.kernel, sid), t.elapsed().as_secs_f64());
+                }
+                if what == "unavailable" {
+                    eta.cell_s.insert((b.kernel, id.to_string()), 0.05);
+                    eprintln!(
+                        "             {id}: not available on this kernel ({})",
+                        w.next().unwrap_or("?")
+                    );
+                }
+                done_cells += 1;
+            }
+            _ => {}
+        }
+    }
+    let status = child.wait().context("waiting for eevdf-vm")?;
+    let err = err_thread.join().unwrap_or_default();
+    let wall_s = t_boot.elapsed().as_secs_f64();
+    if let Some(f) = first_cell_at {
+        eta.boot_overhead_s = f + 2.0;
+    }
+    std::fs::write(cx.dir.join(format!("{stem}.out")), &out)?;
+    let (info, outcomes) = parse::parse_boot(&out);
+    if !status.success() {
+        eprintln!(
+            "    boot {} ({}) FAILED: eevdf-vm {status}; see {}\n{}",
+            n + 1,
+            b.kernel.name(),
+            cx.dir.join(format!("{stem}.console")).display(),
+            err.lines()
+                .filter(|l| l.contains("FAIL") || l.contains("error"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+    Ok(BootRun {
+        kernel: b.kernel,
+        rep: b.rep,
+        batch: b.batch,
+        wall_s,
+        exit: status.code(),
+        info,
+        outcomes,
+    })
+}
+
+/// Summarise `raw`, write report.md, summary.json and the plots into `dir` (and the results
+/// page if asked), and print the tables.
+fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
+    let rows = report::summarise(raw);
+    let images = report::plots(raw, &rows, dir)?;
+    let md = report::markdown(raw, &rows, &ReportPaths { img_prefix: "" }, &images);
+    std::fs::write(dir.join("report.md"), &md)?;
+    std::fs::write(
+        dir.join("summary.json"),
+        serde_json::to_string_pretty(&rows)?,
+    )?;
+    if let Some(page) = results_page {
+        let img_dir = page.parent().unwrap_or(Path::new(".")).join("results");
+        std::fs::create_dir_all(&img_dir)
+            .with_context(|| format!("creating {}", img_dir.display()))?;
+        for i in &images {
+            std::fs::copy(dir.join(i), img_dir.join(i)).with_context(|| format!("copying {i}"))?;
+        }
+        let header =
+            "<!-- Generated by eevdf-lab --results-page from a real run: do not edit. -->\n";
+        let page_md = report::markdown(
+            raw,
+            &rows,
+            &ReportPaths {
+                img_prefix: "results/",
+            },
+            &images,
+        );
+        std::fs::write(page, format!("{header}{page_md}"))
+            .with_context(|| format!("writing {}", page.display()))?;
+        eprintln!("==> eevdf-lab: wrote {}", page.display());
+    }
+    println!("\n{}", report::tables(raw, &rows));
+    let fails = rows.iter().filter(|r| r.bar_pass == Some(false)).count();
+    let passes = rows.iter().filter(|r| r.bar_pass == Some(true)).count();
+    println!("performance bar: {passes} pass, {fails} fail (of the rows it applies to)");
+    println!("report: {}", dir.join("report.md").display());
+    let failed_cells: Vec<String> = raw
+        .boots
+        .iter()
+        .flat_map(|b| b.outcomes.iter().map(move |o| (b, o)))
+        .filter_map(|(b, o)| match &o.status {
+            parse::Status::Failed(why) => Some(format!("{} on {}: {why}", o.id, b.kernel.name())),
+            _ => None,
+        })
+        .collect();
+    for f in &failed_cells {
+        eprintln!("eevdf-lab: cell failed: {f}");
+    }
+    Ok(failed_cells.is_empty() && raw.boots.iter().all(|b| b.exit == Some(0)))
+}
+
+fn main() -> std::process::ExitCode {
+    match real_main() {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => std::process::ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("eevdf-lab: error: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> Result<bool> {
+    let args = Args::parse();
+    if let Some(p) = &args.from_raw {
+        let raw: Raw = serde_json::from_str(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )
+        .with_context(|| format!("parsing {}", p.display()))?;
+        let dir = p.parent().unwrap_or(Path::new("."));
+        return finish(&raw, dir, args.results_page.as_deref());
+    }
+    let kind = if args.full {
+        MatrixKind::Full
+    } else if args.smoke {
+        MatrixKind::Smoke
+    } else {
+        MatrixKind::Quick
+    };
+    let boots_per_kernel = args.boots_per_kernel.unwrap_or(match kind {
+        MatrixKind::Smoke => 1,
+        MatrixKind::Quick => 3,
+        MatrixKind::Full => 5,
+    });
+    let inner_reps = args
+        .inner_reps
+        .unwrap_or(if kind == MatrixKind::Smoke { 1 } else { 2 });
+    if boots_per_kernel == 0 || inner_reps == 0 || args.kernels.is_empty() {
+        bail!("--boots-per-kernel, --inner-reps and --kernels must be non-empty");
+    }
+    let mut kernels = args.kernels.clone();
+    kernels.dedup();
+    let root = repo_root();
+    let cells = plan::matrix(kind, &args.only);
+    if cells.is_empty() {
+        bail!("the matrix is empty (check --only)");
+    }
+    let boots = plan::plan_boots(
+        &cells,
+        &kernels,
+        boots_per_kernel,
+        inner_reps,
+        args.batch_budget_s as f64,
+    );
+    let mut eta = Eta {
+        cell_s: HashMap::new(),
+        boot_overhead_s: 12.0,
+    };
+    let est: f64 = boots.iter().map(|b| eta.boot(b, &cells, 0)).sum();
+    eprintln!(
+        "==> eevdf-lab: {kind:?} matrix: {} cells x {} kernels, {} boots ({} per kernel x {} batches), {} runs per cell per boot; estimated {} once built",
+        cells.len(),
+        kernels.len(),
+        boots.len(),
+        boots_per_kernel,
+        boots.iter().map(|b| b.batch).max().unwrap_or(0) + 1,
+        inner_reps,
+        fmt_dur(est)
+    );
+    if args.dry_run {
+        for (i, b) in boots.iter().enumerate() {
+            println!(
+                "boot {:>2}: {:<5} rep {} batch {}: {} cells x {}",
+                i + 1,
+                b.kernel.name(),
+                b.rep + 1,
+                b.batch + 1,
+                b.cells.len(),
+                b.inner_reps
+            );
+        }
+        for c in &cells {
+            println!("  {:<28} {}", c.id(), c.command());
+        }
+        return Ok(true);
+    }
+    let t0 = Instant::now();
+    if !args.no_build {
+        build(&root, &kernels)?;
+        eprintln!(
+            "==> eevdf-lab: built in {}",
+            fmt_dur(t0.elapsed().as_secs_f64())
+        );
+    }
+    let (started_utc, stamp) = utc_now();
+    let dir = args
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| root.join("results"))
+        .join(&stamp);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    eprintln!("==> eevdf-lab: results in {}", dir.display());
+    let command = std::iter::once("target/release/eevdf-lab".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut raw = Raw {
+        started_utc,
+        command,
+        matrix: kind,
+        boots_per_kernel,
+        inner_reps,
+        cpus: args.cpus,
+        confidence: 0.95,
+        bootstrap_resamples: args.bootstrap_resamples,
+        seed: args.seed,
+        cells: cells.clone(),
+        kernels: kernels.iter().map(|&k| kernel_info(k)).collect(),
+        boots: Vec::new(),
+    };
+    let t_run = Instant::now();
+    let cx = Ctx {
+        root: &root,
+        dir: &dir,
+        args: &args,
+        cells: &cells,
+        boots: &boots,
+        boots_per_kernel,
+        t0: t_run,
+    };
+    for n in 0..boots.len() {
+        eprintln!(
+            "==> eevdf-lab: boot {}/{}: {} kernel, rep {}, batch {}",
+            n + 1,
+            boots.len(),
+            boots[n].kernel.name(),
+            boots[n].rep + 1,
+            boots[n].batch + 1
+        );
+        let run = run_boot(&cx, n, &mut eta)?;
+        raw.boots.push(run);
+        // Partial results survive an interrupted run.
+        std::fs::write(dir.join("raw.json"), serde_json::to_string(&raw)?)?;
+    }
+    eprintln!(
+        "==> eevdf-lab: ran {} boots in {}",
+        boots.len(),
+        fmt_dur(t_run.elapsed().as_secs_f64())
+    );
+    std::io::stderr().flush()?;
+    finish(&raw, &dir, args.results_page.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_format() {
+        let (a, b) = utc_now();
+        assert_eq!(a.len(), 19);
+        assert_eq!(b.len(), 15);
+        assert!(a.starts_with("20"));
+    }
+
+    #[test]
+    fn eta_learns_and_counts_reps() {
+        let cells = plan::matrix(MatrixKind::Smoke, &[]);
+        let boots = plan::plan_boots(&cells, &[Kernel::Rust], 1, 2, 1e9);
+        let mut eta = Eta {
+            cell_s: HashMap::new(),
+            boot_overhead_s: 10.0,
+        };
+        let per: f64 = cells.iter().map(Cell::estimate_s).sum();
+        assert!((eta.boot(&boots[0], &cells, 0) - (10.0 + 2.0 * per)).abs() < 1e-9);
+        for c in &cells {
+            eta.cell_s.insert((Kernel::Rust, c.id()), 1.0);
+        }
+        let n = cells.len();
+        assert!((eta.boot(&boots[0], &cells, n) - n as f64).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cli_parses() {
+        let a =
+            Args::try_parse_from(["eevdf-lab", "--only", "latency,scale", "--kernels", "stock"])
+                .unwrap();
+        assert_eq!(a.only, vec![Experiment::Latency, Experiment::Scale]);
+        assert_eq!(a.kernels, vec![Kernel::Stock]);
+        assert!(Args::try_parse_from(["eevdf-lab", "--quick", "--full"]).is_err());
+        assert!(Args::try_parse_from(["eevdf-lab", "--only", "nope"]).is_err());
+    }
+}

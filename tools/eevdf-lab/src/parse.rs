@@ -1,0 +1,306 @@
+//! Parsing a boot's guest output (the protocol `plan::guest_script` prints) into cell
+//! outcomes, and outcomes into named metrics.
+
+use crate::plan::{Cell, Workload};
+use eevdf_guest::Record;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What the guest said about itself at the start of a boot.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BootInfo {
+    pub uname: String,
+    pub cpus: u32,
+    pub base_slice_ns: u64,
+    /// `/sys/kernel/debug/sched/features` at boot.
+    pub features: String,
+    /// The guest script ran to its end.
+    pub done: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Status {
+    Ok,
+    /// The kernel lacks the named sched_feat.
+    Unavailable(String),
+    /// The workload exited non-zero, or printed no result.
+    Failed(String),
+}
+
+/// One run of one cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub id: String,
+    pub rep: u32,
+    pub status: Status,
+    pub records: Vec<Record>,
+    /// hackbench's "Time:" lines, seconds.
+    pub hackbench_s: Vec<f64>,
+}
+
+pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
+    let mut info = BootInfo::default();
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    let mut open: Option<Outcome> = None;
+    for line in out.lines() {
+        let line = line.trim_end_matches('\r');
+        if let Some(rest) = line.strip_prefix("@@info ") {
+            for kv in rest.split_whitespace() {
+                match kv.split_once('=') {
+                    Some(("uname", v)) => info.uname = v.to_string(),
+                    Some(("cpus", v)) => info.cpus = v.parse().unwrap_or(0),
+                    Some(("base_slice_ns", v)) => info.base_slice_ns = v.parse().unwrap_or(0),
+                    _ => {}
+                }
+            }
+        } else if let Some(rest) = line.strip_prefix("@@features ") {
+            info.features = rest.trim().to_string();
+        } else if line.trim() == "@@done" {
+            info.done = true;
+        } else if let Some(rest) = line.strip_prefix("@@cell ") {
+            let mut w = rest.splitn(3, ' ');
+            let (id, what, tail) = (
+                w.next().unwrap_or(""),
+                w.next().unwrap_or(""),
+                w.next().unwrap_or(""),
+            );
+            match what {
+                "begin" => {
+                    if let Some(o) = open.take() {
+                        outcomes.push(close(o, None));
+                    }
+                    let rep = tail
+                        .strip_prefix("rep=")
+                        .and_then(|r| r.trim().parse().ok())
+                        .unwrap_or(0);
+                    open = Some(Outcome {
+                        id: id.to_string(),
+                        rep,
+                        status: Status::Ok,
+                        records: Vec::new(),
+                        hackbench_s: Vec::new(),
+                    });
+                }
+                "end" => {
+                    let rc = tail.strip_prefix("rc=").unwrap_or(tail).trim().to_string();
+                    if let Some(o) = open.take().filter(|o| o.id == id) {
+                        outcomes.push(close(o, Some(rc)));
+                    }
+                }
+                "unavailable" => {
+                    let mut o = open.take().filter(|o| o.id == id).unwrap_or(Outcome {
+                        id: id.to_string(),
+                        rep: 0,
+                        status: Status::Ok,
+                        records: Vec::new(),
+                        hackbench_s: Vec::new(),
+                    });
+                    o.status = Status::Unavailable(tail.trim().to_string());
+                    outcomes.push(o);
+                }
+                _ => {}
+            }
+        } else if let Some(o) = open.as_mut() {
+            if let Some(r) = Record::from_line(line) {
+                match r {
+                    Ok(r) => o.records.push(r),
+                    Err(e) => o.status = Status::Failed(format!("bad result line: {e}")),
+                }
+            } else if let Some(t) = line.trim().strip_prefix("Time:") {
+                if let Ok(t) = t.trim().parse() {
+                    o.hackbench_s.push(t);
+                }
+            }
+        }
+    }
+    if let Some(o) = open.take() {
+        outcomes.push(close(o, None));
+    }
+    (info, outcomes)
+}
+
+fn close(mut o: Outcome, rc: Option<String>) -> Outcome {
+    if o.status == Status::Ok {
+        match rc.as_deref() {
+            None => o.status = Status::Failed("no end line (guest stopped or timed out)".into()),
+            Some("0") => {
+                if o.records.is_empty() && o.hackbench_s.is_empty() {
+                    o.status = Status::Failed("no result".into());
+                }
+            }
+            Some(rc) => o.status = Status::Failed(format!("exit status {rc}")),
+        }
+    }
+    o
+}
+
+/// Whether a smaller or larger value of a metric is better, for the performance bar.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Better {
+    Lower,
+    Higher,
+    /// Descriptive (e.g. a share that should match an ideal): no bar.
+    Neither,
+}
+
+/// The metric's unit and direction, and whether the issue's performance bar applies.
+pub fn metric_meta(name: &str) -> (&'static str, Better, bool) {
+    match name {
+        "hackbench_s" => ("s", Better::Lower, true),
+        "lat_avg_us" | "lat_p99_us" => ("µs", Better::Lower, true),
+        "lat_min_us" | "lat_max_us" => ("µs", Better::Lower, false),
+        "ctxsw_per_s" => ("/s", Better::Neither, false),
+        "switches_per_s" => ("/s", Better::Higher, false),
+        "pingpong_switches_per_s" => ("/s", Better::Higher, true),
+        "ns_per_switch" => ("ns", Better::Lower, false),
+        "max_err_pp" => ("pp", Better::Lower, false),
+        n if n.starts_with("share_") => ("", Better::Neither, false),
+        _ => ("", Better::Neither, false),
+    }
+}
+
+/// The named metrics of one successful outcome, in display order.
+pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
+    let mut m: Vec<(String, f64)> = Vec::new();
+    if o.status != Status::Ok {
+        return m;
+    }
+    let hb = o.hackbench_s.first().copied();
+    for r in &o.records {
+        match r {
+            Record::Waker(w) => {
+                m.push(("lat_min_us".into(), w.min_us));
+                m.push(("lat_avg_us".into(), w.avg_us));
+                m.push(("lat_p99_us".into(), w.p99_us));
+                m.push(("lat_max_us".into(), w.max_us));
+                if let Some(t) = hb {
+                    m.push(("hackbench_s".into(), t));
+                }
+                if w.duration_s > 0.0 {
+                    m.push(("ctxsw_per_s".into(), w.system_ctxsw as f64 / w.duration_s));
+                }
+            }
+            Record::PingPong(p) => m.push(("pingpong_switches_per_s".into(), p.switches_per_s)),
+            Record::Share(s) => {
+                m.push(("max_err_pp".into(), s.max_abs_err_pp));
+                for (i, h) in s.hogs.iter().enumerate() {
+                    m.push((format!("share_{i}"), h.share));
+                }
+            }
+            Record::Scale(s) => {
+                m.push(("switches_per_s".into(), s.switches_per_s));
+                m.push(("ns_per_switch".into(), s.ns_per_switch));
+            }
+        }
+    }
+    if matches!(cell.workload, Workload::Hackbench { .. }) {
+        if let Some(t) = hb {
+            m.push(("hackbench_s".into(), t));
+        }
+    }
+    m
+}
+
+/// Ideal shares of a share cell, from its first record (for the table's "ideal" column).
+pub fn ideal_shares(outcomes: &[&Outcome]) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for o in outcomes {
+        for r in &o.records {
+            if let Record::Share(s) = r {
+                for (i, h) in s.hogs.iter().enumerate() {
+                    out.insert(format!("share_{i}"), h.ideal);
+                }
+                return out;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{matrix, Experiment, MatrixKind};
+
+    const OUT: &str = "\
+@@info uname=6.12.117 cpus=2 base_slice_ns=1400000
+@@features PLACE_LAG PLACE_DEADLINE_INITIAL NO_RUN_TO_PARITY
+@@cell lat-1x/EEVDF begin rep=0
+Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)
+Time: 1.509
+eevdf-waker: slice 1400 us
+@@json {\"kind\":\"waker\",\"interval_us\":1000,\"slice_requested_ns\":140000,\"slice_effective_ns\":140000,\"samples\":184,\"missed\":3,\"min_us\":128.8,\"avg_us\":899.7,\"p50_us\":117.1,\"p90_us\":263.4,\"p99_us\":945.6,\"p999_us\":2297.6,\"max_us\":2592.5,\"quantiles\":[[0.0,128.8],[100.0,2592.5]],\"waker_nvcsw\":170,\"waker_nivcsw\":11,\"system_ctxsw\":3753,\"duration_s\":1.5,\"bg_status\":0}
+@@cell lat-1x/EEVDF end rc=0
+@@cell lat-1x/EVDF unavailable ELIGIBLE
+@@cell hb-process-pipe-g2/EEVDF begin rep=1
+Time: 0.75
+@@cell hb-process-pipe-g2/EEVDF end rc=0
+@@cell pingpong/EEVDF begin rep=0
+@@cell pingpong/EEVDF end rc=137
+@@cell share-nice/EEVDF begin rep=0
+@@json {\"kind\":\"share\",\"duration_s\":0.5,\"hogs\":[{\"nice\":-4,\"group\":\"\",\"ideal\":0.7095,\"share\":0.7077,\"runtime_ns\":374994758},{\"nice\":0,\"group\":\"\",\"ideal\":0.2905,\"share\":0.2923,\"runtime_ns\":154888593}],\"max_abs_err_pp\":0.18}
+";
+
+    #[test]
+    fn boot_output_parses() {
+        let (info, o) = parse_boot(OUT);
+        assert_eq!(info.uname, "6.12.117");
+        assert_eq!((info.cpus, info.base_slice_ns), (2, 1_400_000));
+        assert!(info.features.contains("NO_RUN_TO_PARITY"));
+        assert!(!info.done);
+        assert_eq!(o.len(), 5);
+        assert_eq!(o[0].status, Status::Ok);
+        assert_eq!(o[0].hackbench_s, vec![1.509]);
+        assert!(matches!(o[0].records[0], Record::Waker(_)));
+        assert_eq!(o[1].status, Status::Unavailable("ELIGIBLE".into()));
+        assert_eq!((o[2].rep, o[2].hackbench_s[0]), (1, 0.75));
+        assert_eq!(o[3].status, Status::Failed("exit status 137".into()));
+        // The last cell never ended: the guest died or timed out in it.
+        assert!(matches!(o[4].status, Status::Failed(ref s) if s.contains("no end line")));
+    }
+
+    #[test]
+    fn metrics_by_workload() {
+        let (_, o) = parse_boot(OUT);
+        let cells = matrix(MatrixKind::Quick, &[]);
+        let find = |id: &str| cells.iter().find(|c| c.id() == id).unwrap();
+        let m = metrics(find("lat-1x/EEVDF"), &o[0]);
+        let get = |m: &[(String, f64)], k: &str| m.iter().find(|(n, _)| n == k).map(|x| x.1);
+        assert_eq!(get(&m, "lat_avg_us"), Some(899.7));
+        assert_eq!(get(&m, "hackbench_s"), Some(1.509));
+        assert_eq!(get(&m, "ctxsw_per_s"), Some(3753.0 / 1.5));
+        let m = metrics(find("hb-process-pipe-g2/EEVDF"), &o[2]);
+        assert_eq!(m, vec![("hackbench_s".to_string(), 0.75)]);
+        assert!(metrics(find("pingpong/EEVDF"), &o[3]).is_empty());
+        let shares = matrix(MatrixKind::Quick, &[Experiment::Fairness]);
+        let (_, o2) = parse_boot(&format!("{OUT}@@cell share-nice/EEVDF end rc=0\n"));
+        let m = metrics(&shares[0], &o2[4]);
+        assert_eq!(get(&m, "share_0"), Some(0.7077));
+        assert_eq!(ideal_shares(&[&o2[4]])["share_1"], 0.2905);
+    }
+
+    #[test]
+    fn bar_metrics_are_the_issues() {
+        let bar: Vec<&str> = [
+            "hackbench_s",
+            "lat_avg_us",
+            "lat_p99_us",
+            "pingpong_switches_per_s",
+            "lat_max_us",
+            "share_0",
+        ]
+        .into_iter()
+        .filter(|m| metric_meta(m).2)
+        .collect();
+        assert_eq!(
+            bar,
+            [
+                "hackbench_s",
+                "lat_avg_us",
+                "lat_p99_us",
+                "pingpong_switches_per_s"
+            ]
+        );
+        assert_eq!(metric_meta("pingpong_switches_per_s").1, Better::Higher);
+    }
+}

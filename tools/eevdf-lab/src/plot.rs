@@ -1,0 +1,389 @@
+//! PNG plots drawn on a small RGB canvas with the 8×8 bitmap font of `font8x8` (as
+//! eevdf-sim does): no system fonts, nothing fetched at build or run time.
+
+use anyhow::{Context, Result};
+use std::path::Path;
+
+pub type Rgb = [u8; 3];
+pub const BLACK: Rgb = [0, 0, 0];
+pub const GREY: Rgb = [200, 200, 200];
+pub const RED: Rgb = [200, 30, 30];
+/// One colour per series (feature set), in order.
+pub const PALETTE: [Rgb; 6] = [
+    [31, 119, 180],
+    [214, 39, 40],
+    [44, 160, 44],
+    [148, 103, 189],
+    [255, 127, 14],
+    [23, 190, 207],
+];
+
+pub struct Canvas {
+    pub w: u32,
+    pub h: u32,
+    px: Vec<u8>,
+}
+
+impl Canvas {
+    pub fn new(w: u32, h: u32) -> Canvas {
+        Canvas {
+            w,
+            h,
+            px: vec![255; (w * h * 3) as usize],
+        }
+    }
+
+    pub fn set(&mut self, x: i64, y: i64, c: Rgb) {
+        if x >= 0 && y >= 0 && (x as u32) < self.w && (y as u32) < self.h {
+            let i = ((y as u32 * self.w + x as u32) * 3) as usize;
+            self.px[i..i + 3].copy_from_slice(&c);
+        }
+    }
+
+    #[cfg(test)]
+    pub fn get(&self, x: u32, y: u32) -> Rgb {
+        let i = ((y * self.w + x) * 3) as usize;
+        [self.px[i], self.px[i + 1], self.px[i + 2]]
+    }
+
+    pub fn rect(&mut self, x0: i64, y0: i64, x1: i64, y1: i64, c: Rgb) {
+        for y in y0.min(y1)..=y0.max(y1) {
+            for x in x0.min(x1)..=x0.max(x1) {
+                self.set(x, y, c);
+            }
+        }
+    }
+
+    /// A line `width` pixels thick; `dash` > 0 draws dashes of that many pixels.
+    pub fn line(&mut self, p0: (f64, f64), p1: (f64, f64), c: Rgb, width: i64, dash: u32) {
+        let steps = ((p1.0 - p0.0).abs().max((p1.1 - p0.1).abs()))
+            .ceil()
+            .max(1.0) as u32;
+        for i in 0..=steps {
+            if dash > 0 && (i / dash) % 2 == 1 {
+                continue;
+            }
+            let t = i as f64 / steps as f64;
+            let x = (p0.0 + (p1.0 - p0.0) * t).round() as i64;
+            let y = (p0.1 + (p1.1 - p0.1) * t).round() as i64;
+            let r = width / 2;
+            self.rect(x - r, y - r, x - r + width - 1, y - r + width - 1, c);
+        }
+    }
+
+    /// Text with its top-left corner at (x, y), each glyph pixel `scale` pixels wide.
+    pub fn text(&mut self, x: i64, y: i64, s: &str, c: Rgb, scale: i64) {
+        for (n, ch) in s.chars().enumerate() {
+            let code = ch as usize;
+            let glyph = if code < 128 {
+                font8x8::legacy::BASIC_LEGACY[code]
+            } else {
+                font8x8::legacy::BASIC_LEGACY[b'?' as usize]
+            };
+            for (row, bits) in glyph.iter().enumerate() {
+                for col in 0..8 {
+                    if bits & (1 << col) != 0 {
+                        let gx = x + (n as i64 * 8 + col) * scale;
+                        let gy = y + row as i64 * scale;
+                        self.rect(gx, gy, gx + scale - 1, gy + scale - 1, c);
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn text_width(s: &str, scale: i64) -> i64 {
+        s.chars().count() as i64 * 8 * scale
+    }
+
+    pub fn write_png(&self, path: &Path) -> Result<()> {
+        let f =
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let mut enc = png::Encoder::new(std::io::BufWriter::new(f), self.w, self.h);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut w = enc.write_header().context("png header")?;
+        w.write_image_data(&self.px).context("png data")?;
+        Ok(())
+    }
+}
+
+/// A plot area inside a canvas with linear axes (callers transform to log themselves).
+pub struct Frame {
+    pub x0: f64,
+    pub y0: f64,
+    pub x1: f64,
+    pub y1: f64,
+    pub xmin: f64,
+    pub xmax: f64,
+    pub ymin: f64,
+    pub ymax: f64,
+}
+
+impl Frame {
+    pub fn px(&self, x: f64, y: f64) -> (f64, f64) {
+        let fx = (x - self.xmin) / (self.xmax - self.xmin);
+        let fy = (y - self.ymin) / (self.ymax - self.ymin);
+        (
+            self.x0 + fx * (self.x1 - self.x0),
+            self.y1 - fy * (self.y1 - self.y0),
+        )
+    }
+
+    pub fn border(&self, c: &mut Canvas) {
+        let (a, b) = ((self.x0, self.y0), (self.x1, self.y1));
+        c.line(a, (b.0, a.1), BLACK, 1, 0);
+        c.line((b.0, a.1), b, BLACK, 1, 0);
+        c.line(b, (a.0, b.1), BLACK, 1, 0);
+        c.line((a.0, b.1), a, BLACK, 1, 0);
+    }
+}
+
+/// One series of a latency-distribution panel: percentile → µs.
+pub struct Curve {
+    pub name: String,
+    pub colour: Rgb,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Position of a percentile on the "nines" axis: 0 at p0, 1 at p90, 2 at p99, 3 at p99.9;
+/// the maximum goes at 3.5.
+pub fn nines(p: f64) -> f64 {
+    if p >= 100.0 {
+        3.5
+    } else {
+        -(1.0 - p / 100.0).log10()
+    }
+}
+
+/// Latency distributions: one panel per title, curves per feature set, log-scale latency
+/// against percentile on a "nines" axis, so that the tail the seed cares about is visible.
+pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path) -> Result<()> {
+    let (pw, ph) = (420.0, 360.0);
+    let w = (pw * panels.len().max(1) as f64 + 40.0) as u32;
+    let mut c = Canvas::new(w, 470);
+    c.text(20, 10, title, BLACK, 2);
+    let all: Vec<f64> = panels
+        .iter()
+        .flat_map(|(_, cs)| cs.iter().flat_map(|cv| cv.points.iter().map(|p| p.1)))
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    let lo = all
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .max(0.1)
+        .log10()
+        .floor();
+    let hi = all
+        .iter()
+        .copied()
+        .fold(0.0, f64::max)
+        .max(1.0)
+        .log10()
+        .ceil()
+        .max(lo + 1.0);
+    let mut legend: Vec<(String, Rgb)> = Vec::new();
+    for (i, (ptitle, curves)) in panels.iter().enumerate() {
+        let f = Frame {
+            x0: 70.0 + i as f64 * pw,
+            y0: 60.0,
+            x1: 70.0 + i as f64 * pw + pw - 80.0,
+            y1: 60.0 + ph - 40.0,
+            xmin: 0.0,
+            xmax: 3.5,
+            ymin: lo,
+            ymax: hi,
+        };
+        c.text(f.x0 as i64, 40, ptitle, BLACK, 1);
+        let mut e = lo;
+        while e <= hi {
+            let (_, y) = f.px(0.0, e);
+            c.line((f.x0, y), (f.x1, y), GREY, 1, 0);
+            let lbl = format!("{}", 10f64.powf(e));
+            c.text(
+                f.x0 as i64 - 8 - Canvas::text_width(&lbl, 1),
+                y as i64 - 4,
+                &lbl,
+                BLACK,
+                1,
+            );
+            e += 1.0;
+        }
+        for (p, lbl) in [
+            (0.0, "p0"),
+            (90.0, "p90"),
+            (99.0, "p99"),
+            (99.9, "p99.9"),
+            (100.0, "max"),
+        ] {
+            let (x, _) = f.px(nines(p), lo);
+            c.line((x, f.y0), (x, f.y1), GREY, 1, 0);
+            c.text(
+                x as i64 - Canvas::text_width(lbl, 1) / 2,
+                f.y1 as i64 + 6,
+                lbl,
+                BLACK,
+                1,
+            );
+        }
+        f.border(&mut c);
+        for cv in curves {
+            let pts: Vec<(f64, f64)> = cv
+                .points
+                .iter()
+                .filter(|p| p.1.is_finite() && p.1 > 0.0)
+                .map(|&(p, v)| f.px(nines(p), v.log10()))
+                .collect();
+            for w2 in pts.windows(2) {
+                c.line(w2[0], w2[1], cv.colour, 2, 0);
+            }
+            for &p in &pts {
+                c.rect(
+                    p.0 as i64 - 2,
+                    p.1 as i64 - 2,
+                    p.0 as i64 + 2,
+                    p.1 as i64 + 2,
+                    cv.colour,
+                );
+            }
+            if !legend.iter().any(|(n, _)| *n == cv.name) {
+                legend.push((cv.name.clone(), cv.colour));
+            }
+        }
+    }
+    c.text(10, 60 + ph as i64 / 2 - 40, "us", BLACK, 1);
+    let mut x = 70;
+    for (n, col) in legend {
+        c.rect(x, 440, x + 14, 450, col);
+        c.text(x + 20, 441, &n, BLACK, 1);
+        x += 40 + Canvas::text_width(&n, 1);
+    }
+    c.write_png(path)
+}
+
+/// One row of a ratio plot: label, estimate, interval, and whether lower is better.
+pub struct RatioRow {
+    pub label: String,
+    pub value: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// Rust/stock ratios with their intervals, one row each, with the 1.00 line and the bar's
+/// 1.02 line (0.98 for higher-is-better metrics is the same tolerance mirrored).
+pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
+    let label_w = rows
+        .iter()
+        .map(|r| Canvas::text_width(&r.label, 1))
+        .max()
+        .unwrap_or(100)
+        + 20;
+    let h = 90 + 18 * rows.len().max(1) as u32;
+    let w = (label_w + 520) as u32;
+    let mut c = Canvas::new(w, h);
+    c.text(10, 10, title, BLACK, 2);
+    let vals: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| [r.value, r.lo, r.hi])
+        .filter(|v| v.is_finite())
+        .collect();
+    let xmin = vals.iter().copied().fold(0.95, f64::min).min(0.95);
+    let xmax = vals.iter().copied().fold(1.05, f64::max).max(1.05);
+    let f = Frame {
+        x0: label_w as f64,
+        y0: 40.0,
+        x1: w as f64 - 20.0,
+        y1: h as f64 - 30.0,
+        xmin,
+        xmax,
+        ymin: 0.0,
+        ymax: rows.len().max(1) as f64,
+    };
+    let step = if xmax - xmin > 0.5 { 0.1 } else { 0.02 };
+    let mut t = (xmin / step).ceil() * step;
+    while t <= xmax + 1e-9 {
+        let (x, _) = f.px(t, 0.0);
+        c.line((x, f.y0), (x, f.y1), GREY, 1, 0);
+        let lbl = format!("{t:.2}");
+        c.text(
+            x as i64 - Canvas::text_width(&lbl, 1) / 2,
+            f.y1 as i64 + 6,
+            &lbl,
+            BLACK,
+            1,
+        );
+        t += step;
+    }
+    let (x1, _) = f.px(1.0, 0.0);
+    c.line((x1, f.y0), (x1, f.y1), BLACK, 1, 0);
+    for v in [0.98, 1.02] {
+        let (x, _) = f.px(v, 0.0);
+        c.line((x, f.y0), (x, f.y1), RED, 1, 4);
+    }
+    for (i, r) in rows.iter().enumerate() {
+        let y = f.y0 + (i as f64 + 0.5) * (f.y1 - f.y0) / f.ymax;
+        c.text(10, y as i64 - 4, &r.label, BLACK, 1);
+        if r.lo.is_finite() && r.hi.is_finite() {
+            let (a, _) = f.px(r.lo, 0.0);
+            let (b, _) = f.px(r.hi, 0.0);
+            c.line((a, y), (b, y), PALETTE[0], 2, 0);
+            c.line((a, y - 4.0), (a, y + 4.0), PALETTE[0], 1, 0);
+            c.line((b, y - 4.0), (b, y + 4.0), PALETTE[0], 1, 0);
+        }
+        if r.value.is_finite() {
+            let (x, _) = f.px(r.value, 0.0);
+            c.rect(
+                x as i64 - 3,
+                y as i64 - 3,
+                x as i64 + 3,
+                y as i64 + 3,
+                BLACK,
+            );
+        }
+    }
+    f.border(&mut c);
+    c.write_png(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canvas_draws_text_and_lines_and_writes_png() {
+        let mut c = Canvas::new(64, 32);
+        c.text(0, 0, "A", BLACK, 1);
+        assert!((0..8).any(|x| (0..8).any(|y| c.get(x, y) == BLACK)));
+        c.line((0.0, 20.0), (63.0, 20.0), RED, 1, 0);
+        assert_eq!(c.get(40, 20), RED);
+        c.set(-1, 100, RED); // clipped, no panic
+        let dir = std::env::temp_dir().join(format!("eevdf-lab-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.png");
+        c.write_png(&p).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG");
+        let rows = [RatioRow {
+            label: "x".into(),
+            value: 1.0,
+            lo: 0.99,
+            hi: 1.01,
+        }];
+        ratio_plot("r", &rows, &dir.join("r.png")).unwrap();
+        let curve = Curve {
+            name: "EEVDF".into(),
+            colour: PALETTE[0],
+            points: vec![(0.0, 10.0), (50.0, 100.0), (100.0, 5000.0)],
+        };
+        latency_panels("l", &[("1x".into(), vec![curve])], &dir.join("l.png")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn nines_axis() {
+        assert_eq!(nines(0.0), 0.0);
+        assert!((nines(99.0) - 2.0).abs() < 1e-12);
+        assert_eq!(nines(100.0), 3.5);
+    }
+}

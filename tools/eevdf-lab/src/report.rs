@@ -1,0 +1,604 @@
+//! The raw results of a run, the summary rows computed from them (one struct that feeds the
+//! terminal tables, the Markdown report and summary.json alike), and the plots.
+
+use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
+use crate::plan::{Cell, Experiment, FeatureSet, Kernel, MatrixKind, Workload};
+use crate::plot;
+use crate::stats::{self, Estimate};
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// What a kernel was, as the run found it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KernelInfo {
+    pub kernel: Kernel,
+    pub image: String,
+    /// CONFIG_SCHED_EEVDF_RUST in the build's .config (None: no .config found).
+    pub config_sched_eevdf_rust: Option<bool>,
+}
+
+/// One boot as it ran.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BootRun {
+    pub kernel: Kernel,
+    pub rep: u32,
+    pub batch: usize,
+    pub wall_s: f64,
+    /// eevdf-vm's exit status (0: the script ran and the kernel reported nothing).
+    pub exit: Option<i32>,
+    pub info: BootInfo,
+    pub outcomes: Vec<Outcome>,
+}
+
+/// Everything a run measured: raw.json. The report is a pure function of it
+/// (`eevdf-lab --from-raw raw.json` regenerates it).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Raw {
+    pub started_utc: String,
+    pub command: String,
+    pub matrix: MatrixKind,
+    pub boots_per_kernel: u32,
+    pub inner_reps: u32,
+    pub cpus: u32,
+    pub confidence: f64,
+    pub bootstrap_resamples: usize,
+    pub seed: u64,
+    pub cells: Vec<Cell>,
+    pub kernels: Vec<KernelInfo>,
+    pub boots: Vec<BootRun>,
+}
+
+/// One table row: a cell's metric on each kernel, and the Rust/stock ratio.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    pub cell: usize,
+    pub cell_id: String,
+    pub metric: String,
+    pub unit: String,
+    /// Median and interval per kernel.
+    pub kernels: BTreeMap<Kernel, Estimate>,
+    /// Kernels on which the cell could not run, with the missing feature.
+    pub unavailable: BTreeMap<Kernel, String>,
+    /// Failed runs per kernel.
+    pub failed: BTreeMap<Kernel, usize>,
+    /// median(rust) / median(stock), bootstrap interval.
+    pub ratio: Option<Estimate>,
+    /// The issue's performance bar, where it applies: None when it does not apply or a
+    /// kernel is missing.
+    pub bar_pass: Option<bool>,
+    /// The weight-ideal value (share rows).
+    pub ideal: Option<f64>,
+}
+
+/// The issue's bar: Rust/stock <= 1.00 with the interval's upper end <= 1.02 (mirrored for
+/// higher-is-better metrics).
+pub fn bar_pass(better: Better, r: &Estimate) -> Option<bool> {
+    match better {
+        Better::Lower => Some(r.value <= 1.0 && r.hi <= 1.02),
+        Better::Higher => Some(r.value >= 1.0 && r.lo >= 0.98),
+        Better::Neither => None,
+    }
+}
+
+pub fn summarise(raw: &Raw) -> Vec<Row> {
+    // (cell, metric) -> kernel -> samples, keeping first-seen metric order.
+    let mut order: Vec<(usize, String)> = Vec::new();
+    let mut samples: BTreeMap<(usize, String), BTreeMap<Kernel, Vec<f64>>> = BTreeMap::new();
+    let mut unavailable: BTreeMap<usize, BTreeMap<Kernel, String>> = BTreeMap::new();
+    let mut failed: BTreeMap<usize, BTreeMap<Kernel, usize>> = BTreeMap::new();
+    let mut outcomes_of: BTreeMap<usize, Vec<&Outcome>> = BTreeMap::new();
+    let index: BTreeMap<String, usize> = raw
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id(), i))
+        .collect();
+    for b in &raw.boots {
+        for o in &b.outcomes {
+            let Some(&ci) = index.get(&o.id) else {
+                continue;
+            };
+            match &o.status {
+                Status::Unavailable(f) => {
+                    unavailable
+                        .entry(ci)
+                        .or_default()
+                        .insert(b.kernel, f.clone());
+                }
+                Status::Failed(_) => {
+                    *failed.entry(ci).or_default().entry(b.kernel).or_default() += 1
+                }
+                Status::Ok => {
+                    outcomes_of.entry(ci).or_default().push(o);
+                    for (m, v) in parse::metrics(&raw.cells[ci], o) {
+                        let key = (ci, m);
+                        if !samples.contains_key(&key) {
+                            order.push(key.clone());
+                        }
+                        samples
+                            .entry(key)
+                            .or_default()
+                            .entry(b.kernel)
+                            .or_default()
+                            .push(v);
+                    }
+                }
+            }
+        }
+    }
+    // Cells with no successful run still get a row, so that "unavailable" shows.
+    for ci in unavailable.keys().chain(failed.keys()) {
+        if !order.iter().any(|(c, _)| c == ci) {
+            order.push((*ci, "-".into()));
+        }
+    }
+    order.sort_by_key(|(c, _)| *c);
+    order
+        .into_iter()
+        .enumerate()
+        .map(|(n, (ci, metric))| {
+            let per = samples
+                .get(&(ci, metric.clone()))
+                .cloned()
+                .unwrap_or_default();
+            let kernels: BTreeMap<Kernel, Estimate> = per
+                .iter()
+                .map(|(k, v)| (*k, stats::median_ci(v, raw.confidence)))
+                .collect();
+            let ratio = match (per.get(&Kernel::Rust), per.get(&Kernel::Stock)) {
+                (Some(r), Some(s)) => Some(stats::ratio_ci(
+                    r,
+                    s,
+                    raw.confidence,
+                    raw.bootstrap_resamples,
+                    raw.seed.wrapping_add(n as u64),
+                )),
+                _ => None,
+            };
+            let (unit, better, bar) = metric_meta(&metric);
+            let ideal = parse::ideal_shares(outcomes_of.get(&ci).map(Vec::as_slice).unwrap_or(&[]))
+                .get(&metric)
+                .copied();
+            Row {
+                cell: ci,
+                cell_id: raw.cells[ci].id(),
+                metric: metric.clone(),
+                unit: unit.to_string(),
+                kernels,
+                unavailable: unavailable.get(&ci).cloned().unwrap_or_default(),
+                failed: failed.get(&ci).cloned().unwrap_or_default(),
+                bar_pass: if bar {
+                    ratio.as_ref().and_then(|r| bar_pass(better, r))
+                } else {
+                    None
+                },
+                ratio,
+                ideal,
+            }
+        })
+        .collect()
+}
+
+fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v.abs() >= 1000.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn fmt_est(e: &Estimate) -> String {
+    format!(
+        "{} [{}, {}]{}",
+        fmt_num(e.value),
+        fmt_num(e.lo),
+        fmt_num(e.hi),
+        if e.coverage < 0.95 { "†" } else { "" }
+    )
+}
+
+fn kernel_cell(row: &Row, k: Kernel) -> String {
+    if let Some(e) = row.kernels.get(&k) {
+        let f = row.failed.get(&k).copied().unwrap_or(0);
+        if f > 0 {
+            format!("{} ({f} failed)", fmt_est(e))
+        } else {
+            fmt_est(e)
+        }
+    } else if let Some(f) = row.unavailable.get(&k) {
+        format!("not available on this kernel (no {f})")
+    } else if let Some(f) = row.failed.get(&k) {
+        format!("{f} runs failed")
+    } else {
+        "-".into()
+    }
+}
+
+/// One Markdown table per experiment.
+pub fn tables(raw: &Raw, rows: &[Row]) -> String {
+    let mut s = String::new();
+    for e in Experiment::ALL {
+        let rs: Vec<&Row> = rows
+            .iter()
+            .filter(|r| raw.cells[r.cell].experiment == e)
+            .collect();
+        if rs.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "### {}\n", e.title());
+        let ideal_col = e == Experiment::Fairness;
+        let _ = writeln!(
+            s,
+            "| workload | features | metric | stock | rust | rust/stock | bar |{}",
+            if ideal_col { " ideal |" } else { "" }
+        );
+        let _ = writeln!(
+            s,
+            "|---|---|---|---|---|---|---|{}",
+            if ideal_col { "---|" } else { "" }
+        );
+        for r in rs {
+            let c = &raw.cells[r.cell];
+            let metric = if r.unit.is_empty() {
+                r.metric.clone()
+            } else {
+                format!("{} ({})", r.metric, r.unit)
+            };
+            let ratio = r.ratio.as_ref().map_or("-".into(), |x| {
+                format!("{:.3} [{:.3}, {:.3}]", x.value, x.lo, x.hi)
+            });
+            let bar = match r.bar_pass {
+                Some(true) => "pass",
+                Some(false) => "FAIL",
+                None => "",
+            };
+            let _ = write!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                c.label(),
+                c.features.name(),
+                metric,
+                kernel_cell(r, Kernel::Stock),
+                kernel_cell(r, Kernel::Rust),
+                ratio,
+                bar
+            );
+            if ideal_col {
+                let _ = write!(s, " {} |", r.ideal.map_or(String::new(), fmt_num));
+            }
+            s.push('\n');
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Whether the booted "rust" kernel had the project's core in its fair class, judged by the
+/// ELIGIBLE sched_feat that the in-kernel integration adds (stock 6.12 has none).
+fn integration_note(raw: &Raw) -> String {
+    let rust_features = raw
+        .boots
+        .iter()
+        .find(|b| b.kernel == Kernel::Rust && !b.info.features.is_empty())
+        .map(|b| b.info.features.clone());
+    match rust_features {
+        Some(f)
+            if f.split_whitespace()
+                .any(|t| t == "ELIGIBLE" || t == "NO_ELIGIBLE") =>
+        {
+            "The rust kernel's features include ELIGIBLE: its fair class runs the Rust EEVDF core."
+                .into()
+        }
+        Some(_) => {
+            "**The rust kernel's features lack ELIGIBLE: the in-kernel integration (issue 5) \
+                    has not landed in this tree, so both kernels run 6.12's C EEVDF and the \
+                    Rust/stock ratios measure the run-to-run noise of this set-up, not the Rust \
+                    core.** EVDF and BIAS_ELIGIBLE cells are reported as not available."
+                .into()
+        }
+        None => "No rust kernel boot in this run.".into(),
+    }
+}
+
+pub struct ReportPaths<'a> {
+    /// Prefix of image links in the Markdown (e.g. "" or "results/").
+    pub img_prefix: &'a str,
+}
+
+/// The whole Markdown report.
+pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# eevdf-lab results\n");
+    let _ = writeln!(
+        s,
+        "Run {} UTC, matrix `{:?}`, {} boots per kernel × {} repetitions per boot, {} vCPUs \
+         (QEMU TCG). Reproduce with:\n\n```sh\n{}\n```\n",
+        raw.started_utc, raw.matrix, raw.boots_per_kernel, raw.inner_reps, raw.cpus, raw.command
+    );
+    let _ = writeln!(s, "{}\n", integration_note(raw));
+    let _ = writeln!(s, "## Kernels\n\n| kernel | CONFIG_SCHED_EEVDF_RUST | uname -r | sched features at boot |\n|---|---|---|---|");
+    for k in &raw.kernels {
+        let b = raw.boots.iter().find(|b| b.kernel == k.kernel);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | `{}` |",
+            k.kernel.name(),
+            match k.config_sched_eevdf_rust {
+                Some(true) => "y",
+                Some(false) => "n",
+                None => "?",
+            },
+            b.map_or("-", |b| b.info.uname.as_str()),
+            b.map_or("-", |b| b.info.features.as_str())
+        );
+    }
+    let failed_boots: Vec<String> = raw
+        .boots
+        .iter()
+        .filter(|b| b.exit != Some(0))
+        .map(|b| {
+            format!(
+                "{} rep {} batch {} (exit {:?})",
+                b.kernel.name(),
+                b.rep,
+                b.batch,
+                b.exit
+            )
+        })
+        .collect();
+    if !failed_boots.is_empty() {
+        let _ = writeln!(s, "\n**Failed boots:** {}", failed_boots.join(", "));
+    }
+    let _ = writeln!(
+        s,
+        "\n## Results\n\nEach entry is the median with its 95% interval `[lo, hi]` over all runs of \
+         the cell on that kernel (boots × repetitions); † marks an interval whose coverage is \
+         below 95% because there are fewer than 6 runs. rust/stock is the ratio of medians with \
+         a bootstrap 95% interval. The bar column applies the project's goal: ≤ 1.00 with the \
+         upper end ≤ 1.02 for times and latencies, ≥ 1.00 with the lower end ≥ 0.98 for \
+         ping-pong switches/s. Documentation/lab.md explains each metric.\n"
+    );
+    s.push_str(&tables(raw, rows));
+    if !images.is_empty() {
+        let _ = writeln!(s, "## Plots\n");
+        for i in images {
+            let _ = writeln!(s, "![{i}]({}{i})\n", p.img_prefix);
+        }
+    }
+    s
+}
+
+/// Median of each quantile over every waker record of a cell on a kernel.
+fn median_quantiles(raw: &Raw, cell: usize, k: Kernel) -> Vec<(f64, f64)> {
+    let id = raw.cells[cell].id();
+    let mut per_p: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for b in raw.boots.iter().filter(|b| b.kernel == k) {
+        for o in b
+            .outcomes
+            .iter()
+            .filter(|o| o.id == id && o.status == Status::Ok)
+        {
+            for r in &o.records {
+                if let eevdf_guest::Record::Waker(w) = r {
+                    for &(p, v) in &w.quantiles {
+                        per_p.entry((p * 1000.0) as u64).or_default().push(v);
+                    }
+                }
+            }
+        }
+    }
+    per_p
+        .into_iter()
+        .map(|(p, v)| (p as f64 / 1000.0, stats::median(&v)))
+        .collect()
+}
+
+/// Write the PNGs into `dir`; returns their file names.
+pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let mut slices: Vec<f64> = Vec::new();
+    for c in &raw.cells {
+        if let Workload::Latency { slice_x, .. } = c.workload {
+            if !slices.contains(&slice_x) {
+                slices.push(slice_x);
+            }
+        }
+    }
+    for k in [Kernel::Rust, Kernel::Stock] {
+        if slices.is_empty() || !raw.boots.iter().any(|b| b.kernel == k) {
+            continue;
+        }
+        let panels: Vec<(String, Vec<plot::Curve>)> = slices
+            .iter()
+            .map(|&x| {
+                let curves = FeatureSet::ALL
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(fi, &f)| {
+                        let ci = raw.cells.iter().position(|c| {
+                            c.features == f && matches!(c.workload, Workload::Latency { slice_x, .. } if slice_x == x)
+                        })?;
+                        let points = median_quantiles(raw, ci, k);
+                        (!points.is_empty()).then(|| plot::Curve {
+                            name: f.name().to_string(),
+                            colour: plot::PALETTE[fi % plot::PALETTE.len()],
+                            points,
+                        })
+                    })
+                    .collect();
+                (format!("waker slice = {x} x base slice"), curves)
+            })
+            .collect();
+        let name = format!("latency_{}.png", k.name());
+        plot::latency_panels(
+            &format!(
+                "{} kernel: waker wakeup latency under hackbench (median of runs)",
+                k.name()
+            ),
+            &panels,
+            &dir.join(&name),
+        )?;
+        names.push(name);
+    }
+    let ratio_rows: Vec<plot::RatioRow> = rows
+        .iter()
+        .filter(|r| metric_meta(&r.metric).1 != Better::Neither)
+        .filter_map(|r| {
+            let x = r.ratio.as_ref()?;
+            Some(plot::RatioRow {
+                label: format!("{} {}", r.cell_id, r.metric),
+                value: x.value,
+                lo: x.lo,
+                hi: x.hi,
+            })
+        })
+        .collect();
+    if !ratio_rows.is_empty() {
+        let name = "ratios.png".to_string();
+        plot::ratio_plot(
+            "rust/stock: ratio of medians, 95% bootstrap interval",
+            &ratio_rows,
+            &dir.join(&name),
+        )?;
+        names.push(name);
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::matrix;
+    use eevdf_guest::{PingPongResult, Record};
+
+    fn outcome(id: &str, rate: f64) -> Outcome {
+        Outcome {
+            id: id.into(),
+            rep: 0,
+            status: Status::Ok,
+            records: vec![Record::PingPong(PingPongResult {
+                round_trips: 1,
+                duration_s: 1.0,
+                switches_per_s: rate,
+                system_ctxsw_per_s: rate,
+                cpu: Some(0),
+            })],
+            hackbench_s: vec![],
+        }
+    }
+
+    fn raw_with(rates: &[(Kernel, f64)]) -> Raw {
+        let cells = matrix(MatrixKind::Smoke, &[Experiment::Throughput]);
+        let pp = cells
+            .iter()
+            .find(|c| c.id().starts_with("pingpong"))
+            .unwrap()
+            .id();
+        let lat = matrix(MatrixKind::Quick, &[Experiment::Latency]);
+        let mut all = cells.clone();
+        all.extend(
+            lat.into_iter()
+                .filter(|c| c.features == FeatureSet::Evdf)
+                .take(1),
+        );
+        let evdf_id = all.last().unwrap().id();
+        Raw {
+            started_utc: "2026-01-01 00:00:00".into(),
+            command: "eevdf-lab".into(),
+            matrix: MatrixKind::Smoke,
+            boots_per_kernel: 3,
+            inner_reps: 1,
+            cpus: 2,
+            confidence: 0.95,
+            bootstrap_resamples: 500,
+            seed: 1,
+            cells: all,
+            kernels: vec![],
+            boots: rates
+                .iter()
+                .map(|&(k, r)| BootRun {
+                    kernel: k,
+                    rep: 0,
+                    batch: 0,
+                    wall_s: 1.0,
+                    exit: Some(0),
+                    info: BootInfo::default(),
+                    outcomes: vec![
+                        outcome(&pp, r),
+                        Outcome {
+                            id: evdf_id.clone(),
+                            rep: 0,
+                            status: Status::Unavailable("ELIGIBLE".into()),
+                            records: vec![],
+                            hackbench_s: vec![],
+                        },
+                    ],
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn rows_ratios_and_bar() {
+        let raw = raw_with(&[
+            (Kernel::Rust, 1010.0),
+            (Kernel::Stock, 1000.0),
+            (Kernel::Rust, 1011.0),
+            (Kernel::Stock, 1001.0),
+            (Kernel::Rust, 1012.0),
+            (Kernel::Stock, 1002.0),
+        ]);
+        let rows = summarise(&raw);
+        let pp = rows
+            .iter()
+            .find(|r| r.metric == "pingpong_switches_per_s")
+            .unwrap();
+        assert_eq!(pp.kernels[&Kernel::Rust].value, 1011.0);
+        let ratio = pp.ratio.unwrap();
+        assert!((ratio.value - 1011.0 / 1001.0).abs() < 1e-12);
+        assert_eq!(
+            pp.bar_pass,
+            Some(true),
+            "higher is better and the interval is above 0.98"
+        );
+        let evdf = rows.iter().find(|r| r.cell_id.ends_with("/EVDF")).unwrap();
+        assert_eq!(evdf.unavailable[&Kernel::Rust], "ELIGIBLE");
+        let t = tables(&raw, &rows);
+        assert!(t.contains("### Throughput") && t.contains("| pass |"));
+        assert!(t.contains("not available on this kernel (no ELIGIBLE)"));
+        assert!(t.contains("†"), "3 runs: coverage below 95% is flagged");
+        let md = markdown(
+            &raw,
+            &rows,
+            &ReportPaths { img_prefix: "" },
+            &["ratios.png".into()],
+        );
+        assert!(md.contains("```sh\neevdf-lab\n```") && md.contains("![ratios.png](ratios.png)"));
+    }
+
+    #[test]
+    fn bar_rules() {
+        let e = |value, lo, hi| Estimate {
+            value,
+            lo,
+            hi,
+            coverage: 0.95,
+            n: 6,
+        };
+        assert_eq!(bar_pass(Better::Lower, &e(0.99, 0.97, 1.01)), Some(true));
+        assert_eq!(bar_pass(Better::Lower, &e(0.99, 0.97, 1.03)), Some(false));
+        assert_eq!(bar_pass(Better::Lower, &e(1.001, 0.99, 1.01)), Some(false));
+        assert_eq!(bar_pass(Better::Higher, &e(1.0, 0.985, 1.02)), Some(true));
+        assert_eq!(bar_pass(Better::Higher, &e(1.0, 0.97, 1.02)), Some(false));
+        assert_eq!(bar_pass(Better::Neither, &e(1.0, 0.97, 1.02)), None);
+    }
+}
