@@ -55,6 +55,10 @@ if [ "${EEVDF_SETUP_TESTS:-0}" = 1 ]; then
 		rustup component list --toolchain nightly --installed | grep -q "^$c" ||
 			rustup component add "$c" --toolchain nightly
 	done
+	if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VERSION" ]; then
+		step "cargo: installing cargo-fuzz $CARGO_FUZZ_VERSION (about 1 minute)"
+		cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --quiet
+	fi
 fi
 
 have_bindgen=$(bindgen --version 2>/dev/null | awk '{print $2}' || true)

@@ -15,7 +15,12 @@ t0=$(now)
 EEVDF_SETUP_TESTS=1 bash "$EEVDF_REPO/tools/setup.sh"
 cd "$EEVDF_REPO"
 
-stage() { step "[$(($(now) - t0)) s] $*"; }
+current=setup
+stage() {
+	current=$*
+	step "[$(($(now) - t0)) s] $*"
+}
+trap 'printf "\nFAILED at stage: %s (after %d s)\n" "$current" $(($(now) - t0)) >&2' ERR
 
 stage "host: cargo fmt --check"
 cargo fmt --all -- --check
@@ -54,6 +59,11 @@ printf 'eevdf-guest-tests -k debug\n' >"$KBUILD_ROOT/guest-all.sh"
 target/release/eevdf-vm --kernel debug --cpus 4 --timeout-s 900 "$KBUILD_ROOT/guest-all.sh"
 stage "harness self-test: broken test, kernel WARN and hang must fail"
 bash tests/harness/selftest.sh
+
+stage "kernel: rust build"
+bash tools/build-kernel.sh rust
+printf 'eevdf-guest-tests -k rust\n' >"$KBUILD_ROOT/guest-rust.sh"
+target/release/eevdf-vm --kernel rust --cpus 4 --timeout-s 900 "$KBUILD_ROOT/guest-rust.sh"
 
 stage "kernel: stock build (CONFIG_SCHED_EEVDF_RUST=n, same tree)"
 bash tools/build-kernel.sh stock

@@ -4,12 +4,12 @@
 //!
 //! They are traits so that the core is generic and monomorphizes to plain loads and
 //! stores: the kernel glue implements them over `struct sched_entity`, `struct cfs_rq`
-//! and lib/rbtree.c's augmented cached rbtree; [`crate::user`] implements them in plain
+//! and lib/rbtree.c's augmented cached rbtree; [`super::user`] implements them in plain
 //! Rust for the simulator, the tests and the benchmarks.
 //!
 //! The traits are safe to implement: the core never relies on them for memory safety
 //! (it holds no pointers of its own), so a wrong implementation can only give wrong
-//! scheduling decisions, which [`crate::check_invariants`] reports. An implementation
+//! scheduling decisions, which [`super::check_invariants`] reports. An implementation
 //! backed by raw pointers (the kernel's) keeps its `unsafe` inside its own methods,
 //! justified by holding the runqueue lock.
 
@@ -81,7 +81,7 @@ pub trait Entity: Copy + PartialEq {
 ///   inserted node's values are initialised by calling it with no children);
 /// - cache the leftmost node.
 ///
-/// [`crate::check_invariants`] verifies all of this. Navigation and colour accessors
+/// [`super::check_invariants`] verifies all of this. Navigation and colour accessors
 /// exist for the pick and for the checker.
 pub trait Timeline {
     /// The entity handle type.

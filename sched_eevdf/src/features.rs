@@ -2,7 +2,7 @@
 
 //! Scheduler features as a value.
 //!
-//! The core never reads global state: every operation takes a [`Config`](crate::Config)
+//! The core never reads global state: every operation takes a [`Config`](super::Config)
 //! whose [`Features`] field says which flags are on, so a test can flip any flag between
 //! two operations. The flags, their defaults and their docs come from the one table in
 //! `features/table.rs` (macro `eevdf_feature_table`).
