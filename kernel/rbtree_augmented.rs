@@ -20,7 +20,7 @@ use core::ptr::{self, NonNull};
 use kernel::bindings;
 
 /// Colour bit of `__rb_parent_color` (`RB_BLACK`); red is 0.
-const RB_BLACK: core::ffi::c_ulong = 1;
+const RB_BLACK: usize = 1;
 
 /// The augmentation of a tree whose nodes are embedded in some element type.
 ///
