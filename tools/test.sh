@@ -44,7 +44,9 @@ while read -r p; do
 	note "checkpatch clean: $p"
 done <kernel/patches/series
 
-bash tools/build-guest-bin.sh
+stage "guest programs: eevdf-guest for musl (eevdf-slice, eevdf-waker, ...)"
+# The guest tests run them (/eevdf/bin); eevdf-vm copies them from the musl target dir.
+cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eevdf-guest
 
 stage "kernel: rust build"
 bash tools/build-kernel.sh rust
@@ -73,8 +75,7 @@ target/release/eevdf-vm --kernel stock --cpus 2 --timeout-s 600 "$KBUILD_ROOT/gu
 stage "lab: eevdf-lab --smoke on the stock kernel (one boot, every experiment)"
 # The lab's planning, parsers and statistics have unit tests (cargo test above); this
 # checks the guest programs, the protocol and the report end to end. Stock only: a
-# third kernel build would cost CI about 6 minutes.
-cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eevdf-guest
+# third kernel build would cost CI about 6 minutes. The guest programs were built above.
 cargo build --quiet --release --locked -p eevdf-lab
 target/release/eevdf-lab --smoke --no-build --kernels stock --out-dir "$KBUILD_ROOT/lab-smoke"
 

@@ -50,11 +50,7 @@ struct Args {
 }
 
 fn base_slice_ns() -> Result<u64> {
-    let p = "/sys/kernel/debug/sched/base_slice_ns";
-    let s = std::fs::read_to_string(p).with_context(|| format!("reading {p}"))?;
-    s.trim()
-        .parse()
-        .with_context(|| format!("parsing {p}: {s:?}"))
+    sys::base_slice_ns().with_context(|| format!("reading {}", sys::BASE_SLICE_PATH))
 }
 
 fn spawn(cmd: &[String]) -> Result<libc::pid_t> {
