@@ -78,7 +78,7 @@ step "$name: make -j$jobs bzImage in $out"
 t0=$(now)
 kmake O="$out" -j"$jobs" bzImage >"$log" 2>&1 &
 pid=$!
-trap 'pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null || true' EXIT
+trap 'pkill -TERM -P "$pid" 2>/dev/null || true; kill "$pid" 2>/dev/null || true' EXIT
 # Progress: objects done so far and the file being built, every 10 s.
 while kill -0 "$pid" 2>/dev/null; do
 	sleep 10
