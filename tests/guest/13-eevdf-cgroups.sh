@@ -6,14 +6,17 @@ cg=/sys/fs/cgroup
 mkdir -p $cg
 mount -t cgroup2 none $cg 2>/dev/null || true
 echo "+cpu" >$cg/cgroup.subtree_control
-mkdir -p $cg/a/b $cg/c
+# cgroup v2 puts tasks only in leaves once a group distributes cpu to its
+# children, so the load runs in a/b, a/d and c.
+mkdir -p $cg/a/b $cg/a/d $cg/c
 echo "+cpu" >$cg/a/cgroup.subtree_control
 echo 200 >$cg/a/cpu.weight
 echo 50 >$cg/a/b/cpu.weight
+echo 300 >$cg/a/d/cpu.weight
 echo 100 >$cg/c/cpu.weight
 pids=""
-for g in a a/b c a/b; do
-	sh -c "echo \$\$ > $cg/$g/cgroup.procs; exec hackbench -g 2 -l 300" >/dev/null &
+for g in a/d a/b c a/b; do
+	sh -c "echo \$\$ > $cg/$g/cgroup.procs; exec hackbench -g 1 -l 200" >/dev/null &
 	pids="$pids $!"
 done
 hogs=""
@@ -23,7 +26,7 @@ for i in 1 2 3 4; do
 done
 # nice churn and policy moves on busy tasks
 k=0
-while [ $k -lt 60 ]; do
+while [ $k -lt 30 ]; do
 	for p in $hogs; do
 		renice -n $(( (k * 7 + p) % 40 - 20 )) -p $p >/dev/null 2>&1 || true
 	done

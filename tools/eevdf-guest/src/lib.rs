@@ -79,6 +79,13 @@ pub struct WakerResult {
     pub duration_s: f64,
     /// Exit status of the background command, when there was one.
     pub bg_status: Option<i32>,
+    /// The waker's average wait on the runqueue per wakeup, microseconds
+    /// (`/proc/thread-self/schedstat` run_delay delta over the wakeups). Unlike
+    /// the lateness above it leaves out timer lateness, so it is the part of the
+    /// latency that the scheduler's pick decides, and is far less sensitive to a
+    /// vCPU that the host did not run.
+    #[serde(default)]
+    pub run_delay_avg_us: f64,
 }
 
 /// Two processes bouncing a byte over two pipes.
