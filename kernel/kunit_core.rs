@@ -4,9 +4,9 @@
 //! (overflow checks included), runs a seeded mixed workload on a private
 //! runqueue and passes its invariant checker after every mutation.
 //!
-//! This exercises the core's own userspace tree inside the kernel. The suite
-//! that runs the core through the kernel's rbtree bindings on a `cfs_rq` comes
-//! with the fair.c integration.
+//! This exercises the core's own userspace tree inside the kernel;
+//! `kunit_bindings.rs` runs the core through the kernel's rbtree bindings on a
+//! private `cfs_rq`.
 
 use crate::kunit::Test;
 use crate::sched_eevdf::{

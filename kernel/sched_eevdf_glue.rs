@@ -10,10 +10,17 @@
 //! touches the kernel.
 
 #[path = "../sched_eevdf/src/lib.rs"]
+#[macro_use]
 pub mod sched_eevdf;
+
+pub mod fair;
+pub mod rbtree_augmented;
 
 #[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
 pub mod kunit;
 
 #[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
 mod kunit_core;
+
+#[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
+mod kunit_bindings;

@@ -42,7 +42,7 @@ for c in rust-src rustfmt clippy; do
 		rustup component add "$c" --toolchain "$RUST_TOOLCHAIN"
 	fi
 done
-# The lab's guest programs (tools/eevdf-guest) are static musl binaries.
+# The guest programs (tools/eevdf-guest: the guest tests' and the lab's) are static musl binaries.
 if ! rustup target list --toolchain "$RUST_TOOLCHAIN" --installed | grep -q '^x86_64-unknown-linux-musl$'; then
 	step "rustup: adding target x86_64-unknown-linux-musl to $RUST_TOOLCHAIN"
 	rustup target add x86_64-unknown-linux-musl --toolchain "$RUST_TOOLCHAIN"

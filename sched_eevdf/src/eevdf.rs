@@ -985,3 +985,26 @@ pub fn sched_setattr_slice<R: Runqueue>(rq: &mut R, se: R::Se, sched_runtime: u6
         set_next_entity(rq, se);
     }
 }
+
+/// Sets the slice of an entity that may be queued, keeping `Σ r_i` and the augmented
+/// `min_slice` right: what `enqueue_task_fair()` / `dequeue_entities()` do when a group
+/// entity takes its queue's minimum slice (`se->slice = slice` followed by
+/// `min_vruntime_cb_propagate()` in fair.c). An entity in the timeline (queued, not
+/// current) has its share of `sum_slice` replaced and the augmented values recomputed up
+/// the tree, stopping early where nothing changed. O(log n).
+pub fn set_queued_slice<R: Runqueue>(rq: &mut R, se: R::Se, slice: u64) {
+    let in_tree = se.on_rq() && rq.curr() != Some(se);
+    if in_tree {
+        rq.set_sum_slice(rq.sum_slice().wrapping_sub(se.slice()).wrapping_add(slice));
+    }
+    se.set_slice(slice);
+    if in_tree {
+        let mut node = Some(se);
+        while let Some(n) = node {
+            if min_deadline_update(n, rq.left(n), rq.right(n)) {
+                break;
+            }
+            node = rq.parent(n);
+        }
+    }
+}

@@ -1,8 +1,10 @@
 //! Guest-side workloads for the experiment lab (`eevdf-lab`), and the records they print.
 //!
-//! The binaries (`eevdf-waker`, `eevdf-pingpong`, `eevdf-share`, `eevdf-scale`) are built
-//! static for the VM (`--target x86_64-unknown-linux-musl`) and installed at `/eevdf/bin` by
-//! eevdf-vm. Each ends by printing one line, [`RESULT_PREFIX`] followed by a JSON [`Record`];
+//! The binaries are built static for the VM (`--target x86_64-unknown-linux-musl`) and
+//! installed at `/eevdf/bin` by eevdf-vm. `eevdf-slice` is the guest tests'
+//! sched_setattr()/sched_getattr() slice tool (its `check` is tests/guest/12-eevdf-setattr.sh).
+//! The workloads (`eevdf-waker`, `eevdf-pingpong`, `eevdf-share`, `eevdf-scale`) each end by
+//! printing one line, [`RESULT_PREFIX`] followed by a JSON [`Record`];
 //! eevdf-lab links this library on the host and parses those lines with the same types, so the
 //! two sides cannot drift apart.
 //!
@@ -77,6 +79,13 @@ pub struct WakerResult {
     pub duration_s: f64,
     /// Exit status of the background command, when there was one.
     pub bg_status: Option<i32>,
+    /// The waker's average wait on the runqueue per wakeup, microseconds
+    /// (`/proc/thread-self/schedstat` run_delay delta over the wakeups). Unlike
+    /// the lateness above it leaves out timer lateness, so it is the part of the
+    /// latency that the scheduler's pick decides, and is far less sensitive to a
+    /// vCPU that the host did not run.
+    #[serde(default)]
+    pub run_delay_avg_us: f64,
 }
 
 /// Two processes bouncing a byte over two pipes.

@@ -4,21 +4,41 @@ use std::io;
 
 /// `struct sched_attr` from include/uapi/linux/sched/types.h (SCHED_ATTR_SIZE_VER1, 56 bytes).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct SchedAttr {
-    size: u32,
-    sched_policy: u32,
-    sched_flags: u64,
-    sched_nice: i32,
-    sched_priority: u32,
-    sched_runtime: u64,
-    sched_deadline: u64,
-    sched_period: u64,
-    sched_util_min: u32,
-    sched_util_max: u32,
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedAttr {
+    pub size: u32,
+    pub sched_policy: u32,
+    pub sched_flags: u64,
+    pub sched_nice: i32,
+    pub sched_priority: u32,
+    pub sched_runtime: u64,
+    pub sched_deadline: u64,
+    pub sched_period: u64,
+    pub sched_util_min: u32,
+    pub sched_util_max: u32,
 }
 
-const SCHED_OTHER: u32 = 0;
+/// `sizeof(struct sched_attr)` as this program knows it (SCHED_ATTR_SIZE_VER1).
+pub const SCHED_ATTR_SIZE: u32 = std::mem::size_of::<SchedAttr>() as u32;
+
+pub const SCHED_OTHER: u32 = 0;
+pub const SCHED_FIFO: u32 = 1;
+pub const SCHED_BATCH: u32 = 3;
+pub const SCHED_IDLE: u32 = 5;
+
+/// Where stock 6.12 shows the base slice every task starts with.
+pub const BASE_SLICE_PATH: &str = "/sys/kernel/debug/sched/base_slice_ns";
+
+impl SchedAttr {
+    /// A zeroed attr of `policy` with `size` set to [`SCHED_ATTR_SIZE`].
+    pub fn new(policy: u32) -> Self {
+        SchedAttr {
+            size: SCHED_ATTR_SIZE,
+            sched_policy: policy,
+            ..Default::default()
+        }
+    }
+}
 
 fn check(rc: libc::c_long) -> io::Result<libc::c_long> {
     if rc < 0 {
@@ -28,37 +48,97 @@ fn check(rc: libc::c_long) -> io::Result<libc::c_long> {
     }
 }
 
+/// sched_setattr(2) with `attr` as given: whatever its `size`, flags and policy say, so bad
+/// values reach the kernel. On E2BIG the kernel writes its own size into `attr.size`.
+pub fn sched_setattr(pid: libc::pid_t, attr: &mut SchedAttr, flags: u32) -> io::Result<()> {
+    // SAFETY: `attr` is a live, writable sched_attr. The kernel only reads through its
+    // fault-checked user copies (a `size` past our struct at worst gives E2BIG) and writes
+    // nothing but `attr.size`.
+    unsafe { sched_setattr_ptr(pid, attr, flags) }
+}
+
+/// sched_setattr(2) with a raw `attr` pointer, for the NULL and bad-pointer cases.
+///
+/// # Safety
+///
+/// `attr` must be NULL, point into memory that is not mapped in this process (the kernel then
+/// answers EFAULT), or point to a live, writable [`SchedAttr`] whose `size` is at most
+/// [`SCHED_ATTR_SIZE`]: on E2BIG the kernel writes to `attr->size`.
+pub unsafe fn sched_setattr_ptr(
+    pid: libc::pid_t,
+    attr: *mut SchedAttr,
+    flags: u32,
+) -> io::Result<()> {
+    // SAFETY: the caller upholds the contract above; the kernel validates every user access.
+    check(unsafe { libc::syscall(libc::SYS_sched_setattr, pid, attr, flags) }).map(|_| ())
+}
+
+/// sched_getattr(2) of `pid` into `attr`, telling the kernel the buffer is `size` bytes.
+/// `size` is capped at [`SCHED_ATTR_SIZE`] so the kernel cannot write past `attr`.
+pub fn sched_getattr(pid: libc::pid_t, attr: &mut SchedAttr, size: u32) -> io::Result<()> {
+    let size = size.min(SCHED_ATTR_SIZE);
+    // SAFETY: the kernel writes at most `size` bytes, no more than `attr` holds, into the
+    // live, writable `attr`.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            pid,
+            attr as *mut SchedAttr,
+            size,
+            0u32,
+        )
+    })
+    .map(|_| ())
+}
+
+/// `pid`'s (0 = the caller) scheduling attributes, as sched_getattr reports them.
+pub fn getattr(pid: libc::pid_t) -> io::Result<SchedAttr> {
+    let mut attr = SchedAttr::default();
+    sched_getattr(pid, &mut attr, SCHED_ATTR_SIZE)?;
+    Ok(attr)
+}
+
+/// Give `pid` (0 = the caller) `policy` with `slice_ns` as its slice (`sched_runtime`) and
+/// nice 0; SCHED_FIFO gets priority 1 and no slice. For SCHED_OTHER and SCHED_BATCH, 0 gives
+/// the base slice back and the kernel clamps the rest to [100 µs, 100 ms].
+pub fn set_slice(pid: libc::pid_t, policy: u32, slice_ns: u64) -> io::Result<()> {
+    let mut attr = SchedAttr::new(policy);
+    if policy == SCHED_FIFO {
+        attr.sched_priority = 1;
+    } else {
+        attr.sched_runtime = slice_ns;
+    }
+    sched_setattr(pid, &mut attr, 0)
+}
+
+/// `pid`'s (0 = the caller) slice as sched_getattr reports it (`sched_runtime`), ns.
+pub fn slice_ns(pid: libc::pid_t) -> io::Result<u64> {
+    Ok(getattr(pid)?.sched_runtime)
+}
+
 /// Ask for `slice_ns` as this thread's SCHED_OTHER slice (`sched_runtime`), keeping `nice`.
 /// 0 gives the base slice back; the kernel clamps the rest to [100 µs, 100 ms].
 pub fn set_own_slice_ns(slice_ns: u64, nice: i32) -> io::Result<()> {
-    let attr = SchedAttr {
-        size: std::mem::size_of::<SchedAttr>() as u32,
-        sched_policy: SCHED_OTHER,
-        sched_nice: nice,
-        sched_runtime: slice_ns,
-        ..Default::default()
-    };
-    // SAFETY: `attr` is a valid, initialised sched_attr whose `size` field matches its
-    // layout; the kernel only reads `size` bytes from it during the call.
-    check(unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0u32) })?;
-    Ok(())
+    let mut attr = SchedAttr::new(SCHED_OTHER);
+    attr.sched_nice = nice;
+    attr.sched_runtime = slice_ns;
+    sched_setattr(0, &mut attr, 0)
 }
 
 /// This thread's slice as sched_getattr reports it (`sched_runtime`), ns.
 pub fn own_slice_ns() -> io::Result<u64> {
-    let mut attr = SchedAttr::default();
-    // SAFETY: the kernel writes at most the `size` argument (our struct's size) bytes into
-    // `attr`, which is a live, writable sched_attr.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_sched_getattr,
-            0,
-            &mut attr as *mut SchedAttr,
-            std::mem::size_of::<SchedAttr>() as u32,
-            0u32,
+    slice_ns(0)
+}
+
+/// The base slice, ns, from [`BASE_SLICE_PATH`] (debugfs must be mounted).
+pub fn base_slice_ns() -> io::Result<u64> {
+    let s = std::fs::read_to_string(BASE_SLICE_PATH)?;
+    s.trim().parse().map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{BASE_SLICE_PATH}: not a number: {s:?}"),
         )
-    })?;
-    Ok(attr.sched_runtime)
+    })
 }
 
 /// Pin the calling process (pid 0) or `pid` to one CPU.
@@ -121,6 +201,16 @@ pub fn own_ctxsw() -> (u64, u64) {
     // SAFETY: `ru` is a valid rusage to write into.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64)
+}
+
+/// This thread's total wait on a runqueue, ns: the second field of
+/// `/proc/thread-self/schedstat` (needs CONFIG_SCHED_INFO, which SCHEDSTATS selects).
+pub fn own_run_delay_ns() -> io::Result<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat")?;
+    s.split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "malformed schedstat"))
 }
 
 /// The machine's context switches since boot (`ctxt` in /proc/stat).

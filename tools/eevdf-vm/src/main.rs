@@ -252,10 +252,16 @@ fn add_tree(a: &mut cpio::Archive, dir: &Path, guest_dir: &str) -> Result<()> {
 
 /// Add the static guest programs (package tools/eevdf-guest, built with `cargo build
 /// --release --target x86_64-unknown-linux-musl -p eevdf-guest`): every executable file
-/// named `eevdf-*` in `dir` goes to /eevdf/bin. A missing directory adds nothing.
+/// named `eevdf-*` in `dir` goes to /eevdf/bin. A missing directory adds nothing (with a
+/// warning: the guest tests need these programs).
 fn add_guest_programs(a: &mut cpio::Archive, dir: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let Ok(rd) = std::fs::read_dir(dir) else {
+        eprintln!(
+            "eevdf-vm: warning: no guest programs ({} is missing): build them with \
+             cargo build --release --target x86_64-unknown-linux-musl -p eevdf-guest",
+            dir.display()
+        );
         return Ok(());
     };
     let mut names: Vec<_> = rd
@@ -270,6 +276,13 @@ fn add_guest_programs(a: &mut cpio::Archive, dir: &Path) -> Result<()> {
         .map(|e| e.path())
         .collect();
     names.sort();
+    if !names.iter().any(|p| p.ends_with("eevdf-slice")) {
+        eprintln!(
+            "eevdf-vm: warning: no eevdf-slice in {}; the guest tests need it \
+             (cargo build --release --target x86_64-unknown-linux-musl -p eevdf-guest)",
+            dir.display()
+        );
+    }
     for p in names {
         let name = p
             .file_name()

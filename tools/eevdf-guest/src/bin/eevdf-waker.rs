@@ -50,11 +50,7 @@ struct Args {
 }
 
 fn base_slice_ns() -> Result<u64> {
-    let p = "/sys/kernel/debug/sched/base_slice_ns";
-    let s = std::fs::read_to_string(p).with_context(|| format!("reading {p}"))?;
-    s.trim()
-        .parse()
-        .with_context(|| format!("parsing {p}: {s:?}"))
+    sys::base_slice_ns().with_context(|| format!("reading {}", sys::BASE_SLICE_PATH))
 }
 
 fn spawn(cmd: &[String]) -> Result<libc::pid_t> {
@@ -97,6 +93,7 @@ fn main() -> Result<()> {
     let mut lat = Vec::with_capacity(max_samples);
     let mut missed = 0;
     let ctx0 = sys::system_ctxsw()?;
+    let delay0 = sys::own_run_delay_ns()?;
     let bg = if args.command.is_empty() {
         None
     } else {
@@ -132,9 +129,11 @@ fn main() -> Result<()> {
     }
     let system_ctxsw = sys::system_ctxsw()? - ctx0;
     let (waker_nvcsw, waker_nivcsw) = sys::own_ctxsw();
+    let run_delay_avg_us =
+        sys::own_run_delay_ns()?.saturating_sub(delay0) as f64 / 1e3 / lat.len().max(1) as f64;
     let s = summarise_latencies_ns(&lat);
     println!(
-        "eevdf-waker: slice {} us (asked {} us), {} wakeups every {} us: min {:.1} avg {:.1} p99 {:.1} max {:.1} us, {} missed",
+        "eevdf-waker: slice {} us (asked {} us), {} wakeups every {} us: min {:.1} avg {:.1} p99 {:.1} max {:.1} us, {} missed, run delay {:.1} us per wakeup",
         slice_effective_ns / 1000,
         slice_ns / 1000,
         lat.len(),
@@ -143,7 +142,8 @@ fn main() -> Result<()> {
         s.avg_us,
         s.p99_us,
         s.max_us,
-        missed
+        missed,
+        run_delay_avg_us
     );
     if args.histogram {
         let mut buckets = [0u64; 32];
@@ -174,6 +174,7 @@ fn main() -> Result<()> {
         system_ctxsw,
         duration_s,
         bg_status,
+        run_delay_avg_us,
     });
     println!("{}", r.to_line());
     Ok(())

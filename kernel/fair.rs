@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The fair class's EEVDF core, in Rust: `struct sched_entity` and `struct cfs_rq`
+//! (from bindgen, never hand-copied) implement the core's [`Entity`], [`Timeline`]
+//! and [`Runqueue`], and the `extern "C"` entry points that fair.c calls under
+//! `CONFIG_SCHED_EEVDF_RUST` run the core's operations on them.
+//!
+//! # Safety argument
+//!
+//! Every entry point is called by fair.c with the runqueue lock of `cfs_rq` held
+//! (that is where fair.c calls the C functions they replace), with `cfs_rq`
+//! valid and every `sched_entity` pointer valid and belonging to that `cfs_rq`
+//! (queued on it, or about to be). The lock gives exclusive access to the
+//! `cfs_rq`, its timeline and the queued entities for the duration of the call,
+//! which is what [`Se`] and [`CfsRq`] require. Nothing here allocates, sleeps or
+//! panics (the core is panic-free and uses wrapping arithmetic), so these are
+//! fine in atomic context.
+
+use crate::rbtree_augmented::{self as rb, Augment, RbRootCached};
+use crate::sched_eevdf::{
+    self as core_, min_deadline_update, Config, EnqueueFlags, Entity, Features, LoadWeight,
+    Runqueue, Timeline,
+};
+use core::ptr::{self, NonNull};
+use kernel::bindings;
+
+/// A handle to a `struct sched_entity`.
+///
+/// # Invariants
+///
+/// The pointer is valid, and the entity is accessed only under the runqueue lock
+/// of the `cfs_rq` it is queued on (or about to be), held for as long as the
+/// handle is used. Handles are not kept beyond the entry point that made them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Se(NonNull<bindings::sched_entity>);
+
+impl Se {
+    /// Wraps a pointer from C.
+    ///
+    /// # Safety
+    ///
+    /// `se` must be null or valid, and the caller must hold the runqueue lock
+    /// that protects it for as long as the handle is used.
+    #[inline]
+    pub unsafe fn from_raw(se: *mut bindings::sched_entity) -> Option<Se> {
+        // INVARIANT: guaranteed by the caller.
+        NonNull::new(se).map(Se)
+    }
+
+    /// The raw pointer.
+    #[inline]
+    pub fn as_ptr(self) -> *mut bindings::sched_entity {
+        self.0.as_ptr()
+    }
+
+    /// The embedded `run_node`.
+    #[inline]
+    fn node(self) -> NonNull<bindings::rb_node> {
+        // SAFETY: by the type invariant the entity is valid; this computes a
+        // field address without reading.
+        unsafe { NonNull::new_unchecked(&raw mut (*self.0.as_ptr()).run_node) }
+    }
+
+    /// `rb_entry(node, struct sched_entity, run_node)`.
+    ///
+    /// # Safety
+    ///
+    /// `node` must be the `run_node` of a valid entity that the caller may access
+    /// under the same lock as its other handles.
+    #[inline]
+    unsafe fn from_node(node: NonNull<bindings::rb_node>) -> Se {
+        let off = core::mem::offset_of!(bindings::sched_entity, run_node);
+        // SAFETY: the caller guarantees `node` is embedded in a sched_entity at
+        // offset `off`, so the subtraction stays in that object.
+        Se(unsafe { NonNull::new_unchecked(node.as_ptr().byte_sub(off).cast()) })
+    }
+}
+
+/// Plain-load getters and plain-store setters of `sched_entity` fields.
+macro_rules! se_fields {
+    ($($get:ident / $set:ident : $field:ident as $t:ty),* $(,)?) => {
+        $(
+            #[inline]
+            fn $get(self) -> $t {
+                // SAFETY: by the type invariant the entity is valid and ours.
+                unsafe { (*self.0.as_ptr()).$field as $t }
+            }
+            #[inline]
+            fn $set(self, v: $t) {
+                // SAFETY: as above.
+                unsafe { (*self.0.as_ptr()).$field = v as _ };
+            }
+        )*
+    };
+}
+
+/// Byte-sized flags (`unsigned char`) as `bool`.
+macro_rules! se_flags {
+    ($($get:ident / $set:ident : $field:ident),* $(,)?) => {
+        $(
+            #[inline]
+            fn $get(self) -> bool {
+                // SAFETY: by the type invariant the entity is valid and ours.
+                unsafe { (*self.0.as_ptr()).$field != 0 }
+            }
+            #[inline]
+            fn $set(self, v: bool) {
+                // SAFETY: as above.
+                unsafe { (*self.0.as_ptr()).$field = u8::from(v) };
+            }
+        )*
+    };
+}
+
+impl Entity for Se {
+    se_fields! {
+        vruntime / set_vruntime: vruntime as u64,
+        deadline / set_deadline: deadline as u64,
+        slice / set_slice: slice as u64,
+        vlag / set_vlag: vlag as i64,
+        min_deadline / set_min_deadline: min_deadline as u64,
+        min_slice / set_min_slice: min_slice as u64,
+    }
+    se_flags! {
+        custom_slice / set_custom_slice: custom_slice,
+        on_rq / set_on_rq: on_rq,
+        sched_delayed / set_sched_delayed: sched_delayed,
+        rel_deadline / set_rel_deadline: rel_deadline,
+    }
+
+    #[inline]
+    fn load(self) -> LoadWeight {
+        // SAFETY: by the type invariant the entity is valid and ours.
+        let lw = unsafe { (*self.0.as_ptr()).load };
+        LoadWeight {
+            weight: lw.weight as u64,
+            inv_weight: lw.inv_weight,
+        }
+    }
+
+    #[inline]
+    fn set_load(self, lw: LoadWeight) {
+        // SAFETY: as above.
+        unsafe {
+            (*self.0.as_ptr()).load.weight = lw.weight as _;
+            (*self.0.as_ptr()).load.inv_weight = lw.inv_weight;
+        }
+    }
+}
+
+/// The timeline's augmentation: the core's [`min_deadline_update`].
+pub struct SeAugment;
+
+// SAFETY: `compute` and `copy` touch only the entity embedding the node(s) and,
+// read-only, its children's; `compute` is the core's one compute function and
+// `copy` copies both augmented values.
+unsafe impl Augment for SeAugment {
+    #[inline]
+    unsafe fn compute(node: NonNull<bindings::rb_node>) -> bool {
+        // SAFETY: the caller guarantees `node` and its children are run_nodes of
+        // entities of a timeline it holds exclusively.
+        unsafe {
+            let l = rb::left(node).map(|n| Se::from_node(n));
+            let r = rb::right(node).map(|n| Se::from_node(n));
+            min_deadline_update(Se::from_node(node), l, r)
+        }
+    }
+
+    #[inline]
+    unsafe fn copy(old: NonNull<bindings::rb_node>, new: NonNull<bindings::rb_node>) {
+        // SAFETY: as for `compute`.
+        let (o, n) = unsafe { (Se::from_node(old), Se::from_node(new)) };
+        n.set_min_deadline(o.min_deadline());
+        n.set_min_slice(o.min_slice());
+    }
+}
+
+/// A handle to a `struct cfs_rq`.
+///
+/// # Invariants
+///
+/// The pointer is valid and its runqueue lock is held while the handle is used;
+/// its timeline's nodes are the `run_node`s of its queued entities (except
+/// current) and are augmented by [`SeAugment`].
+pub struct CfsRq(NonNull<bindings::cfs_rq>);
+
+impl CfsRq {
+    /// Wraps a pointer from C.
+    ///
+    /// # Safety
+    ///
+    /// `cfs_rq` must be valid, and the caller must hold its runqueue lock for as
+    /// long as the handle (and the entity handles obtained from it) are used.
+    #[inline]
+    pub unsafe fn from_raw(cfs_rq: *mut bindings::cfs_rq) -> CfsRq {
+        // INVARIANT: guaranteed by the caller; fair.c calls the entry points
+        // with a valid cfs_rq.
+        // SAFETY: C never passes a null cfs_rq.
+        CfsRq(unsafe { NonNull::new_unchecked(cfs_rq) })
+    }
+
+    #[inline]
+    fn raw(&self) -> *mut bindings::cfs_rq {
+        self.0.as_ptr()
+    }
+
+    #[inline]
+    fn tree(&self) -> RbRootCached<SeAugment> {
+        // SAFETY: by the type invariant the cfs_rq is valid and locked, and its
+        // timeline is augmented by `SeAugment`.
+        // The address of a field of a valid object is not null.
+        unsafe {
+            RbRootCached::from_raw(NonNull::new_unchecked(
+                &raw mut (*self.raw()).tasks_timeline,
+            ))
+        }
+    }
+
+    #[inline]
+    fn se(n: Option<NonNull<bindings::rb_node>>) -> Option<Se> {
+        // SAFETY: by the type invariant every node of the timeline is the
+        // run_node of an entity protected by the same lock.
+        n.map(|n| unsafe { Se::from_node(n) })
+    }
+}
+
+macro_rules! rq_fields {
+    ($($get:ident / $set:ident : $field:ident as $t:ty),* $(,)?) => {
+        $(
+            #[inline]
+            fn $get(&self) -> $t {
+                // SAFETY: by the type invariant the cfs_rq is valid and locked.
+                unsafe { (*self.raw()).$field as $t }
+            }
+            #[inline]
+            fn $set(&mut self, v: $t) {
+                // SAFETY: as above.
+                unsafe { (*self.raw()).$field = v as _ };
+            }
+        )*
+    };
+}
+
+impl Timeline for CfsRq {
+    type Se = Se;
+
+    #[inline]
+    fn root(&self) -> Option<Se> {
+        Self::se(self.tree().root_node())
+    }
+    #[inline]
+    fn first(&self) -> Option<Se> {
+        Self::se(self.tree().first())
+    }
+    #[inline]
+    fn left(&self, se: Se) -> Option<Se> {
+        // SAFETY: `se` is a handle of this runqueue's timeline (type invariants).
+        Self::se(unsafe { rb::left(se.node()) })
+    }
+    #[inline]
+    fn right(&self, se: Se) -> Option<Se> {
+        // SAFETY: as above.
+        Self::se(unsafe { rb::right(se.node()) })
+    }
+    #[inline]
+    fn parent(&self, se: Se) -> Option<Se> {
+        // SAFETY: as above.
+        Self::se(unsafe { rb::parent(se.node()) })
+    }
+    #[inline]
+    fn is_red(&self, se: Se) -> bool {
+        // SAFETY: as above.
+        unsafe { rb::is_red(se.node()) }
+    }
+    #[inline]
+    fn insert(&mut self, se: Se) {
+        // SAFETY: fair.c inserts only entities that are not in a tree, after
+        // `__enqueue_entity()` initialised the leaf's augmented values; the order
+        // is the core's `entity_less`, that of the whole timeline.
+        unsafe {
+            self.tree().insert(se.node(), |a, b| {
+                core_::entity_less(Se::from_node(a), Se::from_node(b))
+            })
+        };
+    }
+    #[inline]
+    fn erase(&mut self, se: Se) {
+        // SAFETY: fair.c erases only entities in this timeline (queued, not
+        // current), as it did with the C `__dequeue_entity()`.
+        unsafe { self.tree().erase(se.node()) };
+    }
+}
+
+impl Runqueue for CfsRq {
+    rq_fields! {
+        zero_vruntime / set_zero_vruntime: zero_vruntime as u64,
+        avg_vruntime / set_avg_vruntime: avg_vruntime as i64,
+        avg_load / set_avg_load: avg_load as u64,
+        sum_slice / set_sum_slice: sum_slice as u64,
+        nr_queued / set_nr_queued: nr_running as u32,
+    }
+
+    #[inline]
+    fn curr(&self) -> Option<Se> {
+        // SAFETY: by the type invariant; `curr` is an entity of this cfs_rq.
+        unsafe { Se::from_raw((*self.raw()).curr) }
+    }
+
+    #[inline]
+    fn set_curr(&mut self, se: Option<Se>) {
+        // SAFETY: as above.
+        unsafe { (*self.raw()).curr = se.map_or(ptr::null_mut(), Se::as_ptr) };
+    }
+}
+
+/// Sets `$f` in `$out` when the kernel's `__SCHED_FEAT_$f` bit is set in `$bits`:
+/// the core's feature table and features.h must name the same flags, or this
+/// does not compile.
+macro_rules! kernel_features {
+    ($( $(#[doc = $doc:expr])* ($name:ident, $bit:literal, $default:literal) ),* $(,)?) => {
+        /// The core's features from the kernel's `sysctl_sched_features` word.
+        #[inline]
+        pub fn features_from(bits: u32) -> Features {
+            let mut f = Features::EMPTY;
+            $(
+                kernel::macros::paste! {
+                    f = f.with(Features::$name, bits & (1u32 << (bindings::[<__SCHED_FEAT_ $name>] as u32)) != 0);
+                }
+            )*
+            f
+        }
+    };
+}
+eevdf_feature_table!(kernel_features);
+
+/// The core's [`Config`], from the live `sched_feat()` bits and
+/// `sysctl_sched_base_slice`: a debugfs write takes effect at the next call.
+#[inline]
+pub fn config() -> Config {
+    // SAFETY: plain reads of two global words; debugfs and the sysctl update
+    // them with single stores, so a racing read sees the old or the new value
+    // (READ_ONCE).
+    let (bits, base) = unsafe {
+        (
+            ptr::read_volatile(&raw const bindings::sysctl_sched_features),
+            ptr::read_volatile(&raw const bindings::sysctl_sched_base_slice),
+        )
+    };
+    Config {
+        features: features_from(bits),
+        base_slice_ns: u64::from(base),
+        tick_nsec: bindings::SCHED_EEVDF_TICK_NSEC,
+    }
+}
+
+// The core reads ENQUEUE_INITIAL with fair.c's value.
+const _: () = assert!(EnqueueFlags::INITIAL.0 == bindings::ENQUEUE_INITIAL);
+
+/// Wraps the arguments of an entry point.
+///
+/// # Safety
+///
+/// See the module docs: valid pointers, runqueue lock held.
+#[inline]
+unsafe fn args(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) -> (CfsRq, Option<Se>) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { (CfsRq::from_raw(cfs_rq), Se::from_raw(se)) }
+}
+
+/// `avg_vruntime()`.
+///
+/// # Safety
+///
+/// Called by fair.c with `cfs_rq` valid and its runqueue lock held.
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_avg_vruntime(cfs_rq: *mut bindings::cfs_rq) -> u64 {
+    // SAFETY: guaranteed by the caller.
+    let mut rq = unsafe { CfsRq::from_raw(cfs_rq) };
+    core_::avg_vruntime(&mut rq)
+}
+
+/// `vruntime_eligible()` (ELIGIBLE, BIAS_ELIGIBLE honoured).
+///
+/// # Safety
+///
+/// As [`sched_eevdf_avg_vruntime`].
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_vruntime_eligible(
+    cfs_rq: *mut bindings::cfs_rq,
+    vruntime: u64,
+) -> i32 {
+    // SAFETY: guaranteed by the caller.
+    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
+    i32::from(core_::vruntime_eligible(&rq, vruntime, config()))
+}
+
+/// `entity_eligible()`.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_avg_vruntime`], and `se` valid, of this `cfs_rq`.
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_entity_eligible(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) -> i32 {
+    // SAFETY: guaranteed by the caller.
+    let (rq, se) = unsafe { args(cfs_rq, se) };
+    se.is_some_and(|se| core_::entity_eligible(&rq, se, config()))
+        .into()
+}
+
+/// `__enqueue_entity()`: into the sums and the timeline.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_entity_eligible`], and `se` not in any timeline.
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_enqueue_entity(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) {
+    // SAFETY: guaranteed by the caller.
+    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        core_::__enqueue_entity(&mut rq, se);
+    }
+}
+
+/// `__dequeue_entity()`: out of the timeline and the sums.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_entity_eligible`], and `se` in this `cfs_rq`'s timeline.
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_dequeue_entity(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) {
+    // SAFETY: guaranteed by the caller.
+    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        core_::__dequeue_entity(&mut rq, se);
+    }
+}
+
+/// `__pick_first_entity()`: the leftmost (smallest vruntime) entity.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_avg_vruntime`].
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_pick_first_entity(
+    cfs_rq: *mut bindings::cfs_rq,
+) -> *mut bindings::sched_entity {
+    // SAFETY: guaranteed by the caller.
+    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
+    rq.first().map_or(ptr::null_mut(), Se::as_ptr)
+}
+
+/// `pick_eevdf()`, with RUN_TO_PARITY slice protection.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_avg_vruntime`].
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
+    cfs_rq: *mut bindings::cfs_rq,
+) -> *mut bindings::sched_entity {
+    // SAFETY: guaranteed by the caller.
+    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
+    core_::pick_eevdf(&rq, config()).map_or(ptr::null_mut(), Se::as_ptr)
+}
+
+/// `place_entity()`.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_entity_eligible`].
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_place_entity(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+    flags: i32,
+) {
+    // SAFETY: guaranteed by the caller.
+    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        core_::place_entity(&mut rq, se, EnqueueFlags(flags as u32), config());
+    }
+}
+
+/// `update_deadline()`: true when current used up its request.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_entity_eligible`].
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_update_deadline(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) -> bool {
+    // SAFETY: guaranteed by the caller.
+    match unsafe { args(cfs_rq, se) } {
+        (mut rq, Some(se)) => core_::update_deadline(&mut rq, se, config()),
+        _ => false,
+    }
+}
+
+/// `update_entity_lag()`.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_entity_eligible`].
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_update_entity_lag(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+) {
+    // SAFETY: guaranteed by the caller.
+    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        core_::update_entity_lag(&mut rq, se, config());
+    }
+}
+
+/// The EEVDF part of `reweight_entity()`: lag-preserving rescaling of vruntime
+/// and deadline (queued, out of the timeline meanwhile) or of vlag, then
+/// `update_load_set()` (weight set, inverse left to be computed lazily).
+///
+/// # Safety
+///
+/// As [`sched_eevdf_entity_eligible`]; current's runtime already accounted.
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_reweight_entity(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+    weight: core::ffi::c_ulong,
+) {
+    // SAFETY: guaranteed by the caller.
+    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        let lw = LoadWeight {
+            weight: weight as u64,
+            inv_weight: 0,
+        };
+        core_::reweight_entity(&mut rq, se, lw, config());
+    }
+}
+
+/// The wakeup-preemption decision of `check_preempt_wakeup_fair()` for `pse`,
+/// already enqueued, against `cfs_rq->curr` (PREEMPT_SHORT included).
+///
+/// # Safety
+///
+/// As [`sched_eevdf_entity_eligible`]; current's runtime already accounted.
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
+    cfs_rq: *mut bindings::cfs_rq,
+    pse: *mut bindings::sched_entity,
+) -> bool {
+    // SAFETY: guaranteed by the caller.
+    match unsafe { args(cfs_rq, pse) } {
+        (mut rq, Some(pse)) => core_::check_preempt_wakeup_fair(&mut rq, pse, config()).preempts(),
+        _ => false,
+    }
+}
+
+/// A group entity takes its queue's minimum slice, possibly while queued.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_entity_eligible`].
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_set_slice(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+    slice: u64,
+) {
+    // SAFETY: guaranteed by the caller.
+    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        core_::set_queued_slice(&mut rq, se, slice);
+    }
+}

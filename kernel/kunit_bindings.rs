@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `sched_eevdf_bindings`: the core runs inside the kernel through
+//! the real bindings, on a private `struct cfs_rq` and private
+//! `struct sched_entity`s (static, zero-initialised, never seen by the
+//! scheduler), over the kernel's augmented rbtree (lib/rbtree.c through the
+//! helpers). A seeded mixed workload of enqueue, dequeue, pick (schedule) and
+//! reweight runs the core's invariant checker after every step, and checks each
+//! pick against a linear scan.
+//!
+//! Registered with [`crate::kunit_suite!`]: 6.12 has no `#[kunit_tests]`, so the
+//! suite and case arrays are built as constants and placed in the
+//! `.kunit_test_suites` section that KUnit walks at boot.
+
+use crate::fair::{CfsRq, Se};
+use crate::kunit::Test;
+use crate::sched_eevdf::load::SCHED_PRIO_TO_WEIGHT;
+use crate::sched_eevdf::{
+    check_invariants, dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf, reweight_entity,
+    schedule, update_curr, vtime, Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick,
+    Runqueue,
+};
+use core::mem::MaybeUninit;
+use kernel::bindings;
+
+/// Entities in the workload.
+const N: usize = 32;
+/// Steps of the workload.
+const STEPS: u32 = 4000;
+
+/// The private runqueue and entities: all-zero is their initial C state
+/// (`RB_ROOT_CACHED`, not queued); only this suite touches them.
+static mut RQ: MaybeUninit<bindings::cfs_rq> = MaybeUninit::zeroed();
+static mut SES: MaybeUninit<[bindings::sched_entity; N]> = MaybeUninit::zeroed();
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn weight(rng: &mut Rng) -> LoadWeight {
+    let nice = rng.below(40) as usize;
+    LoadWeight::from_weight(u64::from(SCHED_PRIO_TO_WEIGHT[nice]) << 10)
+}
+
+fn check(t: &mut Test, rq: &CfsRq, step: u32, what: &str) -> bool {
+    match check_invariants(rq) {
+        Ok(_) => true,
+        Err(e) => {
+            t.fail(format_args!("step {step} ({what}): {e}"));
+            false
+        }
+    }
+}
+
+/// The pick is eligible (or current) and no eligible queued entity has an
+/// earlier deadline: the linear-scan reference.
+fn check_pick(t: &mut Test, rq: &CfsRq, ses: &[Se], cfg: Config, step: u32) -> bool {
+    let Some(p) = pick_eevdf(rq, cfg) else {
+        return true;
+    };
+    if rq.curr() == Some(p) {
+        return true;
+    }
+    if !entity_eligible(rq, p, cfg) {
+        t.fail(format_args!("step {step}: picked an ineligible entity"));
+        return false;
+    }
+    for &se in ses {
+        if se.on_rq()
+            && rq.curr() != Some(se)
+            && entity_eligible(rq, se, cfg)
+            && vtime::vruntime_before(se.deadline(), p.deadline())
+        {
+            t.fail(format_args!(
+                "step {step}: an eligible entity has an earlier deadline than the pick"
+            ));
+            return false;
+        }
+    }
+    true
+}
+
+fn workload(t: &mut Test, cfg: Config, seed: u64) {
+    // SAFETY: the statics are only used by this suite, whose cases KUnit runs
+    // one at a time; zeroed is a valid initial state for both C structures.
+    let (raw_rq, raw_ses) = unsafe {
+        RQ = MaybeUninit::zeroed();
+        SES = MaybeUninit::zeroed();
+        (
+            (&raw mut RQ).cast::<bindings::cfs_rq>(),
+            (&raw mut SES).cast::<bindings::sched_entity>(),
+        )
+    };
+    // SAFETY: as above: the runqueue is private to this test, so holding no
+    // lock is exclusive access.
+    let mut rq = unsafe { CfsRq::from_raw(raw_rq) };
+    // As init_cfs_rq().
+    rq.set_zero_vruntime((-(1i64 << 20)) as u64);
+    let mut rng = Rng(seed);
+    let ses: [Se; N] = core::array::from_fn(|i| {
+        // SAFETY: `i < N` stays in the private array (see above).
+        let se = unsafe { Se::from_raw(raw_ses.add(i)) }.unwrap_or_else(|| unreachable!());
+        se.set_load(weight(&mut rng));
+        se
+    });
+    let (mut enq, mut deq, mut picks, mut rew) = (0u32, 0u32, 0u32, 0u32);
+    for step in 0..STEPS {
+        let se = ses[rng.below(N as u64) as usize];
+        match rng.below(8) {
+            0 | 1 if !se.on_rq() => {
+                let flags = if step < N as u32 {
+                    EnqueueFlags::INITIAL
+                } else {
+                    EnqueueFlags::WAKEUP
+                };
+                enqueue_entity(&mut rq, se, flags, cfg);
+                enq += 1;
+                if !check(t, &rq, step, "enqueue") {
+                    return;
+                }
+            }
+            2 if se.on_rq() && rq.curr() != Some(se) => {
+                dequeue_entity(&mut rq, se, DequeueFlags::SLEEP, cfg);
+                deq += 1;
+                if !check(t, &rq, step, "dequeue") {
+                    return;
+                }
+            }
+            3 if se.on_rq() => {
+                reweight_entity(&mut rq, se, weight(&mut rng), cfg);
+                rew += 1;
+                if !check(t, &rq, step, "reweight") {
+                    return;
+                }
+            }
+            _ => {
+                update_curr(&mut rq, 100_000 + rng.below(3_000_000), cfg);
+                if !check_pick(t, &rq, &ses, cfg, step) {
+                    return;
+                }
+                if let Pick::Run(_) = schedule(&mut rq, cfg) {
+                    picks += 1;
+                }
+                if !check(t, &rq, step, "schedule") {
+                    return;
+                }
+            }
+        }
+    }
+    t.info(format_args!(
+        "{STEPS} steps on a private cfs_rq: {enq} enqueues, {deq} dequeues, {rew} reweights, {picks} picks, invariants held"
+    ));
+}
+
+fn cfg_with(f: crate::sched_eevdf::Features, on: bool) -> Config {
+    let mut c = Config::DEFAULT;
+    c.features = c.features.with(f, on);
+    c
+}
+
+fn defaults(t: &mut Test) {
+    workload(t, Config::DEFAULT, 0x9e37_79b9_7f4a_7c15);
+}
+
+fn no_eligible(t: &mut Test) {
+    workload(
+        t,
+        cfg_with(crate::sched_eevdf::Features::ELIGIBLE, false),
+        0x1234_5678_9abc_def1,
+    );
+}
+
+fn bias_eligible(t: &mut Test) {
+    workload(
+        t,
+        cfg_with(crate::sched_eevdf::Features::BIAS_ELIGIBLE, true),
+        0x0fed_cba9_8765_4321,
+    );
+}
+
+/// The live features: the kernel's sysctl word maps onto the core's table.
+fn live_features(t: &mut Test) {
+    let c = crate::fair::config();
+    t.info(format_args!(
+        "live features {:?}, base slice {} ns, tick {} ns",
+        c.features, c.base_slice_ns, c.tick_nsec
+    ));
+    if c.features != crate::sched_eevdf::Features::DEFAULT {
+        t.fail(format_args!(
+            "boot features differ from the table's defaults"
+        ));
+    }
+}
+
+crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
+    c"live_features" => super::live_features,
+    c"defaults" => super::defaults,
+    c"no_eligible" => super::no_eligible,
+    c"bias_eligible" => super::bias_eligible,
+]);

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An intrusive, augmented red-black tree with a cached leftmost node, over the
+//! kernel's own `lib/rbtree.c` (`struct rb_root_cached`, `struct rb_node`) and
+//! `include/linux/rbtree_augmented.h`.
+//!
+//! `kernel::rbtree` (6.12) owns boxed nodes and has neither augmentation nor a
+//! cached leftmost node; the EEVDF timeline needs both, and must not allocate
+//! under the runqueue lock. Here the `rb_node` is embedded in the element
+//! (`sched_entity::run_node`), so insertion cannot fail and allocates nothing.
+//!
+//! The augment callbacks are derived, as `RB_DECLARE_CALLBACKS()` does, from one
+//! [`Augment::compute`] function that returns `true` when the node's augmented
+//! values did not change, which stops propagation early. The inline
+//! `rb_insert_augmented_cached()` / `rb_erase_augmented_cached()` are reached
+//! through the C helpers in `rust/helpers/rbtree.c`.
+
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use kernel::bindings;
+
+/// Colour bit of `__rb_parent_color` (`RB_BLACK`); red is 0.
+const RB_BLACK: usize = 1;
+
+/// The augmentation of a tree whose nodes are embedded in some element type.
+///
+/// # Safety
+///
+/// Implementers guarantee that, for every node of a tree that uses them,
+/// [`Augment::compute`] and [`Augment::copy`] only access the element that
+/// embeds the node(s) they are given and, read-only, the elements of that node's
+/// children; that `compute` sets the node's augmented values to what they must
+/// be given its children's; and that `copy` copies all augmented values.
+pub unsafe trait Augment {
+    /// `RBCOMPUTE(node, exit)`: recompute `node`'s augmented values from its
+    /// element and its children's augmented values. Returns `true` when nothing
+    /// changed (propagation may stop).
+    ///
+    /// # Safety
+    ///
+    /// `node` is linked in a tree using this augmentation that the caller has
+    /// exclusive access to, and its children are valid nodes of that tree.
+    unsafe fn compute(node: NonNull<bindings::rb_node>) -> bool;
+
+    /// Copies the augmented values of `old` to `new`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Augment::compute`], for both nodes.
+    unsafe fn copy(old: NonNull<bindings::rb_node>, new: NonNull<bindings::rb_node>);
+}
+
+/// The parent of `node` (`rb_parent()`).
+///
+/// # Safety
+///
+/// `node` must point to a valid, linked `rb_node`.
+#[inline]
+pub unsafe fn parent(node: NonNull<bindings::rb_node>) -> Option<NonNull<bindings::rb_node>> {
+    // SAFETY: the caller guarantees `node` is valid; the low two bits of
+    // `__rb_parent_color` are the colour, the rest the parent pointer.
+    let pc = unsafe { (*node.as_ptr()).__rb_parent_color };
+    NonNull::new((pc & !3) as *mut bindings::rb_node)
+}
+
+/// The left child of `node`.
+///
+/// # Safety
+///
+/// `node` must point to a valid, linked `rb_node`.
+#[inline]
+pub unsafe fn left(node: NonNull<bindings::rb_node>) -> Option<NonNull<bindings::rb_node>> {
+    // SAFETY: the caller guarantees `node` is valid.
+    NonNull::new(unsafe { (*node.as_ptr()).rb_left })
+}
+
+/// The right child of `node`.
+///
+/// # Safety
+///
+/// `node` must point to a valid, linked `rb_node`.
+#[inline]
+pub unsafe fn right(node: NonNull<bindings::rb_node>) -> Option<NonNull<bindings::rb_node>> {
+    // SAFETY: the caller guarantees `node` is valid.
+    NonNull::new(unsafe { (*node.as_ptr()).rb_right })
+}
+
+/// Whether `node` is red (`rb_is_red()`).
+///
+/// # Safety
+///
+/// `node` must point to a valid, linked `rb_node`.
+#[inline]
+pub unsafe fn is_red(node: NonNull<bindings::rb_node>) -> bool {
+    // SAFETY: the caller guarantees `node` is valid.
+    unsafe { (*node.as_ptr()).__rb_parent_color & RB_BLACK == 0 }
+}
+
+/// `RBNAME_propagate()`: recompute from `rb` up to (excluding) `stop`, stopping
+/// early at the first node whose values did not change.
+///
+/// # Safety
+///
+/// Called by lib/rbtree.c (or by this module) with `rb` null or a node of a tree
+/// using augmentation `A` that the caller has exclusive access to, and `stop`
+/// null or an ancestor of `rb`.
+pub unsafe extern "C" fn propagate<A: Augment>(
+    mut rb: *mut bindings::rb_node,
+    stop: *mut bindings::rb_node,
+) {
+    while rb != stop {
+        let Some(node) = NonNull::new(rb) else { return };
+        // SAFETY: by this function's contract `node` is a node of the tree.
+        if unsafe { A::compute(node) } {
+            break;
+        }
+        // SAFETY: as above.
+        rb = unsafe { parent(node) }.map_or(ptr::null_mut(), NonNull::as_ptr);
+    }
+}
+
+/// `RBNAME_copy()`.
+///
+/// # Safety
+///
+/// Called by lib/rbtree.c with two valid nodes of a tree using `A`.
+unsafe extern "C" fn copy<A: Augment>(old: *mut bindings::rb_node, new: *mut bindings::rb_node) {
+    if let (Some(o), Some(n)) = (NonNull::new(old), NonNull::new(new)) {
+        // SAFETY: lib/rbtree.c passes nodes of the tree being modified.
+        unsafe { A::copy(o, n) };
+    }
+}
+
+/// `RBNAME_rotate()`: `new` takes `old`'s place at the top of the rotated
+/// subtree, so it inherits `old`'s values; `old` is recomputed.
+///
+/// # Safety
+///
+/// Called by lib/rbtree.c with two valid nodes of a tree using `A`.
+unsafe extern "C" fn rotate<A: Augment>(old: *mut bindings::rb_node, new: *mut bindings::rb_node) {
+    if let (Some(o), Some(n)) = (NonNull::new(old), NonNull::new(new)) {
+        // SAFETY: lib/rbtree.c passes nodes of the tree being modified, the
+        // children of `old` already in place.
+        unsafe {
+            A::copy(o, n);
+            A::compute(o);
+        }
+    }
+}
+
+/// The `struct rb_augment_callbacks` of augmentation `A` (`RB_DECLARE_CALLBACKS`).
+pub struct Callbacks<A>(PhantomData<A>);
+
+impl<A: Augment> Callbacks<A> {
+    /// The callbacks, in static memory.
+    pub const CALLBACKS: &'static bindings::rb_augment_callbacks =
+        &bindings::rb_augment_callbacks {
+            propagate: Some(propagate::<A>),
+            copy: Some(copy::<A>),
+            rotate: Some(rotate::<A>),
+        };
+}
+
+/// A borrowed `struct rb_root_cached` whose nodes use augmentation `A`.
+///
+/// # Invariants
+///
+/// `root` points to a valid `rb_root_cached` that this handle may modify for its
+/// lifetime (the caller of [`RbRootCached::from_raw`] holds the lock that
+/// protects it), every node in it is embedded in a live element, and every
+/// node's augmented values are what `A::compute` gives (the tree is only ever
+/// modified through this handle or through C code using the same callbacks).
+pub struct RbRootCached<A: Augment> {
+    root: NonNull<bindings::rb_root_cached>,
+    _a: PhantomData<A>,
+}
+
+impl<A: Augment> RbRootCached<A> {
+    /// Borrows the tree at `root`.
+    ///
+    /// # Safety
+    ///
+    /// `root` must be valid, its nodes augmented by `A`, and the caller must have
+    /// exclusive access to the tree and its nodes while the handle lives.
+    #[inline]
+    pub unsafe fn from_raw(root: NonNull<bindings::rb_root_cached>) -> Self {
+        // INVARIANT: the caller guarantees validity and exclusive access.
+        RbRootCached {
+            root,
+            _a: PhantomData,
+        }
+    }
+
+    /// The root node.
+    #[inline]
+    pub fn root_node(&self) -> Option<NonNull<bindings::rb_node>> {
+        // SAFETY: by the type invariant `root` is valid.
+        NonNull::new(unsafe { (*self.root.as_ptr()).rb_root.rb_node })
+    }
+
+    /// The cached leftmost node (`rb_first_cached()`).
+    #[inline]
+    pub fn first(&self) -> Option<NonNull<bindings::rb_node>> {
+        // SAFETY: by the type invariant `root` is valid.
+        NonNull::new(unsafe { (*self.root.as_ptr()).rb_leftmost })
+    }
+
+    /// `rb_add_augmented_cached()`: links `node` in order of `less` (equal keys go
+    /// to the right: FIFO), then rebalances, keeping the augmented values and the
+    /// cached leftmost node. Allocates nothing.
+    ///
+    /// # Safety
+    ///
+    /// `node` must be embedded in a live element, not be in any tree, and have
+    /// its own augmented values initialised as a leaf's; `less` must be a strict
+    /// weak order consistent with the tree's.
+    pub unsafe fn insert(
+        &mut self,
+        node: NonNull<bindings::rb_node>,
+        mut less: impl FnMut(NonNull<bindings::rb_node>, NonNull<bindings::rb_node>) -> bool,
+    ) {
+        let tree = self.root.as_ptr();
+        let mut leftmost = true;
+        let mut parent: *mut bindings::rb_node = ptr::null_mut();
+        // SAFETY: by the type invariant the tree is valid and ours; every link
+        // followed is a child pointer of a valid node.
+        unsafe {
+            let mut link: *mut *mut bindings::rb_node = &raw mut (*tree).rb_root.rb_node;
+            while let Some(p) = NonNull::new(*link) {
+                parent = p.as_ptr();
+                if less(node, p) {
+                    link = &raw mut (*parent).rb_left;
+                } else {
+                    link = &raw mut (*parent).rb_right;
+                    leftmost = false;
+                }
+            }
+            bindings::rb_link_node(node.as_ptr(), parent, link);
+            // As rb_add_augmented_cached(): the new leaf's values reach its
+            // ancestors before the rebalancing rotations ("suboptimal", as C).
+            propagate::<A>(parent, ptr::null_mut());
+            bindings::rb_insert_augmented_cached(
+                node.as_ptr(),
+                tree,
+                leftmost,
+                Callbacks::<A>::CALLBACKS,
+            );
+        }
+    }
+
+    /// `rb_erase_augmented_cached()`.
+    ///
+    /// # Safety
+    ///
+    /// `node` must be in this tree.
+    pub unsafe fn erase(&mut self, node: NonNull<bindings::rb_node>) {
+        // SAFETY: by the type invariant the tree is valid and ours; the caller
+        // guarantees `node` is in it.
+        unsafe {
+            bindings::rb_erase_augmented_cached(
+                node.as_ptr(),
+                self.root.as_ptr(),
+                Callbacks::<A>::CALLBACKS,
+            )
+        };
+    }
+}

@@ -1,0 +1,40 @@
+#!/bin/sh
+# The EEVDF features in /sys/kernel/debug/sched/features: ELIGIBLE (on) and
+# BIAS_ELIGIBLE (off) are listed, a bad name is refused with EINVAL and changes
+# nothing, and every EEVDF feature toggles hundreds of times under hackbench.
+f=/sys/kernel/debug/sched/features
+[ "$EEVDF_KERNEL" = stock ] && exit 77
+set -e
+feats="ELIGIBLE BIAS_ELIGIBLE RUN_TO_PARITY PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE PREEMPT_SHORT DELAY_DEQUEUE DELAY_ZERO"
+before=$(cat $f)
+echo "$before"
+echo " $before " | grep -q ' ELIGIBLE '
+echo " $before " | grep -q ' NO_BIAS_ELIGIBLE '
+# A bad name: EINVAL, nothing changed.
+if err=$(echo NO_SUCH_FEATURE 2>&1 >$f); then
+	echo "bad name accepted"; exit 1
+fi
+echo "bad name refused: $err"
+echo "$err" | grep -qi 'invalid argument'
+[ "$(cat $f)" = "$before" ]
+# Toggle every feature while hackbench runs.
+hackbench -g 4 -l 2000 >/tmp/hb.out 2>&1 &
+hb=$!
+n=0
+while [ $n -lt 150 ]; do
+	for x in $feats; do
+		echo "NO_$x" >$f
+		echo "$x" >$f
+	done
+	n=$((n + 1))
+done
+echo BIAS_ELIGIBLE >$f
+echo NO_ELIGIBLE >$f
+sleep 1
+echo ELIGIBLE >$f
+echo NO_BIAS_ELIGIBLE >$f
+wait $hb
+grep Time /tmp/hb.out
+echo "toggled $(echo $feats | wc -w) features $n times each (on and off)"
+# defaults restored
+[ "$(cat $f)" = "$before" ]
