@@ -39,8 +39,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 #[command(version, about, long_about = None)]
 struct Args {
     /// The cut-down matrix (the default): every experiment, fewer parameters, shorter runs;
-    /// under 10 minutes here. Its intervals are wide (6 runs a cell): enough to see a 5%
-    /// difference, not a 1% one.
+    /// under 10 minutes here. 10 runs a cell: enough to see a 5% difference on a quiet host,
+    /// not a 1% one.
     #[arg(long, conflicts_with_all = ["full", "smoke"])]
     quick: bool,
 
@@ -52,7 +52,7 @@ struct Args {
     #[arg(long)]
     smoke: bool,
 
-    /// Boots per kernel (default: smoke 1, quick 3, full 5). Boots are the independent
+    /// Boots per kernel (default: smoke 1, quick 5, full 8). Boots are the independent
     /// samples that catch boot-to-boot variation; each costs about 10 s of boot.
     #[arg(long)]
     boots_per_kernel: Option<u32>,
@@ -500,8 +500,8 @@ fn real_main() -> Result<bool> {
     };
     let boots_per_kernel = args.boots_per_kernel.unwrap_or(match kind {
         MatrixKind::Smoke => 1,
-        MatrixKind::Quick => 3,
-        MatrixKind::Full => 5,
+        MatrixKind::Quick => 5,
+        MatrixKind::Full => 8,
     });
     let inner_reps = args
         .inner_reps

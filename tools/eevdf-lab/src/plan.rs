@@ -242,13 +242,14 @@ impl Cell {
     /// replaces it with measured times as cells complete.
     pub fn estimate_s(&self) -> f64 {
         match &self.workload {
-            // Measured: hackbench -g 2 -l 40 with the waker took about 1.5 s (TCG, loaded host).
+            // Measured (TCG, a host busy with kernel builds): hackbench -g 2 -l 70 with the waker
+            // takes 1.0-1.5 s; a whole quick boot of 34 cell runs took about 30 s.
             Workload::Latency {
                 hb_groups,
                 hb_loops,
                 ..
-            } => 0.4 + 0.015 * (*hb_groups * *hb_loops) as f64,
-            Workload::Hackbench { groups, loops, .. } => 0.3 + 0.012 * (*groups * *loops) as f64,
+            } => 0.3 + 0.008 * (*hb_groups * *hb_loops) as f64,
+            Workload::Hackbench { groups, loops, .. } => 0.2 + 0.007 * (*groups * *loops) as f64,
             Workload::PingPong { duration_ms } => 0.2 + *duration_ms as f64 / 1000.0,
             Workload::Share { duration_ms, .. } => 0.4 + *duration_ms as f64 / 1000.0,
             Workload::Scale { tasks, duration_ms } => {
@@ -515,11 +516,11 @@ mod tests {
 
     #[test]
     fn quick_fits_its_budget() {
-        // Under 10 minutes: boots x (cells x reps + ~15 s boot) with the rust kernel running
+        // Under 10 minutes: 10 boots x (cells x reps + ~15 s boot) with the rust kernel running
         // every latency cell (once ELIGIBLE and BIAS_ELIGIBLE exist).
         let cells = matrix(MatrixKind::Quick, &[]);
         let per_boot: f64 = cells.iter().map(Cell::estimate_s).sum::<f64>() * 2.0 + 15.0;
-        assert!(per_boot * 6.0 < 540.0, "{per_boot}");
+        assert!(per_boot * 10.0 < 600.0, "{per_boot}");
     }
 
     #[test]

@@ -162,7 +162,12 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
     let (pw, ph) = (420.0, 360.0);
     let w = (pw * panels.len().max(1) as f64 + 40.0) as u32;
     let mut c = Canvas::new(w, 470);
-    c.text(20, 10, title, BLACK, 2);
+    let title_scale = if Canvas::text_width(title, 2) > w as i64 - 40 {
+        1
+    } else {
+        2
+    };
+    c.text(20, 10, title, BLACK, title_scale);
     let all: Vec<f64> = panels
         .iter()
         .flat_map(|(_, cs)| cs.iter().flat_map(|cv| cv.points.iter().map(|p| p.1)))
@@ -253,7 +258,13 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
         }
     }
     let axes = "y: wakeup latency (us, log)   x: percentile";
-    c.text(w as i64 - Canvas::text_width(axes, 1) - 20, 441, axes, BLACK, 1);
+    c.text(
+        w as i64 - Canvas::text_width(axes, 1) - 20,
+        441,
+        axes,
+        BLACK,
+        1,
+    );
     let mut x = 70;
     for (n, col) in legend {
         c.rect(x, 440, x + 14, 450, col);
@@ -283,14 +294,20 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
     let h = 90 + 18 * rows.len().max(1) as u32;
     let w = (label_w + 520) as u32;
     let mut c = Canvas::new(w, h);
-    c.text(10, 10, title, BLACK, 2);
+    let title_scale = if Canvas::text_width(title, 2) > w as i64 - 20 {
+        1
+    } else {
+        2
+    };
+    c.text(10, 10, title, BLACK, title_scale);
     let vals: Vec<f64> = rows
         .iter()
         .flat_map(|r| [r.value, r.lo, r.hi])
         .filter(|v| v.is_finite())
         .collect();
-    let xmin = vals.iter().copied().fold(0.95, f64::min).min(0.95);
-    let xmax = vals.iter().copied().fold(1.05, f64::max).max(1.05);
+    // At most 0.5..2: beyond that an interval says "noise", and its end is clipped.
+    let xmin = vals.iter().copied().fold(0.95, f64::min).max(0.5);
+    let xmax = vals.iter().copied().fold(1.05, f64::max).min(2.0);
     let f = Frame {
         x0: label_w as f64,
         y0: 40.0,
@@ -301,7 +318,10 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
         ymin: 0.0,
         ymax: rows.len().max(1) as f64,
     };
-    let step = if xmax - xmin > 0.5 { 0.1 } else { 0.02 };
+    let step = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
+        .into_iter()
+        .find(|st| (xmax - xmin) / st <= 10.0)
+        .unwrap_or(0.5);
     let mut t = (xmin / step).ceil() * step;
     while t <= xmax + 1e-9 {
         let (x, _) = f.px(t, 0.0);
@@ -326,14 +346,14 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
         let y = f.y0 + (i as f64 + 0.5) * (f.y1 - f.y0) / f.ymax;
         c.text(10, y as i64 - 4, &r.label, BLACK, 1);
         if r.lo.is_finite() && r.hi.is_finite() {
-            let (a, _) = f.px(r.lo, 0.0);
-            let (b, _) = f.px(r.hi, 0.0);
+            let (a, _) = f.px(r.lo.clamp(xmin, xmax), 0.0);
+            let (b, _) = f.px(r.hi.clamp(xmin, xmax), 0.0);
             c.line((a, y), (b, y), PALETTE[0], 2, 0);
             c.line((a, y - 4.0), (a, y + 4.0), PALETTE[0], 1, 0);
             c.line((b, y - 4.0), (b, y + 4.0), PALETTE[0], 1, 0);
         }
         if r.value.is_finite() {
-            let (x, _) = f.px(r.value, 0.0);
+            let (x, _) = f.px(r.value.clamp(xmin, xmax), 0.0);
             c.rect(
                 x as i64 - 3,
                 y as i64 - 3,

@@ -451,7 +451,12 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     }
     let ratio_rows: Vec<plot::RatioRow> = rows
         .iter()
-        .filter(|r| metric_meta(&r.metric).1 != Better::Neither)
+        // Ratios of performance metrics only: a ratio of two small share errors or of two
+        // latency extremes says little.
+        .filter(|r| {
+            metric_meta(&r.metric).1 != Better::Neither
+                && !["max_err_pp", "lat_min_us", "lat_max_us"].contains(&r.metric.as_str())
+        })
         .filter_map(|r| {
             let x = r.ratio.as_ref()?;
             Some(plot::RatioRow {
