@@ -149,6 +149,9 @@ pub fn metric_meta(name: &str) -> (&'static str, Better, bool) {
         "hackbench_s" => ("s", Better::Lower, true),
         "lat_avg_us" | "lat_p99_us" => ("µs", Better::Lower, true),
         "lat_min_us" | "lat_max_us" => ("µs", Better::Lower, false),
+        // The waker's wait on the runqueue per wakeup (schedstat run_delay): the part of the
+        // latency the pick decides, without timer lateness or host stalls of an idle vCPU.
+        "run_delay_avg_us" => ("µs", Better::Lower, false),
         "ctxsw_per_s" => ("/s", Better::Neither, false),
         "switches_per_s" => ("/s", Better::Higher, false),
         "pingpong_switches_per_s" => ("/s", Better::Higher, true),
@@ -173,6 +176,7 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 m.push(("lat_avg_us".into(), w.avg_us));
                 m.push(("lat_p99_us".into(), w.p99_us));
                 m.push(("lat_max_us".into(), w.max_us));
+                m.push(("run_delay_avg_us".into(), w.run_delay_avg_us));
                 if let Some(t) = hb {
                     m.push(("hackbench_s".into(), t));
                 }
