@@ -236,7 +236,31 @@ fn build(root: &Path, kernels: &[Kernel]) -> Result<()> {
     )
 }
 
-fn kernel_info(k: Kernel) -> KernelInfo {
+/// Whether the build in `dir` was configured from the repository's current fragments and
+/// patch series: tools/build-kernel.sh stores that hash in `.fragments` (a `--no-build` run
+/// may boot an image built from an older series).
+fn build_is_current(root: &Path, k: Kernel, dir: &Path) -> Option<bool> {
+    let frags = match k {
+        Kernel::Rust => ["base", "eevdf"],
+        Kernel::Stock => ["base", "stock"],
+    };
+    let mut files: Vec<PathBuf> = frags
+        .iter()
+        .map(|f| root.join("kernel/configs").join(format!("{f}.config")))
+        .collect();
+    files.push(cache_dir().join("src/linux-6.12.117/.sched_eevdf-series"));
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("cat \"$@\" | sha256sum | cut -c1-16")
+        .arg("sh")
+        .args(&files)
+        .output()
+        .ok()?;
+    let stored = std::fs::read_to_string(dir.join(".fragments")).ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).trim() == stored.trim())
+}
+
+fn kernel_info(root: &Path, k: Kernel) -> KernelInfo {
     let dir = cache_dir().join("build").join(k.name());
     let config = std::fs::read_to_string(dir.join(".config")).ok();
     KernelInfo {
@@ -244,6 +268,7 @@ fn kernel_info(k: Kernel) -> KernelInfo {
         image: dir.join("arch/x86/boot/bzImage").display().to_string(),
         config_sched_eevdf_rust: config
             .map(|c| c.lines().any(|l| l == "CONFIG_SCHED_EEVDF_RUST=y")),
+        build_current: build_is_current(root, k, &dir),
     }
 }
 
@@ -586,7 +611,7 @@ fn real_main() -> Result<bool> {
         bootstrap_resamples: args.bootstrap_resamples,
         seed: args.seed,
         cells: cells.clone(),
-        kernels: kernels.iter().map(|&k| kernel_info(k)).collect(),
+        kernels: kernels.iter().map(|&k| kernel_info(&root, k)).collect(),
         boots: Vec::new(),
     };
     let t_run = Instant::now();

@@ -18,6 +18,10 @@ pub struct KernelInfo {
     pub image: String,
     /// CONFIG_SCHED_EEVDF_RUST in the build's .config (None: no .config found).
     pub config_sched_eevdf_rust: Option<bool>,
+    /// The image was built from the repository's current config fragments and patch series
+    /// (None: unknown, e.g. a raw.json from before this field).
+    #[serde(default)]
+    pub build_current: Option<bool>,
 }
 
 /// One boot as it ran.
@@ -325,17 +329,22 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
         raw.started_utc, raw.matrix, raw.boots_per_kernel, raw.inner_reps, raw.cpus, raw.command
     );
     let _ = writeln!(s, "{}\n", integration_note(raw));
-    let _ = writeln!(s, "## Kernels\n\n| kernel | CONFIG_SCHED_EEVDF_RUST | uname -r | sched features at boot |\n|---|---|---|---|");
+    let _ = writeln!(s, "## Kernels\n\n| kernel | CONFIG_SCHED_EEVDF_RUST | built from the current series | uname -r | sched features at boot |\n|---|---|---|---|---|");
     for k in &raw.kernels {
         let b = raw.boots.iter().find(|b| b.kernel == k.kernel);
         let _ = writeln!(
             s,
-            "| {} | {} | {} | `{}` |",
+            "| {} | {} | {} | {} | `{}` |",
             k.kernel.name(),
             match k.config_sched_eevdf_rust {
                 Some(true) => "y",
                 Some(false) => "n",
                 None => "?",
+            },
+            match k.build_current {
+                Some(true) => "yes",
+                Some(false) => "**no** (built from an older series or config)",
+                None => "unknown",
             },
             b.map_or("-", |b| b.info.uname.as_str()),
             b.map_or("-", |b| b.info.features.as_str())
