@@ -57,7 +57,7 @@ target/release/eevdf-vm --kernel rust --cpus 4 --timeout-s 900 "$KBUILD_ROOT/gue
 stage "kernel: debug build"
 bash tools/build-kernel.sh debug
 stage "guest: every guest test on the debug kernel (4 vCPUs)"
-printf 'eevdf-guest-tests -k debug\n' >"$KBUILD_ROOT/guest-all.sh"
+printf 'eevdf-guest-tests -k debug -t 600\n' >"$KBUILD_ROOT/guest-all.sh"
 target/release/eevdf-vm --kernel debug --cpus 4 --timeout-s 900 "$KBUILD_ROOT/guest-all.sh"
 stage "harness self-test: broken test, kernel WARN and hang must fail"
 bash tests/harness/selftest.sh

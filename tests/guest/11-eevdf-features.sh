@@ -18,7 +18,7 @@ echo "bad name refused: $err"
 echo "$err" | grep -qi 'invalid argument'
 [ "$(cat $f)" = "$before" ]
 # Toggle every feature while hackbench runs.
-hackbench -g 4 -l 2000 >/tmp/hb.out 2>&1 &
+hackbench -g 2 -l 500 >/tmp/hb.out 2>&1 &
 hb=$!
 n=0
 while [ $n -lt 150 ]; do
