@@ -48,6 +48,19 @@ else
 		note "applied $p"
 	done <"$series"
 	echo "$stamp_want" >"$tree/.sched_eevdf-series"
+	# tar restores the tarball's mtimes; a patched file whose content is the
+	# same as in the tree it replaces keeps that tree's mtime too, so changing
+	# one patch rebuilds what that patch changes, not every file that includes
+	# a header some other patch touches.
+	if [ -d "$KSRC" ]; then
+		sed -e 's/#.*//' "$series" | while read -r p; do
+			[ -n "$p" ] && sed -n 's|^+++ b/||p' "$EEVDF_REPO/kernel/patches/$p"
+		done | sort -u | while read -r f; do
+			if [ -f "$KSRC/$f" ] && cmp -s "$KSRC/$f" "$tree/$f"; then
+				touch -r "$KSRC/$f" "$tree/$f"
+			fi
+		done
+	fi
 	rm -rf "$KSRC"
 	mv "$tree" "$KSRC"
 	note "$n patches applied in $(($(now) - t0)) s"
