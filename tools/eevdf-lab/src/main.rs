@@ -478,7 +478,10 @@ fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
     println!("\n{}", report::tables(raw, &rows));
     let fails = rows.iter().filter(|r| r.bar_pass == Some(false)).count();
     let passes = rows.iter().filter(|r| r.bar_pass == Some(true)).count();
-    println!("performance bar: {passes} pass, {fails} fail (of the rows it applies to)");
+    println!(
+        "performance bar: {passes} pass, {} not met (of the rows it applies to; see the bar column)",
+        fails
+    );
     println!("report: {}", dir.join("report.md").display());
     let failed_cells: Vec<String> = raw
         .boots

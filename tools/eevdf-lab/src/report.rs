@@ -260,10 +260,15 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
             let ratio = r.ratio.as_ref().map_or("-".into(), |x| {
                 format!("{:.3} [{:.3}, {:.3}]", x.value, x.lo, x.hi)
             });
-            let bar = match r.bar_pass {
-                Some(true) => "pass",
-                Some(false) => "FAIL",
-                None => "",
+            // FAIL only when the interval excludes parity on the wrong side; otherwise a
+            // miss means the interval is too wide to decide ("open").
+            let better = metric_meta(&r.metric).1;
+            let bar = match (r.bar_pass, r.ratio.as_ref()) {
+                (Some(true), _) => "pass",
+                (Some(false), Some(x)) if better == Better::Lower && x.lo > 1.0 => "FAIL",
+                (Some(false), Some(x)) if better == Better::Higher && x.hi < 1.0 => "FAIL",
+                (Some(false), _) => "open",
+                (None, _) => "",
             };
             let _ = write!(
                 s,
@@ -374,7 +379,9 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
          below 95% because there are fewer than 6 runs. rust/stock is the ratio of medians with \
          a bootstrap 95% interval. The bar column applies the project's goal: ≤ 1.00 with the \
          upper end ≤ 1.02 for times and latencies, ≥ 1.00 with the lower end ≥ 0.98 for \
-         ping-pong switches/s. Documentation/lab.md explains each metric.\n"
+         ping-pong switches/s: pass; FAIL when the whole interval is on the wrong side of \
+         1.00; open when the interval is too wide to decide. Documentation/lab.md explains \
+         each metric.\n"
     );
     s.push_str(&tables(raw, rows));
     if !images.is_empty() {
