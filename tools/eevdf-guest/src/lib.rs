@@ -86,6 +86,11 @@ pub struct WakerResult {
     /// vCPU that the host did not run.
     #[serde(default)]
     pub run_delay_avg_us: f64,
+    /// The waker's own CPU time per wakeup, microseconds (schedstat
+    /// sum_exec_runtime delta over the wakeups). A slice shorter than this is
+    /// used up at every wakeup, so it buys no earlier deadline.
+    #[serde(default)]
+    pub run_avg_us: f64,
 }
 
 /// Two processes bouncing a byte over two pipes.

@@ -203,14 +203,16 @@ pub fn own_ctxsw() -> (u64, u64) {
     (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64)
 }
 
-/// This thread's total wait on a runqueue, ns: the second field of
-/// `/proc/thread-self/schedstat` (needs CONFIG_SCHED_INFO, which SCHEDSTATS selects).
-pub fn own_run_delay_ns() -> io::Result<u64> {
+/// This thread's total CPU time and total wait on a runqueue, ns: the first two
+/// fields of `/proc/thread-self/schedstat` (needs CONFIG_SCHED_INFO, which
+/// SCHEDSTATS selects).
+pub fn own_schedstat_ns() -> io::Result<(u64, u64)> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat")?;
-    s.split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "malformed schedstat"))
+    let mut f = s.split_whitespace().map(|v| v.parse::<u64>().ok());
+    match (f.next().flatten(), f.next().flatten()) {
+        (Some(run), Some(delay)) => Ok((run, delay)),
+        _ => Err(io::Error::new(io::ErrorKind::InvalidData, "malformed schedstat")),
+    }
 }
 
 /// The machine's context switches since boot (`ctxt` in /proc/stat).

@@ -93,7 +93,7 @@ fn main() -> Result<()> {
     let mut lat = Vec::with_capacity(max_samples);
     let mut missed = 0;
     let ctx0 = sys::system_ctxsw()?;
-    let delay0 = sys::own_run_delay_ns()?;
+    let (run0, delay0) = sys::own_schedstat_ns()?;
     let bg = if args.command.is_empty() {
         None
     } else {
@@ -129,11 +129,13 @@ fn main() -> Result<()> {
     }
     let system_ctxsw = sys::system_ctxsw()? - ctx0;
     let (waker_nvcsw, waker_nivcsw) = sys::own_ctxsw();
-    let run_delay_avg_us =
-        sys::own_run_delay_ns()?.saturating_sub(delay0) as f64 / 1e3 / lat.len().max(1) as f64;
+    let (run1, delay1) = sys::own_schedstat_ns()?;
+    let per_wakeup_us = |ns: u64| ns as f64 / 1e3 / lat.len().max(1) as f64;
+    let run_delay_avg_us = per_wakeup_us(delay1.saturating_sub(delay0));
+    let run_avg_us = per_wakeup_us(run1.saturating_sub(run0));
     let s = summarise_latencies_ns(&lat);
     println!(
-        "eevdf-waker: slice {} us (asked {} us), {} wakeups every {} us: min {:.1} avg {:.1} p99 {:.1} max {:.1} us, {} missed, run delay {:.1} us per wakeup",
+        "eevdf-waker: slice {} us (asked {} us), {} wakeups every {} us: min {:.1} avg {:.1} p99 {:.1} max {:.1} us, {} missed, run delay {:.1} us and run time {:.1} us per wakeup",
         slice_effective_ns / 1000,
         slice_ns / 1000,
         lat.len(),
@@ -143,7 +145,8 @@ fn main() -> Result<()> {
         s.p99_us,
         s.max_us,
         missed,
-        run_delay_avg_us
+        run_delay_avg_us,
+        run_avg_us
     );
     if args.histogram {
         let mut buckets = [0u64; 32];
@@ -175,6 +178,7 @@ fn main() -> Result<()> {
         duration_s,
         bg_status,
         run_delay_avg_us,
+        run_avg_us,
     });
     println!("{}", r.to_line());
     Ok(())
