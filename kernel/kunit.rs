@@ -57,6 +57,36 @@ impl Test {
     }
 }
 
+/// A small xorshift PRNG: a suite's workload is the same at every boot.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next value.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A value in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Run the core's invariant checker on `rq`; on a violation, fail `t` with the
+/// step and the operation that preceded it.
+pub fn check<R: crate::sched_eevdf::Runqueue>(t: &mut Test, rq: &R, step: u32, what: &str) -> bool {
+    match crate::sched_eevdf::check_invariants(rq) {
+        Ok(_) => true,
+        Err(e) => {
+            t.fail(format_args!("step {step} ({what}): {e}"));
+            false
+        }
+    }
+}
+
 /// A `struct kunit_case` that runs `run`.
 pub const fn case(
     name: &'static CStr,

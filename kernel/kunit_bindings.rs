@@ -13,10 +13,10 @@
 //! `.kunit_test_suites` section that KUnit walks at boot.
 
 use crate::fair::{CfsRq, Se};
-use crate::kunit::Test;
+use crate::kunit::{check, Rng, Test};
 use crate::sched_eevdf::load::SCHED_PRIO_TO_WEIGHT;
 use crate::sched_eevdf::{
-    check_invariants, dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf, reweight_entity,
+    dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf, reweight_entity,
     schedule, update_curr, vtime, Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick,
     Runqueue,
 };
@@ -33,35 +33,12 @@ const STEPS: u32 = 4000;
 static mut RQ: MaybeUninit<bindings::cfs_rq> = MaybeUninit::zeroed();
 static mut SES: MaybeUninit<[bindings::sched_entity; N]> = MaybeUninit::zeroed();
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 fn weight(rng: &mut Rng) -> LoadWeight {
     let nice = rng.below(40) as usize;
     LoadWeight::from_weight(u64::from(SCHED_PRIO_TO_WEIGHT[nice]) << 10)
 }
 
-fn check(t: &mut Test, rq: &CfsRq, step: u32, what: &str) -> bool {
-    match check_invariants(rq) {
-        Ok(_) => true,
-        Err(e) => {
-            t.fail(format_args!("step {step} ({what}): {e}"));
-            false
-        }
-    }
-}
 
 /// The pick is eligible (or current) and no eligible queued entity has an
 /// earlier deadline: the linear-scan reference.

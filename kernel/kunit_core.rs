@@ -8,9 +8,9 @@
 //! `kunit_bindings.rs` runs the core through the kernel's rbtree bindings on a
 //! private `cfs_rq`.
 
-use crate::kunit::Test;
+use crate::kunit::{check, Rng, Test};
 use crate::sched_eevdf::{
-    check_invariants, dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf,
+    dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf,
     reweight_entity, schedule, update_curr, user::UserEntity, user::UserRunqueue, vtime,
     Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick, Runqueue,
 };
@@ -20,36 +20,12 @@ const N: usize = 24;
 /// Steps of the workload.
 const STEPS: u32 = 4000;
 
-/// A small xorshift PRNG: the workload is the same at every boot.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 /// The load weight of a nice level in -20..=19.
 fn weight(rng: &mut Rng) -> LoadWeight {
     LoadWeight::from_nice(rng.below(40) as i32 - 20)
 }
 
-fn check(t: &mut Test, rq: &UserRunqueue<'_>, step: u32, what: &str) -> bool {
-    match check_invariants(rq) {
-        Ok(_) => true,
-        Err(e) => {
-            t.fail(format_args!("step {step} ({what}): {e}"));
-            false
-        }
-    }
-}
 
 /// The pick is eligible and no eligible queued entity has an earlier deadline.
 fn check_pick(t: &mut Test, rq: &UserRunqueue<'_>, ents: &[UserEntity], cfg: Config, step: u32) -> bool {
