@@ -211,7 +211,10 @@ pub fn own_schedstat_ns() -> io::Result<(u64, u64)> {
     let mut f = s.split_whitespace().map(|v| v.parse::<u64>().ok());
     match (f.next().flatten(), f.next().flatten()) {
         (Some(run), Some(delay)) => Ok((run, delay)),
-        _ => Err(io::Error::new(io::ErrorKind::InvalidData, "malformed schedstat")),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "malformed schedstat",
+        )),
     }
 }
 
