@@ -16,9 +16,8 @@ use crate::fair::{CfsRq, Se};
 use crate::kunit::{check, Rng, Test};
 use crate::sched_eevdf::load::SCHED_PRIO_TO_WEIGHT;
 use crate::sched_eevdf::{
-    dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf, reweight_entity,
-    schedule, update_curr, vtime, Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick,
-    Runqueue,
+    dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf, reweight_entity, schedule,
+    update_curr, vtime, Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick, Runqueue,
 };
 use core::mem::MaybeUninit;
 use kernel::bindings;
@@ -33,12 +32,10 @@ const STEPS: u32 = 4000;
 static mut RQ: MaybeUninit<bindings::cfs_rq> = MaybeUninit::zeroed();
 static mut SES: MaybeUninit<[bindings::sched_entity; N]> = MaybeUninit::zeroed();
 
-
 fn weight(rng: &mut Rng) -> LoadWeight {
     let nice = rng.below(40) as usize;
     LoadWeight::from_weight(u64::from(SCHED_PRIO_TO_WEIGHT[nice]) << 10)
 }
-
 
 /// The pick is eligible (or current) and no eligible queued entity has an
 /// earlier deadline: the linear-scan reference.

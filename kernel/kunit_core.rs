@@ -10,9 +10,9 @@
 
 use crate::kunit::{check, Rng, Test};
 use crate::sched_eevdf::{
-    dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf,
-    reweight_entity, schedule, update_curr, user::UserEntity, user::UserRunqueue, vtime,
-    Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick, Runqueue,
+    dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf, reweight_entity, schedule,
+    update_curr, user::UserEntity, user::UserRunqueue, vtime, Config, DequeueFlags, EnqueueFlags,
+    Entity, LoadWeight, Pick, Runqueue,
 };
 
 /// Entities in the workload; they live on the stack of the test.
@@ -20,15 +20,19 @@ const N: usize = 24;
 /// Steps of the workload.
 const STEPS: u32 = 4000;
 
-
 /// The load weight of a nice level in -20..=19.
 fn weight(rng: &mut Rng) -> LoadWeight {
     LoadWeight::from_nice(rng.below(40) as i32 - 20)
 }
 
-
 /// The pick is eligible and no eligible queued entity has an earlier deadline.
-fn check_pick(t: &mut Test, rq: &UserRunqueue<'_>, ents: &[UserEntity], cfg: Config, step: u32) -> bool {
+fn check_pick(
+    t: &mut Test,
+    rq: &UserRunqueue<'_>,
+    ents: &[UserEntity],
+    cfg: Config,
+    step: u32,
+) -> bool {
     let Some(p) = pick_eevdf(rq, cfg) else {
         return true;
     };
@@ -44,7 +48,9 @@ fn check_pick(t: &mut Test, rq: &UserRunqueue<'_>, ents: &[UserEntity], cfg: Con
             && vtime::vruntime_before(se.deadline(), p.deadline())
             && rq.curr() != Some(p)
         {
-            t.fail(format_args!("step {step}: an eligible entity has an earlier deadline than the pick"));
+            t.fail(format_args!(
+                "step {step}: an eligible entity has an earlier deadline than the pick"
+            ));
             return false;
         }
     }
@@ -54,7 +60,8 @@ fn check_pick(t: &mut Test, rq: &UserRunqueue<'_>, ents: &[UserEntity], cfg: Con
 fn mixed_workload(t: &mut Test) {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let cfg = Config::DEFAULT;
-    let ents: [UserEntity; N] = core::array::from_fn(|i| UserEntity::new(weight(&mut Rng(i as u64 + 1))));
+    let ents: [UserEntity; N] =
+        core::array::from_fn(|i| UserEntity::new(weight(&mut Rng(i as u64 + 1))));
     let mut rq = UserRunqueue::new();
     let (mut enq, mut deq, mut picks) = (0u32, 0u32, 0u32);
     for step in 0..STEPS {
@@ -95,7 +102,9 @@ fn mixed_workload(t: &mut Test) {
             }
         }
     }
-    t.info(format_args!("{STEPS} steps: {enq} enqueues, {deq} dequeues, {picks} picks, invariants held"));
+    t.info(format_args!(
+        "{STEPS} steps: {enq} enqueues, {deq} dequeues, {picks} picks, invariants held"
+    ));
 }
 
 crate::kunit_suite!(sched_eevdf_suite, c"sched_eevdf", [c"mixed_workload" => super::mixed_workload]);
