@@ -87,6 +87,126 @@ pub fn check<R: crate::sched_eevdf::Runqueue>(t: &mut Test, rq: &R, step: u32, w
     }
 }
 
+/// A random nice level's load weight, scaled as the kernel's `scale_load()` does
+/// on 64-bit.
+pub fn weight(rng: &mut Rng) -> crate::sched_eevdf::LoadWeight {
+    let nice = rng.below(40) as usize;
+    let w = crate::sched_eevdf::load::SCHED_PRIO_TO_WEIGHT
+        .get(nice)
+        .copied()
+        .unwrap_or(1024);
+    crate::sched_eevdf::LoadWeight::from_weight(u64::from(w) << 10)
+}
+
+/// The pick is eligible (or current) and no eligible queued entity has an
+/// earlier deadline: the linear-scan reference.
+fn check_pick<R: crate::sched_eevdf::Runqueue>(
+    t: &mut Test,
+    rq: &R,
+    ses: &[R::Se],
+    cfg: crate::sched_eevdf::Config,
+    step: u32,
+) -> bool {
+    use crate::sched_eevdf::{entity_eligible, pick_eevdf, vtime, Entity};
+    let Some(p) = pick_eevdf(rq, cfg) else {
+        return true;
+    };
+    if rq.curr() == Some(p) {
+        return true;
+    }
+    if !entity_eligible(rq, p, cfg) {
+        t.fail(format_args!("step {step}: picked an ineligible entity"));
+        return false;
+    }
+    for &se in ses {
+        if se.on_rq()
+            && rq.curr() != Some(se)
+            && entity_eligible(rq, se, cfg)
+            && vtime::vruntime_before(se.deadline(), p.deadline())
+        {
+            t.fail(format_args!(
+                "step {step}: an eligible entity has an earlier deadline than the pick"
+            ));
+            return false;
+        }
+    }
+    true
+}
+
+/// What [`mixed_workload`] did.
+pub struct WorkloadCounts {
+    /// Enqueues.
+    pub enq: u32,
+    /// Dequeue calls (a delayed dequeue may be called again).
+    pub deq: u32,
+    /// Reweights.
+    pub rew: u32,
+    /// Picks that chose an entity to run.
+    pub picks: u32,
+}
+
+/// A seeded mixed workload of enqueue, dequeue, reweight, run-and-pick on `rq`
+/// over the entities `ses`, with the invariant checker after every mutation and
+/// each pick checked against a linear scan. `None` when a check failed (and
+/// `t` says which).
+pub fn mixed_workload<R: crate::sched_eevdf::Runqueue>(
+    t: &mut Test,
+    rq: &mut R,
+    ses: &[R::Se],
+    rng: &mut Rng,
+    cfg: crate::sched_eevdf::Config,
+    steps: u32,
+) -> Option<WorkloadCounts> {
+    use crate::sched_eevdf::{
+        dequeue_entity, enqueue_entity, reweight_entity, schedule, update_curr, DequeueFlags,
+        EnqueueFlags, Entity, Pick,
+    };
+    let mut n = WorkloadCounts {
+        enq: 0,
+        deq: 0,
+        rew: 0,
+        picks: 0,
+    };
+    for step in 0..steps {
+        let &se = ses.get(rng.below(ses.len() as u64) as usize)?;
+        let ok = match rng.below(8) {
+            0 | 1 if !se.on_rq() => {
+                let flags = if (step as usize) < ses.len() {
+                    EnqueueFlags::INITIAL
+                } else {
+                    EnqueueFlags::WAKEUP
+                };
+                enqueue_entity(rq, se, flags, cfg);
+                n.enq += 1;
+                check(t, rq, step, "enqueue")
+            }
+            2 if se.on_rq() && rq.curr() != Some(se) => {
+                dequeue_entity(rq, se, DequeueFlags::SLEEP, cfg);
+                n.deq += 1;
+                check(t, rq, step, "dequeue")
+            }
+            3 if se.on_rq() => {
+                reweight_entity(rq, se, weight(rng), cfg);
+                n.rew += 1;
+                check(t, rq, step, "reweight")
+            }
+            _ => {
+                update_curr(rq, 100_000 + rng.below(3_000_000), cfg);
+                check_pick(t, rq, ses, cfg, step) && {
+                    if let Pick::Run(_) = schedule(rq, cfg) {
+                        n.picks += 1;
+                    }
+                    check(t, rq, step, "schedule")
+                }
+            }
+        };
+        if !ok {
+            return None;
+        }
+    }
+    Some(n)
+}
+
 /// A `struct kunit_case` that runs `run`.
 pub const fn case(
     name: &'static CStr,

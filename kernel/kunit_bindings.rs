@@ -13,12 +13,8 @@
 //! `.kunit_test_suites` section that KUnit walks at boot.
 
 use crate::fair::{CfsRq, Se};
-use crate::kunit::{check, Rng, Test};
-use crate::sched_eevdf::load::SCHED_PRIO_TO_WEIGHT;
-use crate::sched_eevdf::{
-    dequeue_entity, enqueue_entity, entity_eligible, pick_eevdf, reweight_entity, schedule,
-    update_curr, vtime, Config, DequeueFlags, EnqueueFlags, Entity, LoadWeight, Pick, Runqueue,
-};
+use crate::kunit::{mixed_workload, weight, Rng, Test};
+use crate::sched_eevdf::{Config, Entity, Runqueue};
 use core::mem::MaybeUninit;
 use kernel::bindings;
 
@@ -31,39 +27,6 @@ const STEPS: u32 = 4000;
 /// (`RB_ROOT_CACHED`, not queued); only this suite touches them.
 static mut RQ: MaybeUninit<bindings::cfs_rq> = MaybeUninit::zeroed();
 static mut SES: MaybeUninit<[bindings::sched_entity; N]> = MaybeUninit::zeroed();
-
-fn weight(rng: &mut Rng) -> LoadWeight {
-    let nice = rng.below(40) as usize;
-    LoadWeight::from_weight(u64::from(SCHED_PRIO_TO_WEIGHT[nice]) << 10)
-}
-
-/// The pick is eligible (or current) and no eligible queued entity has an
-/// earlier deadline: the linear-scan reference.
-fn check_pick(t: &mut Test, rq: &CfsRq, ses: &[Se], cfg: Config, step: u32) -> bool {
-    let Some(p) = pick_eevdf(rq, cfg) else {
-        return true;
-    };
-    if rq.curr() == Some(p) {
-        return true;
-    }
-    if !entity_eligible(rq, p, cfg) {
-        t.fail(format_args!("step {step}: picked an ineligible entity"));
-        return false;
-    }
-    for &se in ses {
-        if se.on_rq()
-            && rq.curr() != Some(se)
-            && entity_eligible(rq, se, cfg)
-            && vtime::vruntime_before(se.deadline(), p.deadline())
-        {
-            t.fail(format_args!(
-                "step {step}: an eligible entity has an earlier deadline than the pick"
-            ));
-            return false;
-        }
-    }
-    true
-}
 
 fn workload(t: &mut Test, cfg: Config, seed: u64) {
     // SAFETY: the statics are only used by this suite, whose cases KUnit runs
@@ -88,53 +51,12 @@ fn workload(t: &mut Test, cfg: Config, seed: u64) {
         se.set_load(weight(&mut rng));
         se
     });
-    let (mut enq, mut deq, mut picks, mut rew) = (0u32, 0u32, 0u32, 0u32);
-    for step in 0..STEPS {
-        let se = ses[rng.below(N as u64) as usize];
-        match rng.below(8) {
-            0 | 1 if !se.on_rq() => {
-                let flags = if step < N as u32 {
-                    EnqueueFlags::INITIAL
-                } else {
-                    EnqueueFlags::WAKEUP
-                };
-                enqueue_entity(&mut rq, se, flags, cfg);
-                enq += 1;
-                if !check(t, &rq, step, "enqueue") {
-                    return;
-                }
-            }
-            2 if se.on_rq() && rq.curr() != Some(se) => {
-                dequeue_entity(&mut rq, se, DequeueFlags::SLEEP, cfg);
-                deq += 1;
-                if !check(t, &rq, step, "dequeue") {
-                    return;
-                }
-            }
-            3 if se.on_rq() => {
-                reweight_entity(&mut rq, se, weight(&mut rng), cfg);
-                rew += 1;
-                if !check(t, &rq, step, "reweight") {
-                    return;
-                }
-            }
-            _ => {
-                update_curr(&mut rq, 100_000 + rng.below(3_000_000), cfg);
-                if !check_pick(t, &rq, &ses, cfg, step) {
-                    return;
-                }
-                if let Pick::Run(_) = schedule(&mut rq, cfg) {
-                    picks += 1;
-                }
-                if !check(t, &rq, step, "schedule") {
-                    return;
-                }
-            }
-        }
+    if let Some(n) = mixed_workload(t, &mut rq, &ses, &mut rng, cfg, STEPS) {
+        t.info(format_args!(
+            "{STEPS} steps on a private cfs_rq: {} enqueues, {} dequeues, {} reweights, {} picks, invariants held",
+            n.enq, n.deq, n.rew, n.picks
+        ));
     }
-    t.info(format_args!(
-        "{STEPS} steps on a private cfs_rq: {enq} enqueues, {deq} dequeues, {rew} reweights, {picks} picks, invariants held"
-    ));
 }
 
 fn cfg_with(f: crate::sched_eevdf::Features, on: bool) -> Config {
