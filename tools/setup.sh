@@ -43,10 +43,13 @@ for c in rust-src rustfmt clippy; do
 	fi
 done
 # The guest programs (tools/eevdf-guest: the guest tests' and the lab's) are static musl binaries.
-if ! rustup target list --toolchain "$RUST_TOOLCHAIN" --installed | grep -q '^x86_64-unknown-linux-musl$'; then
-	step "rustup: adding target x86_64-unknown-linux-musl to $RUST_TOOLCHAIN"
-	rustup target add x86_64-unknown-linux-musl --toolchain "$RUST_TOOLCHAIN"
-fi
+# musl: the static guest programs; none: the core built for a kernel-like target.
+for t in x86_64-unknown-linux-musl x86_64-unknown-none; do
+	if ! rustup target list --toolchain "$RUST_TOOLCHAIN" --installed | grep -q "^$t\$"; then
+		step "rustup: adding target $t to $RUST_TOOLCHAIN"
+		rustup target add "$t" --toolchain "$RUST_TOOLCHAIN"
+	fi
+done
 if [ "${EEVDF_SETUP_TESTS:-0}" = 1 ]; then
 	if ! rustup toolchain list | grep -q '^nightly'; then
 		rustup toolchain install nightly --profile minimal
