@@ -35,7 +35,9 @@ fi
 
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
 	step "fuzz smoke run (${FUZZ_SECONDS:-60} s)"
-	(cd sched_eevdf/fuzz && cargo +nightly fuzz run -a ops -- -max_total_time="${FUZZ_SECONDS:-60}" -max_len=2048)
+	# Inputs that once failed stay checked (fuzz/regressions), then a fresh run.
+	(cd sched_eevdf/fuzz && cargo +nightly fuzz run -a ops regressions -- -runs=0 &&
+		cargo +nightly fuzz run -a ops -- -max_total_time="${FUZZ_SECONDS:-60}" -max_len=2048)
 fi
 
 step "sched_eevdf: all checks passed"

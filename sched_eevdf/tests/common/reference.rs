@@ -385,12 +385,19 @@ impl RefRq {
         let new = lw.weight as i128;
         if self.ents[i].on_rq {
             let v = self.avg_vruntime();
+            // fair.c's reweight_eevdf() multiplies in s64 (`vlag * old_weight`,
+            // `vslice * old_weight`) and wraps when a stale deadline or an unclamped
+            // lag is large; the reference does the same, so that it stays the
+            // kernel's semantics (see Documentation/eevdf-math.md, overflow bounds).
+            let (old64, new64) = (old as i64, new as i64);
             if v != self.ents[i].vruntime {
-                let vlag = self.entity_lag(v, i, cfg) as i128 * old / new;
-                self.ents[i].vruntime = v.wrapping_sub(vlag as i64 as u64);
+                let vlag =
+                    (self.entity_lag(v, i, cfg).wrapping_mul(old64) as i128 / new64 as i128) as i64;
+                self.ents[i].vruntime = v.wrapping_sub(vlag as u64);
             }
-            let vslice = vdelta(self.ents[i].deadline, v) as i128 * old / new;
-            self.ents[i].deadline = v.wrapping_add(vslice as i64 as u64);
+            let vslice = (vdelta(self.ents[i].deadline, v).wrapping_mul(old64) as i128
+                / new64 as i128) as i64;
+            self.ents[i].deadline = v.wrapping_add(vslice as u64);
             if self.curr != Some(i) {
                 self.tree_insert(i);
             }
