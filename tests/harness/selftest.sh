@@ -19,24 +19,21 @@ printf '#!/bin/sh\necho this test is broken on purpose\nexit 3\n' >/tmp/t/broken
 printf '#!/bin/sh\nexit 0\n' >/tmp/t/fine.sh
 EEVDF_TESTS=/tmp/t eevdf-guest-tests
 G
-set +e
-"$vm" --kernel debug --timeout-s 120 "$tmp/broken.sh" >"$tmp/out" 2>&1
-rc=$?
-set -e
+# Boot the debug kernel on a script; the runner's exit status goes to $rc.
+boot() { # timeout_s script
+	rc=0
+	"$vm" --kernel debug --timeout-s "$1" "$2" >"$tmp/out" 2>&1 || rc=$?
+}
+
+boot 120 "$tmp/broken.sh"
 grep -q '^not ok 1 - broken' "$tmp/out" && grep -q '^1 passed, 1 failed' "$tmp/out" || rc="no-report:$rc"
 expect "a broken guest test fails the run" 1 "$rc"
 
 printf 'echo WARNING >/sys/kernel/debug/provoke-crash/DIRECT\nexit 0\n' >"$tmp/warn.sh"
-set +e
-"$vm" --kernel debug --timeout-s 120 "$tmp/warn.sh" >"$tmp/out" 2>&1
-rc=$?
-set -e
+boot 120 "$tmp/warn.sh"
 expect "a kernel WARNING fails the run" 125 "$rc"
 
 printf 'sleep 100000\n' >"$tmp/hang.sh"
-set +e
-"$vm" --kernel debug --timeout-s 25 "$tmp/hang.sh" >"$tmp/out" 2>&1
-rc=$?
-set -e
+boot 25 "$tmp/hang.sh"
 expect "a hung guest hits the hard timeout" 124 "$rc"
 [ "$fails" = 0 ]
