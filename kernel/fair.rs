@@ -16,10 +16,11 @@
 //! panics (the core is panic-free and uses wrapping arithmetic), so these are
 //! fine in atomic context.
 
+use crate::debugfs::stats::{self, Stat};
 use crate::rbtree_augmented::{self as rb, Augment, RbRootCached};
 use crate::sched_eevdf::{
     self as core_, min_deadline_update, Config, EnqueueFlags, Entity, Features, LoadWeight,
-    Runqueue, Timeline,
+    PickReason, Runqueue, Timeline, WakeupPreempt,
 };
 use core::ptr::{self, NonNull};
 use kernel::bindings;
@@ -215,6 +216,14 @@ impl CfsRq {
                 &raw mut (*self.raw()).tasks_timeline,
             ))
         }
+    }
+
+    /// Counts `s` in this CPU's counters (`/sys/kernel/debug/sched/eevdf/stats`).
+    #[inline(always)]
+    fn count(&self, s: Stat) {
+        // SAFETY: by the type invariant the cfs_rq is valid and the lock of its runqueue,
+        // `cfs_rq->rq`, is held.
+        unsafe { stats::count((*self.raw()).rq, s) }
     }
 
     #[inline]
@@ -471,7 +480,20 @@ pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
 ) -> *mut bindings::sched_entity {
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    core_::pick_eevdf(&rq, config()).map_or(ptr::null_mut(), Se::as_ptr)
+    let (se, why) = core_::pick_eevdf_why(&rq, config());
+    match why {
+        PickReason::Idle => {}
+        PickReason::Only | PickReason::Earliest => rq.count(Stat::Picks),
+        PickReason::Parity => {
+            rq.count(Stat::Picks);
+            rq.count(Stat::PicksParity);
+        }
+        PickReason::EarliestIneligible => {
+            rq.count(Stat::Picks);
+            rq.count(Stat::PicksIneligibleEarliest);
+        }
+    }
+    se.map_or(ptr::null_mut(), Se::as_ptr)
 }
 
 /// `place_entity()`.
@@ -487,7 +509,13 @@ pub unsafe extern "C" fn sched_eevdf_place_entity(
 ) {
     // SAFETY: guaranteed by the caller.
     if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        core_::place_entity(&mut rq, se, EnqueueFlags(flags as u32), config());
+        let flags = EnqueueFlags(flags as u32);
+        if core_::place_entity(&mut rq, se, flags, config()) != 0 {
+            rq.count(Stat::PlaceLag);
+        }
+        if flags.contains(EnqueueFlags::INITIAL) {
+            rq.count(Stat::PlaceInitial);
+        }
     }
 }
 
@@ -503,7 +531,13 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(
 ) -> bool {
     // SAFETY: guaranteed by the caller.
     match unsafe { args(cfs_rq, se) } {
-        (mut rq, Some(se)) => core_::update_deadline(&mut rq, se, config()),
+        (mut rq, Some(se)) => {
+            let expired = core_::update_deadline(&mut rq, se, config());
+            if expired {
+                rq.count(Stat::SliceExpired);
+            }
+            expired
+        }
         _ => false,
     }
 }
@@ -520,7 +554,9 @@ pub unsafe extern "C" fn sched_eevdf_update_entity_lag(
 ) {
     // SAFETY: guaranteed by the caller.
     if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        core_::update_entity_lag(&mut rq, se, config());
+        if core_::update_entity_lag(&mut rq, se, config()) {
+            rq.count(Stat::LagClamped);
+        }
     }
 }
 
@@ -544,6 +580,7 @@ pub unsafe extern "C" fn sched_eevdf_reweight_entity(
             inv_weight: 0,
         };
         core_::reweight_entity(&mut rq, se, lw, config());
+        rq.count(Stat::Reweights);
     }
 }
 
@@ -560,7 +597,18 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
 ) -> bool {
     // SAFETY: guaranteed by the caller.
     match unsafe { args(cfs_rq, pse) } {
-        (mut rq, Some(pse)) => core_::check_preempt_wakeup_fair(&mut rq, pse, config()).preempts(),
+        (mut rq, Some(pse)) => {
+            let why = core_::check_preempt_wakeup_fair(&mut rq, pse, config());
+            rq.count(Stat::Wakeups);
+            rq.count(match why {
+                WakeupPreempt::ShortSlice => Stat::PreemptShort,
+                WakeupPreempt::CurrIneligible | WakeupPreempt::Idle => Stat::PreemptIneligible,
+                WakeupPreempt::EarlierDeadline => Stat::PreemptDeadline,
+                WakeupPreempt::RunToParity => Stat::WakeupParityHeld,
+                WakeupPreempt::None => Stat::WakeupNoPreempt,
+            });
+            why.preempts()
+        }
         _ => false,
     }
 }

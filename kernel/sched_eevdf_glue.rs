@@ -16,6 +16,19 @@ pub mod sched_eevdf;
 pub mod fair;
 pub mod rbtree_augmented;
 
+/// `/sys/kernel/debug/sched/eevdf/`: the repository's debugfs/ directory.
+#[path = "../debugfs"]
+pub mod debugfs {
+    pub mod api;
+    pub mod files;
+    pub mod runqueue;
+    pub mod stats;
+    pub mod timeline;
+}
+
+/// The prefix of this crate's kernel log lines (`pr_*!`).
+const __LOG_PREFIX: &[u8] = b"sched_eevdf\0";
+
 #[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
 pub mod kunit;
 
@@ -24,3 +37,6 @@ mod kunit_core;
 
 #[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
 mod kunit_bindings;
+
+#[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
+mod kunit_debugfs;

@@ -25,7 +25,7 @@ trap 'printf "\nFAILED at stage: %s (after %d s)\n" "$current" $(($(now) - t0)) 
 stage "host: cargo fmt --check"
 cargo fmt --all -- --check
 # The kernel glue is not a cargo crate; Kbuild compiles it (make rustfmtcheck style).
-rustfmt --edition 2021 --check kernel/*.rs
+rustfmt --edition 2021 --check kernel/*.rs debugfs/*.rs
 stage "host: cargo clippy --all-targets -D warnings"
 cargo clippy --quiet --locked --workspace --all-targets -- -D warnings
 stage "host: cargo test --workspace"

@@ -13,7 +13,7 @@
 use core::fmt;
 
 use super::eevdf::entity_key;
-use super::entity::{Entity, Runqueue, Timeline};
+use super::entity::{Entity, Runqueue};
 use super::vtime::{vruntime_before, vruntime_min};
 
 /// What [`check_invariants`] found wrong. Values are the stored and recomputed ones.
@@ -162,23 +162,6 @@ pub struct TreeStats {
     pub black_height: u32,
 }
 
-fn next<T: Timeline>(t: &T, n: T::Se) -> Option<T::Se> {
-    if let Some(mut r) = t.right(n) {
-        while let Some(l) = t.left(r) {
-            r = l;
-        }
-        return Some(r);
-    }
-    let mut n = n;
-    while let Some(p) = t.parent(n) {
-        if t.left(p) == Some(n) {
-            return Some(p);
-        }
-        n = p;
-    }
-    None
-}
-
 /// Checks every invariant of the runqueue and its timeline; see [`InvariantError`].
 pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError> {
     let curr = rq.curr();
@@ -293,7 +276,7 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
         sum_r = sum_r.wrapping_add(n.slice());
 
         prev = Some(n);
-        node = next(rq, n);
+        node = rq.rb_next(n);
         index = index.wrapping_add(1);
     }
 

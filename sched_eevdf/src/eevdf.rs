@@ -201,10 +201,30 @@ pub fn update_zero_vruntime<R: Runqueue>(rq: &mut R, delta: i64) {
 /// `V = v0 + floor(Σ (v_i - v0) w_i / W)`: the division rounds toward minus infinity ("sign
 /// flips effective floor / ceiling"), so `V` has a left bias and the entity at `v_i = V`
 /// is always eligible. With one entity (only current), `V` is its vruntime.
+///
+/// This writes the runqueue (the zero point follows V, which keeps keys small). A reader
+/// that must not change scheduler state, such as a debugfs file, uses
+/// [`avg_vruntime_peek`]: the upstream fix "sched/debug: Fix avg_vruntime() usage" is
+/// about exactly that.
 pub fn avg_vruntime<R: Runqueue>(rq: &mut R) -> u64 {
+    let delta = avg_vruntime_delta(rq);
+    update_zero_vruntime(rq, delta);
+    rq.zero_vruntime()
+}
+
+/// `V` as [`avg_vruntime`] computes it, without moving the zero point: read-only.
+///
+/// Equal to what [`avg_vruntime`] would return now: it returns `v0 + delta` after moving
+/// `v0` by the same `delta`.
+pub fn avg_vruntime_peek<R: Runqueue>(rq: &R) -> u64 {
+    vadd(rq.zero_vruntime(), avg_vruntime_delta(rq))
+}
+
+/// `V - v0` (see [`avg_vruntime`]).
+#[inline]
+fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
     let curr = rq.curr().filter(|c| c.on_rq());
     let mut weight = rq.avg_load() as i64;
-    let mut delta = 0;
 
     if weight != 0 {
         let mut runtime = rq.avg_vruntime();
@@ -217,14 +237,13 @@ pub fn avg_vruntime<R: Runqueue>(rq: &mut R) -> u64 {
         if runtime < 0 {
             runtime = runtime.wrapping_sub(weight.wrapping_sub(1));
         }
-        delta = div_s64(runtime, weight);
+        div_s64(runtime, weight)
     } else if let Some(c) = curr {
         // When there is but one element, it is the average.
-        delta = entity_key(rq, c);
+        entity_key(rq, c)
+    } else {
+        0
     }
-
-    update_zero_vruntime(rq, delta);
-    rq.zero_vruntime()
 }
 
 /// `entity_lag()`: `vl_i = V - v_i`, clamped.
@@ -241,10 +260,13 @@ pub fn entity_lag<S: Entity>(avruntime: u64, se: S, cfg: Config) -> i64 {
     vlag.clamp(limit.wrapping_neg(), limit)
 }
 
-/// `update_entity_lag()`: saves `vl_i` before a dequeue.
-pub fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) {
+/// `update_entity_lag()`: saves `vl_i` before a dequeue. Returns whether the lag was
+/// clamped (the debugfs counter `lag_clamped`).
+pub fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
     let v = avg_vruntime(rq);
-    se.set_vlag(entity_lag(v, se, cfg));
+    let vlag = entity_lag(v, se, cfg);
+    se.set_vlag(vlag);
+    vlag != vdelta(v, se.vruntime())
 }
 
 /// The eligibility test, prepared once for a runqueue (current's share folded in).
@@ -515,6 +537,22 @@ fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility) -> Option<R::Se> {
     }
 }
 
+/// Why [`pick_eevdf_why`] chose its entity (the debugfs pick counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PickReason {
+    /// Nothing is runnable: no pick.
+    Idle,
+    /// A single runnable entity: no choice, eligibility not tested.
+    Only,
+    /// RUN_TO_PARITY kept current (eligible, slice protected).
+    Parity,
+    /// The pick has the earliest deadline of all runnable entities.
+    Earliest,
+    /// The earliest deadline belongs to an entity that is not eligible: the pick is a
+    /// later deadline. These are the picks that ELIGIBLE changed.
+    EarliestIneligible,
+}
+
 /// `pick_eevdf()`: Earliest Eligible Virtual Deadline First.
 ///
 /// In order to provide latency guarantees for different request sizes EEVDF selects the
@@ -528,29 +566,57 @@ fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility) -> Option<R::Se> {
 /// whose slice is protected ([`protect_slice`]) is kept. Else the earliest deadline wins
 /// among the eligible tree entities (ties: tree order, i.e. smaller vruntime, then FIFO)
 /// and current, which wins only with a strictly earlier deadline. O(log n).
+#[inline]
 pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
-    let curr = rq.curr().filter(|c| c.on_rq());
+    pick_eevdf_why(rq, cfg).0
+}
+
+/// [`pick_eevdf`], and why.
+///
+/// [`PickReason::EarliestIneligible`] costs one comparison: the earliest deadline of all
+/// runnable entities is `min(root.min_deadline, curr.deadline)`, and the pick is the
+/// earliest among the eligible ones, so some runnable entity has a strictly earlier
+/// deadline than the pick iff that entity is not eligible.
+pub fn pick_eevdf_why<R: Runqueue>(rq: &R, cfg: Config) -> (Option<R::Se>, PickReason) {
+    let runnable = rq.curr().filter(|c| c.on_rq());
 
     // We can safely skip eligibility check if there is only one entity.
     if rq.nr_queued() == 1 {
-        return curr.or_else(|| rq.first());
+        return match runnable.or_else(|| rq.first()) {
+            Some(se) => (Some(se), PickReason::Only),
+            None => (None, PickReason::Idle),
+        };
     }
 
     let el = Eligibility::new(rq, cfg);
-    let curr = curr.filter(|c| el.vruntime(c.vruntime()));
+    let curr = runnable.filter(|c| el.vruntime(c.vruntime()));
 
     if cfg.feat(Features::RUN_TO_PARITY) {
         if let Some(c) = curr {
             if protect_slice(c) {
-                return Some(c);
+                return (Some(c), PickReason::Parity);
             }
         }
     }
 
-    match (pick_tree(rq, &el), curr) {
+    let pick = match (pick_tree(rq, &el), curr) {
         (Some(b), Some(c)) if vruntime_before(c.deadline(), b.deadline()) => Some(c),
         (None, c) => c,
         (b, _) => b,
+    };
+    let Some(se) = pick else {
+        return (None, PickReason::Idle);
+    };
+    let earliest = match (rq.root().map(|r| r.min_deadline()), runnable) {
+        (Some(d), Some(c)) if vruntime_before(c.deadline(), d) => c.deadline(),
+        (Some(d), _) => d,
+        (None, Some(c)) => c.deadline(),
+        (None, None) => se.deadline(),
+    };
+    if vruntime_before(earliest, se.deadline()) {
+        (Some(se), PickReason::EarliestIneligible)
+    } else {
+        (Some(se), PickReason::Earliest)
     }
 }
 
@@ -652,7 +718,9 @@ pub fn entity_tick<R: Runqueue>(rq: &mut R, delta_exec: u64, cfg: Config) -> boo
 /// Deadline: `vd_i = v_i + r_i / w_i`, half of it for a new task with
 /// PLACE_DEADLINE_INITIAL (existing tasks are on average halfway through their slice);
 /// with PLACE_REL_DEADLINE a deadline saved relative at dequeue is made absolute again.
-pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg: Config) {
+///
+/// Returns the (inflated) virtual lag it applied: 0 without PLACE_LAG or on an empty queue.
+pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg: Config) -> i64 {
     let vruntime = avg_vruntime(rq);
     let mut lag = 0i64;
 
@@ -687,7 +755,7 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
         se.set_rel_deadline(false);
         if cfg.feat(Features::PLACE_REL_DEADLINE) {
             se.set_deadline(se.deadline().wrapping_add(se.vruntime()));
-            return;
+            return lag;
         }
     }
 
@@ -696,6 +764,7 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
     }
 
     se.set_deadline(se.vruntime().wrapping_add(vslice));
+    lag
 }
 
 /// `enqueue_entity()`: place and queue. Current (dequeued while running) is placed but

@@ -98,6 +98,25 @@ pub trait Timeline {
     fn parent(&self, se: Self::Se) -> Option<Self::Se>;
     /// Whether the node is red (checker only).
     fn is_red(&self, se: Self::Se) -> bool;
+
+    /// `rb_next()`: the entity after `se` in timeline order.
+    fn rb_next(&self, se: Self::Se) -> Option<Self::Se> {
+        if let Some(mut r) = self.right(se) {
+            while let Some(l) = self.left(r) {
+                r = l;
+            }
+            return Some(r);
+        }
+        let mut n = se;
+        while let Some(p) = self.parent(n) {
+            if self.left(p) == Some(n) {
+                return Some(p);
+            }
+            n = p;
+        }
+        None
+    }
+
     /// `rb_add_augmented_cached()`. Inserting an entity that is already in a tree must
     /// leave both trees unchanged.
     fn insert(&mut self, se: Self::Se);

@@ -6,7 +6,7 @@
 [ "$EEVDF_KERNEL" = stock ] && { echo "stock kernel: no sched_eevdf suites"; exit 77; }
 ktap=$(dmesg | sed -n 's/^\[[ 0-9.]*\] //p' | grep -E '^ *(KTAP|#|ok|not ok|1\.\.)')
 echo "$ktap"
-for s in sched_eevdf sched_eevdf_bindings; do
+for s in sched_eevdf sched_eevdf_bindings sched_eevdf_debugfs; do
 	echo "$ktap" | grep -q "^ok [0-9]* $s\$" || { echo "no passing $s suite in dmesg"; exit 1; }
 done
 if echo "$ktap" | grep -q '^ *not ok'; then echo "a KUnit case failed"; exit 1; fi

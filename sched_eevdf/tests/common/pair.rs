@@ -132,20 +132,35 @@ impl<'a> Pair<'a> {
         }
     }
 
-    fn compare(&mut self, step: usize, op: &Op) {
+    /// Compares the two after `op`; returns the core's pick reason.
+    fn compare(&mut self, step: usize, op: &Op) -> PickReason {
         if let Err(e) = check_invariants(&self.rq) {
             panic!("step {step} {op:?}: invariant: {e}");
         }
-        let pa = pick_eevdf(&self.rq, self.cfg).map(|se| idx(self.ents, se));
+        let (pa, why) = pick_eevdf_why(&self.rq, self.cfg);
+        let pa = pa.map(|se| idx(self.ents, se));
         let pb = self.model.pick_eevdf(self.cfg);
         assert_eq!(pa, pb, "step {step} {op:?}: pick_eevdf");
+        assert_eq!(
+            why,
+            self.model.pick_reason(self.cfg),
+            "step {step} {op:?}: pick reason"
+        );
         assert_eq!(
             self.rq.curr().map(|se| idx(self.ents, se)),
             self.model.curr,
             "step {step}: curr"
         );
         assert_eq!(self.rq.nr_queued() as usize, self.model.nr_queued());
+        let sums = (self.rq.zero_vruntime(), self.rq.avg_vruntime());
+        let peek = avg_vruntime_peek(&self.rq);
+        assert_eq!(
+            sums,
+            (self.rq.zero_vruntime(), self.rq.avg_vruntime()),
+            "step {step}: avg_vruntime_peek wrote the runqueue"
+        );
         let va = avg_vruntime(&mut self.rq);
+        assert_eq!(peek, va, "step {step} {op:?}: avg_vruntime_peek");
         let vb = self.model.avg_vruntime();
         assert_eq!(va, vb, "step {step} {op:?}: V");
         for (i, e) in self.ents.iter().enumerate() {
@@ -166,10 +181,15 @@ impl<'a> Pair<'a> {
             let want = (b.on_rq, b.sched_delayed, b.rel_deadline, b.load);
             assert_eq!(got, want, "step {step} {op:?}: entity {i} state");
         }
+        why
     }
 }
 
-pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) {
+/// How often each [`PickReason`] came up in a [`run`] (index: `PickReason as usize`).
+pub type ReasonTally = [usize; 5];
+
+/// Runs `ops` on both and compares after every step; returns the pick reasons seen.
+pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> ReasonTally {
     let ents: Vec<UserEntity> = weights
         .iter()
         .map(|&w| UserEntity::new(weight_choice(w)))
@@ -192,8 +212,13 @@ pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) {
         model: RefRq::new(model_ents, v0),
         cfg,
     };
+    let mut tally = ReasonTally::default();
     for (step, op) in ops.iter().enumerate() {
         p.apply(op);
-        p.compare(step, op);
+        let why = p.compare(step, op);
+        if let Some(n) = tally.get_mut(why as usize) {
+            *n += 1;
+        }
     }
+    tally
 }

@@ -13,7 +13,7 @@
 
 use sched_eevdf::{
     calc_delta_fair, sched_attr_slice, vtime::vdelta, Config, DequeueFlags, EnqueueFlags, Features,
-    LoadWeight, WakeupPreempt,
+    LoadWeight, PickReason, WakeupPreempt,
 };
 
 #[derive(Clone, Debug)]
@@ -162,6 +162,41 @@ impl RefRq {
             (None, c) => c,
             (b, _) => b,
         }
+    }
+
+    /// Why [`Self::pick_eevdf`] picked, from the definitions by linear scan: a single
+    /// runnable entity; RUN_TO_PARITY keeping current; or whether some runnable entity has a
+    /// strictly earlier deadline than the pick (which must then be ineligible).
+    pub fn pick_reason(&self, cfg: Config) -> PickReason {
+        let Some(p) = self.pick_eevdf(cfg) else {
+            return PickReason::Idle;
+        };
+        if self.nr_queued() == 1 {
+            return PickReason::Only;
+        }
+        if let Some(c) = self.curr.filter(|&c| self.ents[c].on_rq) {
+            if c == p
+                && self.eligible(c, cfg)
+                && cfg.features.contains(Features::RUN_TO_PARITY)
+                && self.protect_slice(c)
+            {
+                return PickReason::Parity;
+            }
+        }
+        let earlier: Vec<usize> = self
+            .queued()
+            .filter(|&j| vdelta(self.ents[j].deadline, self.ents[p].deadline) < 0)
+            .collect();
+        if earlier.is_empty() {
+            return PickReason::Earliest;
+        }
+        for j in earlier {
+            assert!(
+                !self.eligible(j, cfg),
+                "entity {j} has an earlier deadline than the pick {p} and is eligible"
+            );
+        }
+        PickReason::EarliestIneligible
     }
 
     fn tree_insert(&mut self, i: usize) {

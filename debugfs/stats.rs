@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The per-CPU counters of the EEVDF core's decisions, and the file that shows them,
+//! `/sys/kernel/debug/sched/eevdf/stats`.
+//!
+//! The counters are `struct rq::eevdf_stats`, one array per CPU, indexed by [`Stat`]. The
+//! entry points count under the runqueue lock they run under; the file reads and resets
+//! each CPU's array under that CPU's lock, so a CPU's row is one consistent snapshot.
+//! Counting is one increment of a word in the runqueue, a cache line the scheduler is
+//! writing anyway.
+//!
+//! Format (Documentation/debugfs.md): a header line `cpu NAME...`, one line per online CPU
+//! with its counts, and a line `all` with the sums. Writing `0` resets every CPU's counts;
+//! any other write fails with EINVAL and changes nothing.
+
+use super::api::{parse_u64, seq_print, DebugFile, SeqBuf};
+use super::runqueue::{cpu_possible_ids, online_cpus, RqGuard};
+use kernel::{
+    bindings,
+    error::{code::EINVAL, Result},
+};
+
+/// The counter table: one line per counter, its name in the file and what it counts.
+/// Everything else (the enum, the names, the count) is generated from it.
+macro_rules! eevdf_stats_table {
+    ($m:ident) => {
+        $m! {
+            /// `pick_eevdf()` returned an entity.
+            (Picks, "picks"),
+            /// The pick was current, kept by RUN_TO_PARITY (eligible, slice protected).
+            (PicksParity, "picks_parity"),
+            /// The earliest virtual deadline belonged to an entity that was not eligible:
+            /// a later deadline was picked. The picks that ELIGIBLE changed.
+            (PicksIneligibleEarliest, "picks_ineligible_earliest"),
+            /// Wakeup-preemption decisions taken by the core (`check_preempt_wakeup_fair()`).
+            (Wakeups, "wakeups"),
+            /// A wakee that would have been picked did not preempt, only because of
+            /// RUN_TO_PARITY.
+            (WakeupParityHeld, "wakeup_parity_held"),
+            /// Preemptions by PREEMPT_SHORT: a shorter-slice eligible wakee cancelled
+            /// current's slice protection.
+            (PreemptShort, "preempt_short"),
+            /// Preemptions because current was not eligible (or not runnable).
+            (PreemptIneligible, "preempt_ineligible"),
+            /// Preemptions because the wakee had the earliest eligible deadline.
+            (PreemptDeadline, "preempt_deadline"),
+            /// Wakeups that did not preempt for any other reason (current's deadline earlier,
+            /// wakee not eligible, current is the wakee).
+            (WakeupNoPreempt, "wakeup_no_preempt"),
+            /// `update_deadline()` gave current a new deadline: its request was used up.
+            (SliceExpired, "slice_expired"),
+            /// Placements (`place_entity()`) that applied a non-zero lag (PLACE_LAG).
+            (PlaceLag, "place_lag"),
+            /// Placements of new tasks (`ENQUEUE_INITIAL`).
+            (PlaceInitial, "place_initial"),
+            /// Weight changes of queued or sleeping entities (`reweight_entity()`).
+            (Reweights, "reweights"),
+            /// `update_entity_lag()` clamped the lag to `±max(2 slice, tick)`: V and the
+            /// entity were further apart than EEVDF's bound.
+            (LagClamped, "lag_clamped"),
+        }
+    };
+}
+
+macro_rules! stats_enum {
+    ($( $(#[doc = $doc:expr])* ($v:ident, $name:literal) ),* $(,)?) => {
+        /// A counter of [`struct rq::eevdf_stats`](bindings::rq), its index there.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(usize)]
+        pub enum Stat {
+            $( $(#[doc = $doc])* $v, )*
+        }
+
+        /// The counters' names in the file, in index order.
+        pub const NAMES: &[&str] = &[$($name),*];
+    };
+}
+eevdf_stats_table!(stats_enum);
+
+/// Number of counters.
+pub const NR: usize = NAMES.len();
+
+#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+const _: () = assert!(NR <= bindings::SCHED_EEVDF_NR_STATS as usize);
+
+/// One CPU's counts.
+pub type Counts = [u64; NR];
+
+/// Counts one event in `rq`'s counters.
+///
+/// # Safety
+///
+/// `rq` must be valid and its lock held by the caller.
+#[inline(always)]
+pub unsafe fn count(rq: *mut bindings::rq, s: Stat) {
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+    {
+        // SAFETY: guaranteed by the caller; the counters are only written under the lock.
+        let c = unsafe { &mut (*rq).eevdf_stats };
+        if let Some(c) = c.get_mut(s as usize) {
+            *c = c.wrapping_add(1);
+        }
+    }
+    #[cfg(not(CONFIG_SCHED_EEVDF_RUST_STATS))]
+    let _ = (rq, s);
+}
+
+#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+impl RqGuard {
+    /// This CPU's counts.
+    pub fn counts(&self) -> Counts {
+        let mut out = [0; NR];
+        // SAFETY: the guard holds the runqueue lock, under which the counters are written.
+        let c = unsafe { &(*self.as_ptr()).eevdf_stats };
+        for (o, c) in out.iter_mut().zip(c.iter()) {
+            *o = *c;
+        }
+        out
+    }
+
+    /// Resets this CPU's counts.
+    pub fn reset_counts(&mut self) {
+        // SAFETY: as in `counts`.
+        unsafe { (*self.as_ptr()).eevdf_stats = [0; bindings::SCHED_EEVDF_NR_STATS as usize] };
+    }
+}
+
+/// `/sys/kernel/debug/sched/eevdf/stats`.
+pub struct StatsFile;
+
+#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+impl DebugFile for StatsFile {
+    const WRITABLE: bool = true;
+
+    fn show(&self, m: &mut SeqBuf<'_>) -> Result {
+        seq_print!(m, "cpu")?;
+        for n in NAMES {
+            seq_print!(m, " {n}")?;
+        }
+        seq_print!(m, "\n")?;
+        let mut all = [0u64; NR];
+        for cpu in online_cpus() {
+            // Copy under the lock, print after dropping it.
+            let counts = RqGuard::lock(cpu)?.counts();
+            seq_print!(m, "{cpu}")?;
+            for (a, c) in all.iter_mut().zip(counts) {
+                *a = a.wrapping_add(c);
+                seq_print!(m, " {c}")?;
+            }
+            seq_print!(m, "\n")?;
+        }
+        seq_print!(m, "all")?;
+        for a in all {
+            seq_print!(m, " {a}")?;
+        }
+        seq_print!(m, "\n")
+    }
+
+    /// `0` resets every CPU's counts (possible CPUs, so an offline CPU does not come back
+    /// with old counts). Anything else is EINVAL.
+    fn write(&self, input: &[u8]) -> Result {
+        if parse_u64(input)? != 0 {
+            return Err(EINVAL);
+        }
+        for cpu in cpu_possible_ids() {
+            RqGuard::lock(cpu)?.reset_counts();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `sched_eevdf_debugfs`: the Rust debugfs bindings (debugfs/api.rs) and the
+//! runqueue access of the debugfs files (debugfs/runqueue.rs).
+//!
+//! - `parse_u64` takes exactly what it documents and rejects the rest;
+//! - a directory and its file exist after creation, a second directory of the same name
+//!   is an error that leaves the first alone, and dropping the directory removes both;
+//! - `/sys/kernel/debug/sched/eevdf/timeline` exists (made by `sched_init_debug()`);
+//! - a CPU id beyond `nr_cpu_ids` is EINVAL, and a CPU's counters reset to zero.
+//!
+//! The guest tests (tests/guest/16-eevdf-debugfs.sh) read and write the real files.
+
+use crate::debugfs::api::{parse_u64, seq_print, DebugFile, Dir, SeqBuf};
+use crate::debugfs::runqueue::{cpu_possible_ids, RqGuard};
+use crate::kunit::Test;
+use kernel::{bindings, c_str, error::code::EINVAL, str::CStr};
+
+fn parse(t: &mut Test) {
+    let ok: &[(&[u8], u64)] = &[
+        (b"0", 0),
+        (b"0\n", 0),
+        (b"42\n", 42),
+        (b"007", 7),
+        (b"18446744073709551615", u64::MAX),
+        (b"18446744073709551615\n", u64::MAX),
+    ];
+    let bad: &[&[u8]] = &[
+        b"",
+        b"\n",
+        b"-1",
+        b"+1",
+        b" 0",
+        b"0 ",
+        b"0\n\n",
+        b"\n0",
+        b"0x10",
+        b"1e3",
+        b"18446744073709551616",
+        b"99999999999999999999999",
+        b"1\0",
+        b"\0",
+        b"\xff",
+        b"0\r\n",
+    ];
+    for &(input, want) in ok {
+        match parse_u64(input) {
+            Ok(v) if v == want => {}
+            r => t.fail(format_args!(
+                "parse_u64({input:?}) = {r:?}, want Ok({want})"
+            )),
+        }
+    }
+    for &input in bad {
+        if let Ok(v) = parse_u64(input) {
+            t.fail(format_args!("parse_u64({input:?}) = Ok({v}), want EINVAL"));
+        }
+    }
+}
+
+/// A file whose contents never change.
+struct Fixed;
+
+impl DebugFile for Fixed {
+    fn show(&self, m: &mut SeqBuf<'_>) -> kernel::error::Result {
+        seq_print!(m, "fixed\n")
+    }
+}
+
+static FIXED: Fixed = Fixed;
+
+/// Whether `name` exists under `parent` (the debugfs root when null).
+fn exists(parent: *mut bindings::dentry, name: &CStr) -> bool {
+    // SAFETY: `name` is NUL-terminated; `parent` is null or a live directory.
+    let d = unsafe { bindings::debugfs_lookup(name.as_char_ptr(), parent) };
+    if d.is_null() {
+        return false;
+    }
+    // SAFETY: debugfs_lookup() returned a referenced dentry, which this drops.
+    unsafe { bindings::dput(d) };
+    true
+}
+
+/// Looks up `name` under `parent`, referenced; the caller `dput()`s it.
+fn lookup(parent: *mut bindings::dentry, name: &CStr) -> *mut bindings::dentry {
+    // SAFETY: as in `exists`.
+    unsafe { bindings::debugfs_lookup(name.as_char_ptr(), parent) }
+}
+
+fn dir_lifecycle(t: &mut Test) {
+    let name = c_str!("sched_eevdf_kunit");
+    let dir = match Dir::new(name, None) {
+        Ok(d) => d,
+        Err(e) => return t.fail(format_args!("Dir::new: {e:?}")),
+    };
+    if let Err(e) = dir.create_file(c_str!("fixed"), &FIXED) {
+        t.fail(format_args!("create_file: {e:?}"));
+    }
+    if !exists(core::ptr::null_mut(), name) {
+        t.fail(format_args!("the directory does not exist after Dir::new"));
+    }
+    let d = lookup(core::ptr::null_mut(), name);
+    if d.is_null() || !exists(d, c_str!("fixed")) {
+        t.fail(format_args!("the file does not exist after create_file"));
+    }
+    if !d.is_null() {
+        // SAFETY: referenced by `lookup`.
+        unsafe { bindings::dput(d) };
+    }
+    if Dir::new(name, None).is_ok() {
+        t.fail(format_args!(
+            "a second directory of the same name was created"
+        ));
+    }
+    if !exists(core::ptr::null_mut(), name) {
+        t.fail(format_args!("the failed second Dir::new removed the first"));
+    }
+    drop(dir);
+    if exists(core::ptr::null_mut(), name) {
+        t.fail(format_args!("the directory is still there after drop"));
+    }
+}
+
+fn eevdf_dir(t: &mut Test) {
+    let sched = lookup(core::ptr::null_mut(), c_str!("sched"));
+    if sched.is_null() {
+        return t.fail(format_args!("no /sys/kernel/debug/sched"));
+    }
+    let eevdf = lookup(sched, c_str!("eevdf"));
+    if eevdf.is_null() {
+        t.fail(format_args!("no /sys/kernel/debug/sched/eevdf"));
+    } else {
+        if !exists(eevdf, c_str!("timeline")) {
+            t.fail(format_args!("no /sys/kernel/debug/sched/eevdf/timeline"));
+        }
+        #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+        if !exists(eevdf, c_str!("stats")) {
+            t.fail(format_args!("no /sys/kernel/debug/sched/eevdf/stats"));
+        }
+        // SAFETY: referenced by `lookup`.
+        unsafe { bindings::dput(eevdf) };
+    }
+    // SAFETY: referenced by `lookup`.
+    unsafe { bindings::dput(sched) };
+}
+
+fn runqueues(t: &mut Test) {
+    let end = cpu_possible_ids().end;
+    match RqGuard::lock(end) {
+        Err(e) if e == EINVAL => {}
+        Err(e) => t.fail(format_args!("lock(nr_cpu_ids) = {e:?}, want EINVAL")),
+        Ok(_) => t.fail(format_args!("lock(nr_cpu_ids) succeeded")),
+    }
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+    for cpu in cpu_possible_ids() {
+        match RqGuard::lock(cpu) {
+            Ok(mut g) => {
+                g.reset_counts();
+                let c = g.counts();
+                if c.iter().any(|&n| n != 0) {
+                    t.fail(format_args!("cpu {cpu}: counts {c:?} after reset"));
+                }
+            }
+            Err(e) => t.fail(format_args!("lock({cpu}) = {e:?}")),
+        }
+    }
+}
+
+crate::kunit_suite!(sched_eevdf_debugfs_suite, c"sched_eevdf_debugfs", [
+    c"parse_u64" => super::parse,
+    c"dir_lifecycle" => super::dir_lifecycle,
+    c"eevdf_dir" => super::eevdf_dir,
+    c"runqueues" => super::runqueues,
+]);

@@ -1,0 +1,170 @@
+#!/bin/sh
+# /sys/kernel/debug/sched/eevdf/: every file's format, the consistency of each
+# timeline snapshot, bad writes (garbage, overlong, binary, negative, out of
+# range) that must fail and change nothing, and readers hammering every file
+# (and sched/debug) under hackbench while features toggle: no read may change
+# scheduler state, so every snapshot taken meanwhile must stay consistent.
+d=/sys/kernel/debug/sched/eevdf
+f=/sys/kernel/debug/sched/features
+if [ "$EEVDF_KERNEL" = stock ]; then
+	[ -e $d ] && { echo "stock kernel has $d"; exit 1; }
+	echo "stock kernel: no $d"
+	exit 77
+fi
+fail() { echo "FAIL: $*"; exit 1; }
+ncpu=$(grep -c '^processor' /proc/cpuinfo)
+
+# Format and consistency of one timeline snapshot (file $1). Per cfs_rq: rows =
+# nr_queued, sum of row weights = sum_w (the maintained sums agree with the
+# entities), V within [min vruntime, max vruntime] (min VRT-V <= 0 <= max), the
+# smallest vruntime eligible, and with ELIGIBLE on and BIAS_ELIGIBLE off,
+# eligible exactly when VRT-V <= 0. Prints "cpus N rqs N rows N groups N".
+check_timeline() {
+	awk -v ncpu="$ncpu" -v mode="$2" '
+	function fin() {
+		if (!inrq) return
+		if (rows != nq) bad("nr_queued=" nq " but " rows " rows")
+		if (w != sw) bad("sum_w=" sw " but the rows weigh " w)
+		if (rows > 0 && !(minv <= 0 && maxv >= 0)) bad("V outside [min v, max v]: VRT-V in [" minv ", " maxv "]")
+		if (rows > 0 && minel != "y") bad("the smallest vruntime (VRT-V " minv ") is not eligible")
+		inrq = 0
+	}
+	function bad(m) { printf "line %d: %s: %s\n", NR, m, $0; err = 1 }
+	NR == 1 { if ($0 !~ /^# sched_eevdf timeline/) bad("first line"); next }
+	/^cpu [0-9]+$/ { fin(); cpus++; next }
+	/^cfs_rq V=[0-9]+ zero=[0-9]+ sum_w=[0-9]+ nr_queued=[0-9]+ min_slice_ns=([0-9]+|-) path=./ {
+		fin(); rqs++; inrq = 1; rows = 0; w = 0; minv = ""; maxv = ""; minel = ""
+		split($4, a, "="); sw = a[2]; split($5, a, "="); nq = a[2]
+		if ((nq == 0) != ($6 == "min_slice_ns=-")) bad("min_slice with nr_queued=" nq)
+		next
+	}
+	/^  S +PID +WEIGHT +VRT-V +DL-V +SLICE_NS C E D NAME$/ { if (!inrq) bad("header outside a cfs_rq"); next }
+	/^  [RQ] +(-|[0-9]+) +[0-9]+ +-?[0-9]+ +-?[0-9]+ +[0-9]+ [y-] [y-] [y-] [ -~]+$/ {
+		if (!inrq) bad("row outside a cfs_rq")
+		if ($1 == "R" && rows > 0) bad("running row not first")
+		rows++; w += $3
+		if (minv == "" || $4 < minv) { minv = $4; minel = $8 }
+		if (maxv == "" || $4 > maxv) maxv = $4
+		if ($2 == "-") groups++
+		if (mode == "plain" && (($4 <= 0) != ($8 == "y"))) bad("eligible flag against VRT-V")
+		if (mode == "evdf" && $8 != "y") bad("not eligible with NO_ELIGIBLE")
+		allrows++
+		next
+	}
+	/^truncated$/ { next }
+	{ bad("unexpected line") }
+	END {
+		fin()
+		if (cpus != ncpu) bad(cpus " cpu sections for " ncpu " CPUs")
+		printf "cpus %d rqs %d rows %d groups %d\n", cpus, rqs, allrows, groups
+		exit err
+	}' "$1"
+}
+
+# The stats file: a header, one line per CPU, "all" = the column sums.
+check_stats() {
+	awk -v ncpu="$ncpu" '
+	function bad(m) { printf "line %d: %s: %s\n", NR, m, $0; err = 1 }
+	NR == 1 { if ($1 != "cpu" || $2 != "picks") bad("header"); n = NF; next }
+	NF != n { bad("field count"); next }
+	$1 ~ /^[0-9]+$/ { cpus++; for (i = 2; i <= n; i++) { if ($i !~ /^[0-9]+$/) bad("value"); s[i] += $i }; next }
+	$1 == "all" { all++; for (i = 2; i <= n; i++) if ($i != s[i]) bad("all != sum of column " i); next }
+	{ bad("unexpected line") }
+	END { if (cpus != ncpu || all != 1) bad(cpus " cpus, " all " all lines"); exit err }' "$1"
+}
+
+col() { # col FILE NAME: the "all" value of a counter
+	awk -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i } $1 == "all" { print $k }' "$1"
+}
+
+[ -d $d ] || fail "no $d"
+[ -r $d/timeline ] && [ -r $d/stats ] || fail "missing files: $(ls $d)"
+
+# Load: hackbench, plus hogs in two cgroups of different weight, so that
+# the timeline has group entities.
+mkdir -p /sys/fs/cgroup
+grep -q " /sys/fs/cgroup cgroup2 " /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup
+echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
+mkdir -p "/sys/fs/cgroup/grp a" /sys/fs/cgroup/b
+echo 200 >"/sys/fs/cgroup/grp a/cpu.weight"
+hogs=""
+for g in "grp a" b; do
+	sh -c 'while :; do :; done' &
+	hogs="$hogs $!"
+	echo $! >"/sys/fs/cgroup/$g/cgroup.procs"
+done
+hackbench -g 2 -l 2000 >/dev/null 2>&1 &
+hb=$!
+sleep 1
+
+cat $d/timeline >/tmp/tl || fail "read timeline"
+check_timeline /tmp/tl plain || { head -40 /tmp/tl; fail "timeline format"; }
+grep -q 'path=/grp a$' /tmp/tl || grep -q ' /grp a$' /tmp/tl || { head -40 /tmp/tl; fail "no group 'grp a' in the timeline"; }
+echo "timeline ok: $(check_timeline /tmp/tl plain)"
+cat $d/stats >/tmp/st || fail "read stats"
+check_stats /tmp/st || { cat /tmp/st; fail "stats format"; }
+echo "stats ok: $(head -1 /tmp/st | wc -w) columns"
+
+# Bad writes: each must fail and leave the counters (not reset).
+before=$(col /tmp/st picks)
+[ "$before" -gt 0 ] || fail "no picks counted under load"
+long=$(printf '%0100d' 0)
+for w in garbage 1 -1 -0 +0 " 0" "0 " 0x0 1e3 18446744073709551616 "$long"; do
+	if printf '%s' "$w" >$d/stats 2>/dev/null; then fail "write '$w' to stats succeeded"; fi
+done
+if printf '\000' >$d/stats 2>/dev/null; then fail "binary write succeeded"; fi
+if printf '0\000' >$d/stats 2>/dev/null; then fail "binary write succeeded"; fi
+if printf '\377\376' >$d/stats 2>/dev/null; then fail "binary write succeeded"; fi
+if echo 0 >$d/timeline 2>/dev/null; then fail "write to timeline succeeded"; fi
+cat $d/stats >/tmp/st2
+after=$(col /tmp/st2 picks)
+[ "$after" -ge "$before" ] || fail "a rejected write reset the counters ($before -> $after)"
+echo "bad writes rejected, counters kept ($before -> $after picks)"
+# A good write resets.
+echo 0 >$d/stats || fail "write 0"
+cat $d/stats >/tmp/st3
+reset=$(col /tmp/st3 picks)
+[ "$reset" -lt "$after" ] || fail "write 0 did not reset ($after -> $reset)"
+check_stats /tmp/st3 || fail "stats format after reset"
+echo "reset: $after -> $reset picks"
+
+# Readers hammer every file while features toggle under the load.
+for i in 1 2 3; do
+	(while :; do cat $d/timeline $d/stats /sys/kernel/debug/sched/debug >/dev/null; done) &
+	readers="$readers $!"
+done
+(while :; do
+	for x in NO_ELIGIBLE ELIGIBLE BIAS_ELIGIBLE NO_BIAS_ELIGIBLE NO_RUN_TO_PARITY RUN_TO_PARITY; do
+		echo $x >$f
+		sleep 0.05
+	done
+done) &
+toggler=$!
+n=0
+end=$(($(cut -d. -f1 /proc/uptime) + 8))
+while [ "$(cut -d. -f1 /proc/uptime)" -lt $end ]; do
+	cat $d/timeline >/tmp/tl
+	check_timeline /tmp/tl any >/tmp/tl.out || { cat /tmp/tl.out; head -60 /tmp/tl; fail "inconsistent snapshot while hammering"; }
+	cat $d/stats >/tmp/st
+	check_stats /tmp/st || fail "stats while hammering"
+	n=$((n + 1))
+done
+kill $toggler $readers
+wait $toggler $readers 2>/dev/null
+echo ELIGIBLE >$f
+echo NO_BIAS_ELIGIBLE >$f
+echo RUN_TO_PARITY >$f
+echo "hammering: $n consistent snapshots"
+
+# After hammering, with the defaults again: the strict eligibility check holds.
+cat $d/timeline >/tmp/tl
+check_timeline /tmp/tl plain || fail "timeline after hammering"
+echo NO_ELIGIBLE >$f
+cat $d/timeline >/tmp/tl
+check_timeline /tmp/tl evdf || { echo ELIGIBLE >$f; fail "NO_ELIGIBLE rows"; }
+echo ELIGIBLE >$f
+
+kill $hogs $hb 2>/dev/null
+wait 2>/dev/null
+rmdir "/sys/fs/cgroup/grp a" /sys/fs/cgroup/b
+echo "ok"
