@@ -1,0 +1,118 @@
+#!/bin/sh
+# The counters in /sys/kernel/debug/sched/eevdf/stats respond as predicted to
+# scenarios built to trigger each of them, and stay at zero when the feature
+# that causes them is off (the counters are machine-wide, so "off" is a strong
+# prediction: nothing anywhere may count it).
+#
+#   picks_ineligible_earliest  hogs with 100 us and base slices on one CPU: the
+#                              short one runs ahead of V with the earlier
+#                              deadline. > 0 with ELIGIBLE, = 0 with NO_ELIGIBLE.
+#   wakeup_parity_held         a 1 ms periodic waker with a 100 us slice against a
+#   picks_parity               hog on its CPU, PREEMPT_SHORT and PLACE_LAG off
+#                              (see below): held > 0 with
+#   preempt_deadline           RUN_TO_PARITY; held and picks_parity = 0 and
+#                              preempt_deadline > 0 with NO_RUN_TO_PARITY.
+#   preempt_short              the waker with a 100 us slice against the hog:
+#                              > 0 with PREEMPT_SHORT, = 0 with NO_PREEMPT_SHORT.
+#   place_initial              100 forks: >= 100.
+#   reweights                  20 renices of a hog: >= 20.
+#   slice_expired, picks       a hog for a second: > 0.
+[ "$EEVDF_KERNEL" = stock ] && { echo "stock kernel: no eevdf counters"; exit 77; }
+s=/sys/kernel/debug/sched/eevdf/stats
+f=/sys/kernel/debug/sched/features
+[ -r $s ] || { echo "no $s (CONFIG_SCHED_EEVDF_RUST_STATS=n?)"; exit 77; }
+fail() { echo "FAIL: $*"; cat /tmp/counts; for x in ELIGIBLE RUN_TO_PARITY PREEMPT_SHORT PLACE_LAG; do echo $x >$f; done; exit 1; }
+col() { awk -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i } $1 == "all" { print $k }' /tmp/counts; }
+window() { # window SETUP-FUNCTION: reset, run it, read the counts
+	echo 0 >$s
+	"$@"
+	cat $s >/tmp/counts
+}
+expect() { # expect NAME OP N (OP: gt, eq or ge)
+	v=$(col "$1")
+	[ -n "$v" ] || fail "no counter $1"
+	if [ "$v" -"$2" "$3" ]; then echo "  $1 = $v ($2 $3): ok"; else fail "$1 = $v, expected $2 $3"; fi
+}
+hog() { taskset 0x1 sh -c 'while :; do :; done' & }
+
+two_slices() {
+	hog; a=$!
+	hog; b=$!
+	eevdf-slice set $a 100000 >/dev/null || fail "eevdf-slice set"
+	sleep 2
+	kill $a $b; wait $a $b 2>/dev/null
+}
+waker_vs_hog() { # waker_vs_hog SLICE_US
+	hog; a=$!
+	sleep 0.2
+	eevdf-waker --cpu 0 --interval-us 1000 --slice-us "$1" --duration-ms 1500 >/dev/null ||
+		fail "eevdf-waker"
+	kill $a; wait $a 2>/dev/null
+}
+forks() {
+	i=0
+	while [ $i -lt 100 ]; do /bin/true; i=$((i + 1)); done
+}
+renices() {
+	hog; a=$!
+	i=0
+	# busybox renice -n is relative: +5, -5, +5...
+	while [ $i -lt 20 ]; do renice -n $((5 - i % 2 * 10)) -p $a >/dev/null; i=$((i + 1)); done
+	kill $a; wait $a 2>/dev/null
+}
+one_hog() {
+	hog; a=$!
+	sleep 1
+	kill $a; wait $a 2>/dev/null
+}
+
+echo "ELIGIBLE:"
+window two_slices
+expect picks_ineligible_earliest gt 0
+echo NO_ELIGIBLE >$f
+echo "NO_ELIGIBLE:"
+window two_slices
+echo ELIGIBLE >$f
+expect picks_ineligible_earliest eq 0
+
+# A waker that comes back with positive lag pulls V below the hog, which is then
+# not eligible and is preempted whatever RUN_TO_PARITY says. Placed at V
+# (NO_PLACE_LAG) the hog stays eligible, and the short waker's earlier deadline
+# either waits for the hog's protected slice (RUN_TO_PARITY) or preempts at once;
+# PREEMPT_SHORT, off here, would cancel the protection.
+echo NO_PLACE_LAG >$f
+echo NO_PREEMPT_SHORT >$f
+echo "RUN_TO_PARITY (NO_PLACE_LAG NO_PREEMPT_SHORT):"
+window waker_vs_hog 100
+expect wakeup_parity_held gt 0
+expect wakeups gt 0
+echo NO_RUN_TO_PARITY >$f
+echo "NO_RUN_TO_PARITY (NO_PLACE_LAG NO_PREEMPT_SHORT):"
+window waker_vs_hog 100
+echo RUN_TO_PARITY >$f
+echo PREEMPT_SHORT >$f
+echo PLACE_LAG >$f
+expect wakeup_parity_held eq 0
+expect picks_parity eq 0
+expect preempt_deadline gt 0
+
+echo "PREEMPT_SHORT:"
+window waker_vs_hog 100
+expect preempt_short gt 0
+echo NO_PREEMPT_SHORT >$f
+echo "NO_PREEMPT_SHORT:"
+window waker_vs_hog 100
+echo PREEMPT_SHORT >$f
+expect preempt_short eq 0
+
+echo "forks:"
+window forks
+expect place_initial ge 100
+echo "renices:"
+window renices
+expect reweights ge 20
+echo "one hog:"
+window one_hog
+expect slice_expired gt 0
+expect picks gt 0
+echo ok
