@@ -4,6 +4,7 @@
 #   tools/build-kernel.sh rust    base + eevdf fragments  (the project's kernel)
 #   tools/build-kernel.sh debug   base + eevdf + debug    (lockdep etc., for the guest tests)
 #   tools/build-kernel.sh stock   base + stock            (CONFIG_SCHED_EEVDF_RUST=n, same tree)
+#   tools/build-kernel.sh nostats base + eevdf + nostats  (rust without the counters: tools/stats-cost.sh)
 #
 # Output: $KBUILD_ROOT/<name>/arch/x86/boot/bzImage. Prints progress every few
 # seconds instead of compiler lines; on failure prints the failing lines and the
@@ -15,7 +16,8 @@ case "$name" in
 rust) frags=(base eevdf) ;;
 debug) frags=(base eevdf debug) ;;
 stock) frags=(base stock) ;;
-*) die "unknown configuration '$name' (want rust, debug or stock)" ;;
+nostats) frags=(base eevdf nostats) ;;
+*) die "unknown configuration '$name' (want rust, debug, stock or nostats)" ;;
 esac
 
 # One kernel build at a time on this machine (2 cores): a second build waits
@@ -51,14 +53,15 @@ for line in open(sys.argv[1]):
     if m: have[m.group(1)] = m.group(2)
     m = re.match(r'# (CONFIG_\w+) is not set', line)
     if m: have[m.group(1)] = 'n'
-bad = []
+want = {}  # later fragments override earlier ones, as in merge_config.sh
 for frag in sys.argv[2:]:
     for line in open(frag):
         m = re.match(r'(CONFIG_\w+)=(.*)', line.strip()) or re.match(r'# (CONFIG_\w+) is not set()', line.strip())
-        if not m: continue
-        want = m.group(2) or 'n'
-        got = have.get(m.group(1), 'n')
-        if got != want: bad.append(f'  {m.group(1)}: want {want}, got {got} ({frag.split("/")[-1]})')
+        if m: want[m.group(1)] = (m.group(2) or 'n', frag.split("/")[-1])
+bad = []
+for opt, (w, frag) in want.items():
+    got = have.get(opt, 'n')
+    if got != w: bad.append(f'  {opt}: want {w}, got {got} ({frag})')
 print('\n'.join(bad), file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# What the per-CPU EEVDF counters cost when nobody reads them: the rust kernel
+# against the same tree and config with CONFIG_SCHED_EEVDF_RUST_STATS=n.
+#
+#   tools/stats-cost.sh [BOOTS_PER_KERNEL]     (default 6; about 40 s per boot)
+#
+# Boots alternate (rust, nostats, rust, ...). Each boot runs, three times each, a
+# pipe ping-pong pinned to one CPU (every bounce is a pick, a wakeup decision
+# and a placement: the paths that count) and hackbench -g 4 -l 200. Prints the
+# median of every run per kernel, the interquartile range, and the ratio of
+# medians. Under TCG a run-to-run spread of a few percent is normal: a ratio
+# inside the spread means no measurable cost.
+source "$(dirname "$0")/lib.sh"
+boots=${1:-6}
+[[ "$boots" =~ ^[1-9][0-9]*$ ]] || die "BOOTS_PER_KERNEL must be a positive integer, not '$boots'"
+
+bash "$EEVDF_REPO/tools/build-kernel.sh" rust
+bash "$EEVDF_REPO/tools/build-kernel.sh" nostats
+cd "$EEVDF_REPO"
+cargo build --quiet --release --locked -p eevdf-vm
+cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eevdf-guest
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat >"$work/run.sh" <<'GUEST'
+[ -e /sys/kernel/debug/sched/eevdf/stats ] && echo "@@ stats yes" || echo "@@ stats no"
+for i in 1 2 3; do
+	eevdf-pingpong --cpu 0 --duration-ms 2000 | sed -n 's/.*"switches_per_s":\([0-9.e+]*\).*/@@ pingpong_switches_per_s \1/p'
+	hackbench -g 4 -l 200 | sed -n 's/^Time: \([0-9.]*\)/@@ hackbench_s \1/p'
+done
+GUEST
+res=$work/results
+t0=$(now)
+total=$((boots * 2))
+n=0
+for i in $(seq "$boots"); do
+	for k in rust nostats; do
+		n=$((n + 1))
+		note "boot $n/$total: $k ($(($(now) - t0)) s elapsed)"
+		out=$(target/release/eevdf-vm --kernel "$KBUILD_ROOT/$k/arch/x86/boot/bzImage" --cpus 2 \
+			--timeout-s 300 "$work/run.sh") || die "$k boot $i failed:\n$out"
+		want=yes
+		[ $k = nostats ] && want=no
+		echo "$out" | grep -q "^@@ stats $want" || die "$k kernel: stats file presence is not '$want'"
+		echo "$out" | sed -n "s/^@@ \([a-z_]*\) \([0-9.e+]*\)/$k \1 \2/p" >>"$res"
+	done
+done
+
+echo
+echo "counting cost: $boots boots per kernel x 3 runs, 2 vCPUs (QEMU TCG)"
+awk '
+function median(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+{ v[$1, $2, ++c[$1, $2]] = $3; m[$2] = 1 }
+END {
+	printf "| metric | rust (counters) median [IQR] | nostats median [IQR] | rust/nostats |\n|---|---|---|---|\n"
+	for (k in m) {
+		for (ki = 1; ki <= 2; ki++) {
+			kern = ki == 1 ? "rust" : "nostats"; n = c[kern, k]
+			for (i = 1; i <= n; i++) s[i] = v[kern, k, i]
+			asort(s)
+			med[ki] = median(s, n); q1[ki] = s[int((n + 3) / 4)]; q3[ki] = s[int((3 * n + 3) / 4)]
+			delete s
+		}
+		printf "| %s | %.4g [%.4g, %.4g] | %.4g [%.4g, %.4g] | %.3f |\n", k, med[1], q1[1], q3[1], med[2], q1[2], q3[2], med[1] / med[2]
+	}
+}' "$res"
