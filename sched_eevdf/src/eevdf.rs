@@ -439,8 +439,9 @@ pub fn cfs_rq_min_slice<R: Runqueue>(rq: &R) -> u64 {
 /// `__enqueue_entity()`: into the sums and the timeline.
 pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
     avg_vruntime_add(rq, se);
-    // Initialise the augmented values of a leaf.
-    min_deadline_update(se, None, None);
+    // Initialise the augmented values of a leaf (`min_deadline_update(se, None, None)`).
+    se.set_min_deadline(se.deadline());
+    se.set_min_slice(se.slice());
     rq.insert(se);
 }
 
@@ -577,18 +578,23 @@ pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
 /// runnable entities is `min(root.min_deadline, curr.deadline)`, and the pick is the
 /// earliest among the eligible ones, so some runnable entity has a strictly earlier
 /// deadline than the pick iff that entity is not eligible.
+#[inline]
 pub fn pick_eevdf_why<R: Runqueue>(rq: &R, cfg: Config) -> (Option<R::Se>, PickReason) {
-    let runnable = rq.curr().filter(|c| c.on_rq());
-
     // We can safely skip eligibility check if there is only one entity.
     if rq.nr_queued() == 1 {
-        return match runnable.or_else(|| rq.first()) {
+        return match rq.curr().filter(|c| c.on_rq()).or_else(|| rq.first()) {
             Some(se) => (Some(se), PickReason::Only),
             None => (None, PickReason::Idle),
         };
     }
+    pick_with(rq, &Eligibility::new(rq, cfg), cfg)
+}
 
-    let el = Eligibility::new(rq, cfg);
+/// [`pick_eevdf_why`] past the single-entity shortcut, with the runqueue's eligibility
+/// already prepared (`el` must be `Eligibility::new(rq, cfg)` of the current state).
+#[inline]
+fn pick_with<R: Runqueue>(rq: &R, el: &Eligibility, cfg: Config) -> (Option<R::Se>, PickReason) {
+    let runnable = rq.curr().filter(|c| c.on_rq());
     let curr = runnable.filter(|c| el.vruntime(c.vruntime()));
 
     if cfg.feat(Features::RUN_TO_PARITY) {
@@ -599,7 +605,7 @@ pub fn pick_eevdf_why<R: Runqueue>(rq: &R, cfg: Config) -> (Option<R::Se>, PickR
         }
     }
 
-    let pick = match (pick_tree(rq, &el), curr) {
+    let pick = match (pick_tree(rq, el), curr) {
         (Some(b), Some(c)) if vruntime_before(c.deadline(), b.deadline()) => Some(c),
         (None, c) => c,
         (b, _) => b,
@@ -651,18 +657,19 @@ fn did_preempt_short<R: Runqueue>(rq: &R, curr: R::Se, cfg: Config) -> bool {
 }
 
 /// `do_preempt_short()`: may the waking `pse` (shorter slice, eligible) override the slice
-/// protection of `se`?
-fn do_preempt_short<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, cfg: Config) -> bool {
+/// protection of `se`? `el` is the runqueue's eligibility.
+#[inline]
+fn do_preempt_short<S: Entity>(el: &Eligibility, pse: S, se: S, cfg: Config) -> bool {
     if !cfg.feat(Features::PREEMPT_SHORT) || pse.slice() >= se.slice() {
         return false;
     }
-    if !entity_eligible(rq, pse, cfg) {
+    if !el.vruntime(pse.vruntime()) {
         return false;
     }
     if vruntime_before(pse.deadline(), se.deadline()) {
         return true;
     }
-    !entity_eligible(rq, se, cfg)
+    !el.vruntime(se.vruntime())
 }
 
 /// `update_curr()`: charge `delta_exec` ns of real time to current.
@@ -913,44 +920,106 @@ pub fn schedule<R: Runqueue>(rq: &mut R, cfg: Config) -> Pick<R::Se> {
     pick
 }
 
-/// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`.
+/// The wakeup-preemption decision, shared by [`wakeup_preempt`] and
+/// [`check_preempt_wakeup_fair`].
+enum WakeupDecision<S> {
+    /// Nothing runs.
+    Idle,
+    /// The wakee is current.
+    SelfWake,
+    /// `pick` is what [`pick_eevdf`] returns after the PREEMPT_SHORT step.
+    Picked {
+        pick: Option<S>,
+        reason: PickReason,
+        short: bool,
+        el: Eligibility,
+    },
+}
+
+/// With PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an
+/// earlier deadline than current or finds current ineligible cancels current's slice
+/// protection (even if it does not get picked); then the pick. One [`Eligibility`] serves
+/// throughout: cancelling the protection writes only current's `vlag`.
+#[inline]
+fn wakeup_decide<R: Runqueue>(rq: &R, pse: R::Se, cfg: Config) -> WakeupDecision<R::Se> {
+    let Some(curr) = rq.curr() else {
+        return WakeupDecision::Idle;
+    };
+    if curr == pse {
+        return WakeupDecision::SelfWake;
+    }
+    let el = Eligibility::new(rq, cfg);
+    let short = do_preempt_short(&el, pse, curr, cfg);
+    if short {
+        cancel_protect_slice(curr);
+    }
+    let (pick, reason) = if rq.nr_queued() == 1 {
+        pick_eevdf_why(rq, cfg)
+    } else {
+        pick_with(rq, &el, cfg)
+    };
+    WakeupDecision::Picked {
+        pick,
+        reason,
+        short,
+        el,
+    }
+}
+
+/// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`:
+/// whether current must be rescheduled. Call [`update_curr`] first. This is
+/// [`check_preempt_wakeup_fair`] without the reason (which can cost a second pick).
+#[inline]
+pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
+    match wakeup_decide(rq, pse, cfg) {
+        WakeupDecision::Idle => true,
+        WakeupDecision::SelfWake => false,
+        WakeupDecision::Picked { pick, .. } => pick == Some(pse),
+    }
+}
+
+/// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`,
+/// and why (the debugfs counters).
 ///
 /// With PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an
 /// earlier deadline than current or finds current ineligible cancels current's slice
 /// protection (even if it does not get picked). Then current is preempted iff
-/// [`pick_eevdf`] now returns the wakee. The result says why (or why not). Call
-/// [`update_curr`] first.
+/// [`pick_eevdf`] now returns the wakee. The decision is [`wakeup_preempt`]'s, the same
+/// code; telling [`WakeupPreempt::RunToParity`] from [`WakeupPreempt::None`] costs a
+/// second pick when current kept a protected slice. Call [`update_curr`] first.
 pub fn check_preempt_wakeup_fair<R: Runqueue>(
     rq: &mut R,
     pse: R::Se,
     cfg: Config,
 ) -> WakeupPreempt {
+    let (pick, reason, short, el) = match wakeup_decide(rq, pse, cfg) {
+        WakeupDecision::Idle => return WakeupPreempt::Idle,
+        WakeupDecision::SelfWake => return WakeupPreempt::None,
+        WakeupDecision::Picked {
+            pick,
+            reason,
+            short,
+            el,
+        } => (pick, reason, short, el),
+    };
     let Some(curr) = rq.curr() else {
         return WakeupPreempt::Idle;
     };
-    if curr == pse {
-        return WakeupPreempt::None;
-    }
-    let short = do_preempt_short(rq, pse, curr, cfg);
-    if short {
-        cancel_protect_slice(curr);
-    }
-    let pick = pick_eevdf(rq, cfg);
     if pick == Some(pse) {
         return if short {
             WakeupPreempt::ShortSlice
-        } else if !curr.on_rq() || !entity_eligible(rq, curr, cfg) {
+        } else if !curr.on_rq() || !el.vruntime(curr.vruntime()) {
             WakeupPreempt::CurrIneligible
         } else {
             WakeupPreempt::EarlierDeadline
         };
     }
-    if cfg.feat(Features::RUN_TO_PARITY) && pick == Some(curr) && protect_slice(curr) {
+    if reason == PickReason::Parity {
         let without = Config {
             features: cfg.features.with(Features::RUN_TO_PARITY, false),
             ..cfg
         };
-        if pick_eevdf(rq, without) == Some(pse) {
+        if pick_with(rq, &el, without).0 == Some(pse) {
             return WakeupPreempt::RunToParity;
         }
     }

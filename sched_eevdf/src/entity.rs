@@ -175,15 +175,23 @@ pub fn entity_less<S: Entity>(a: S, b: S) -> bool {
 ///
 /// Deadlines are compared wrap-safe, slices as plain ns. Returns `true` when neither
 /// value changed, which is when the propagate callback stops walking up.
-#[inline]
+///
+/// This runs at every level of every propagation and rotation, so it is straight-line
+/// code: no iterator adaptors (at the kernel's opt-level they stay out-of-line calls
+/// into `core`).
+#[inline(always)]
 pub fn min_deadline_update<S: Entity>(se: S, left: Option<S>, right: Option<S>) -> bool {
     let old_deadline = se.min_deadline();
     let old_slice = se.min_slice();
     let mut d = se.deadline();
     let mut s = se.slice();
-    for child in [right, left].into_iter().flatten() {
-        d = vruntime_min(d, child.min_deadline());
-        s = s.min(child.min_slice());
+    if let Some(c) = right {
+        d = vruntime_min(d, c.min_deadline());
+        s = s.min(c.min_slice());
+    }
+    if let Some(c) = left {
+        d = vruntime_min(d, c.min_deadline());
+        s = s.min(c.min_slice());
     }
     se.set_min_deadline(d);
     se.set_min_slice(s);

@@ -39,6 +39,8 @@ struct Pair<'a> {
     rq: UserRunqueue<'a>,
     model: RefRq,
     cfg: Config,
+    /// Wakeups so far (they alternate between the two wakeup entry points).
+    wakeups: u32,
 }
 
 impl<'a> Pair<'a> {
@@ -89,10 +91,20 @@ impl<'a> Pair<'a> {
                 } else {
                     return;
                 }
-                let a = check_preempt_wakeup_fair(&mut self.rq, se, cfg);
                 let b = self.model.check_preempt_wakeup(i, cfg);
-                assert_eq!(a, b, "wakeup preemption");
-                if a.preempts() {
+                // The kernel calls the decision-only form without the counters: every
+                // other wakeup goes through it (same state change, same decision).
+                let preempts = if self.wakeups % 2 == 0 {
+                    let a = check_preempt_wakeup_fair(&mut self.rq, se, cfg);
+                    assert_eq!(a, b, "wakeup preemption");
+                    a.preempts()
+                } else {
+                    let a = wakeup_preempt(&mut self.rq, se, cfg);
+                    assert_eq!(a, b.preempts(), "wakeup_preempt, model says {b:?}");
+                    a
+                };
+                self.wakeups += 1;
+                if preempts {
                     self.schedule();
                 }
             }
@@ -211,6 +223,7 @@ pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> ReasonTally
         rq: UserRunqueue::with_zero_vruntime(v0),
         model: RefRq::new(model_ents, v0),
         cfg,
+        wakeups: 0,
     };
     let mut tally = ReasonTally::default();
     for (step, op) in ops.iter().enumerate() {
