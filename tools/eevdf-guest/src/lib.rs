@@ -1,8 +1,11 @@
-//! Guest-side workloads for the experiment lab (`eevdf-lab`), and the records they print.
+//! Guest-side workloads for the experiment lab (`eevdf-lab`), the records they print, and
+//! `eevdfctl`'s parsers.
 //!
 //! The binaries are built static for the VM (`--target x86_64-unknown-linux-musl`) and
 //! installed at `/eevdf/bin` by eevdf-vm. `eevdf-slice` is the guest tests'
 //! sched_setattr()/sched_getattr() slice tool (its `check` is tests/guest/12-eevdf-setattr.sh).
+//! `eevdfctl` is the user's tool: features, per-task slices, and sched_eevdf's counters and
+//! runqueue snapshot; its debugfs parsers are [`debugfs`], unit-tested here on the host.
 //! The workloads (`eevdf-waker`, `eevdf-pingpong`, `eevdf-share`, `eevdf-scale`) each end by
 //! printing one line, [`RESULT_PREFIX`] followed by a JSON [`Record`];
 //! eevdf-lab links this library on the host and parses those lines with the same types, so the
@@ -11,11 +14,13 @@
 //! Everything is measured with what stock 6.12 has: `clock_nanosleep`/`clock_gettime`,
 //! `/proc/stat` (`ctxt`), `/proc/schedstat` (per-CPU `sched_count`, `run_delay`),
 //! `/proc/<pid>/schedstat` (runtime) and `/proc/<pid>/status` (context switches). The
-//! project's own eevdf counters (debugfs) are not used: they do not exist yet.
+//! project's own counters (/sys/kernel/debug/sched/eevdf, read by `eevdfctl`) are not used,
+//! so that the same workloads measure the stock kernel.
 
 use serde::{Deserialize, Serialize};
 use std::io;
 
+pub mod debugfs;
 pub mod sys;
 
 /// What every workload's result line starts with.

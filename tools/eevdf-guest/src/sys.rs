@@ -23,8 +23,57 @@ pub const SCHED_ATTR_SIZE: u32 = std::mem::size_of::<SchedAttr>() as u32;
 
 pub const SCHED_OTHER: u32 = 0;
 pub const SCHED_FIFO: u32 = 1;
+pub const SCHED_RR: u32 = 2;
 pub const SCHED_BATCH: u32 = 3;
 pub const SCHED_IDLE: u32 = 5;
+pub const SCHED_DEADLINE: u32 = 6;
+
+/// `sched_flags` bit: children start with the default policy (and the base slice).
+/// sched_getattr() reports it; an unprivileged sched_setattr() may not clear it.
+pub const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
+
+/// The smallest slice sched_setattr() gives a fair task, ns: 6.12's
+/// `__setscheduler_params()` clamps a non-zero `sched_runtime` to
+/// `[NSEC_PER_MSEC/10, NSEC_PER_MSEC*100]` (one tick at HZ=1000 / 10, one at HZ=100 * 10).
+pub const SLICE_MIN_NS: u64 = 100_000;
+/// The largest slice sched_setattr() gives a fair task, ns (see [`SLICE_MIN_NS`]).
+pub const SLICE_MAX_NS: u64 = 100_000_000;
+
+/// The slice the kernel keeps when asked for `ns` (non-zero; 0 means the base slice).
+pub fn slice_clamp_ns(ns: u64) -> u64 {
+    ns.clamp(SLICE_MIN_NS, SLICE_MAX_NS)
+}
+
+/// The note `eevdfctl slice set` prints when the kernel kept `got_ns` for a request of
+/// `asked_ns`; `None` when there is nothing to say (kept as asked, or 0 = base slice).
+pub fn slice_clamp_note(asked_ns: u64, got_ns: u64) -> Option<String> {
+    if asked_ns == 0 || asked_ns == got_ns {
+        None
+    } else if asked_ns != slice_clamp_ns(asked_ns) {
+        Some(format!(
+            "slice {asked_ns} ns is out of range [{SLICE_MIN_NS}, {SLICE_MAX_NS}]: \
+             the kernel clamped it to {got_ns} ns"
+        ))
+    } else {
+        Some(format!(
+            "asked for a slice of {asked_ns} ns, but sched_getattr reports {got_ns} ns \
+             (did something else change it?)"
+        ))
+    }
+}
+
+/// The name `policy` goes by in eevdfctl and eevdf-slice (`other`, `fifo`, ...).
+pub fn policy_name(policy: u32) -> String {
+    match policy {
+        SCHED_OTHER => "other".into(),
+        SCHED_FIFO => "fifo".into(),
+        SCHED_RR => "rr".into(),
+        SCHED_BATCH => "batch".into(),
+        SCHED_IDLE => "idle".into(),
+        SCHED_DEADLINE => "deadline".into(),
+        n => format!("policy-{n}"),
+    }
+}
 
 /// Where stock 6.12 shows the base slice every task starts with.
 pub const BASE_SLICE_PATH: &str = "/sys/kernel/debug/sched/base_slice_ns";
@@ -331,6 +380,29 @@ mod tests {
         assert_eq!(parse_cpu_schedstat(ss, 0), Some((100, 7000)));
         assert_eq!(parse_cpu_schedstat(ss, 1), Some((7, 5)));
         assert_eq!(parse_cpu_schedstat(ss, 2), None);
+    }
+
+    #[test]
+    fn clamp_notes() {
+        assert_eq!(slice_clamp_ns(50_000), 100_000);
+        assert_eq!(slice_clamp_ns(3_000_000), 3_000_000);
+        assert_eq!(slice_clamp_ns(u64::MAX), 100_000_000);
+        assert_eq!(slice_clamp_note(0, 700_000), None);
+        assert_eq!(slice_clamp_note(3_000_000, 3_000_000), None);
+        assert_eq!(
+            slice_clamp_note(50_000, 100_000).unwrap(),
+            "slice 50000 ns is out of range [100000, 100000000]: the kernel clamped it to 100000 ns"
+        );
+        assert_eq!(
+            slice_clamp_note(200_000_000, 100_000_000).unwrap(),
+            "slice 200000000 ns is out of range [100000, 100000000]: \
+             the kernel clamped it to 100000000 ns"
+        );
+        assert!(slice_clamp_note(3_000_000, 2_000_000)
+            .unwrap()
+            .contains("reports 2000000"));
+        assert_eq!(policy_name(SCHED_RR), "rr");
+        assert_eq!(policy_name(7), "policy-7");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //!
 //! The guest userspace is busybox, hackbench and cyclictest (with their shared
 //! libraries), the project's guest tools (tools/guest/), the static guest
-//! programs (every `eevdf-*` executable in target/x86_64-unknown-linux-musl/release,
-//! from package tools/eevdf-guest) and guest tests (tests/guest/), all in an initramfs this program writes for every run. The
+//! programs (every `eevdf-*` executable and `eevdfctl` in
+//! target/x86_64-unknown-linux-musl/release, from package tools/eevdf-guest) and guest
+//! tests (tests/guest/), all in an initramfs this program writes for every run. The
 //! script and any `--file` go to /job in the guest, which runs `sh /job/run.sh`
 //! after mounting proc, sys, devtmpfs, debugfs, tmpfs and cgroup2.
 //!
@@ -250,10 +251,19 @@ fn add_tree(a: &mut cpio::Archive, dir: &Path, guest_dir: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether the file `name` in the musl release directory is a guest program: `eevdf-*` or
+/// `eevdfctl`, without a dot (cargo's `.d` dependency files are not programs).
+fn is_guest_program(name: &str) -> bool {
+    (name.starts_with("eevdf-") || name == "eevdfctl") && !name.contains('.')
+}
+
+/// The guest programs the guest tests run; a warning names any that is missing.
+const NEEDED_GUEST_PROGRAMS: [&str; 2] = ["eevdf-slice", "eevdfctl"];
+
 /// Add the static guest programs (package tools/eevdf-guest, built with `cargo build
 /// --release --target x86_64-unknown-linux-musl -p eevdf-guest`): every executable file
-/// named `eevdf-*` in `dir` goes to /eevdf/bin. A missing directory adds nothing (with a
-/// warning: the guest tests need these programs).
+/// in `dir` named `eevdf-*` or `eevdfctl` goes to /eevdf/bin, which is on the guest's PATH.
+/// A missing directory adds nothing (with a warning: the guest tests need these programs).
 fn add_guest_programs(a: &mut cpio::Archive, dir: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -271,17 +281,19 @@ fn add_guest_programs(a: &mut cpio::Archive, dir: &Path) -> Result<()> {
             let exec = e
                 .metadata()
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-            name.starts_with("eevdf-") && !name.contains('.') && exec
+            is_guest_program(&name) && exec
         })
         .map(|e| e.path())
         .collect();
     names.sort();
-    if !names.iter().any(|p| p.ends_with("eevdf-slice")) {
-        eprintln!(
-            "eevdf-vm: warning: no eevdf-slice in {}; the guest tests need it \
-             (cargo build --release --target x86_64-unknown-linux-musl -p eevdf-guest)",
-            dir.display()
-        );
+    for needed in NEEDED_GUEST_PROGRAMS {
+        if !names.iter().any(|p| p.ends_with(needed)) {
+            eprintln!(
+                "eevdf-vm: warning: no {needed} in {}; the guest tests need it \
+                 (cargo build --release --target x86_64-unknown-linux-musl -p eevdf-guest)",
+                dir.display()
+            );
+        }
     }
     for p in names {
         let name = p
@@ -648,6 +660,23 @@ fn real_main() -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn guest_programs_are_eevdf_dash_and_eevdfctl() {
+        for yes in ["eevdf-slice", "eevdf-waker", "eevdfctl"] {
+            assert!(is_guest_program(yes), "{yes}");
+        }
+        for no in [
+            "eevdfctl.d",
+            "eevdf-slice.d",
+            "eevdfctl-extra",
+            "eevdf",
+            "libeevdf_guest.rlib",
+            "build",
+        ] {
+            assert!(!is_guest_program(no), "{no}");
+        }
+    }
 
     #[test]
     fn only_kernel_lines_are_reports() {

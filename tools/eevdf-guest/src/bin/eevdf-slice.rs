@@ -9,7 +9,9 @@
 //! The periodic waker with a slice is `eevdf-waker --slice-us`.
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use eevdf_guest::sys::{self, SchedAttr, SCHED_BATCH, SCHED_FIFO, SCHED_IDLE, SCHED_OTHER};
+use eevdf_guest::sys::{
+    self, policy_name, SchedAttr, SCHED_BATCH, SCHED_FIFO, SCHED_IDLE, SCHED_OTHER,
+};
 use std::io;
 use std::process::ExitCode;
 
@@ -59,18 +61,6 @@ impl Policy {
             Policy::Idle => SCHED_IDLE,
             Policy::Fifo => SCHED_FIFO,
         }
-    }
-}
-
-fn policy_name(p: u32) -> String {
-    match p {
-        SCHED_OTHER => "other".into(),
-        SCHED_FIFO => "fifo".into(),
-        2 => "rr".into(),
-        SCHED_BATCH => "batch".into(),
-        SCHED_IDLE => "idle".into(),
-        6 => "deadline".into(),
-        n => format!("policy-{n}"),
     }
 }
 
