@@ -18,9 +18,11 @@
 
 use crate::debugfs::stats::{self, Stat};
 use crate::rbtree_augmented::{self as rb, Augment, RbRootCached};
+#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+use crate::sched_eevdf::WakeupPreempt;
 use crate::sched_eevdf::{
-    self as core_, min_deadline_update, Config, EnqueueFlags, Entity, Features, LoadWeight,
-    PickReason, Runqueue, Timeline, WakeupPreempt,
+    self as core_, min_deadline_update, vtime::vruntime_before, Config, EnqueueFlags, Entity,
+    Features, LoadWeight, PickReason, Runqueue, Timeline,
 };
 use core::ptr::{self, NonNull};
 use kernel::bindings;
@@ -531,6 +533,8 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(
 ) -> bool {
     // SAFETY: guaranteed by the caller.
     match unsafe { args(cfs_rq, se) } {
+        // Most calls (every update_curr()) end here: decide before reading the config.
+        (_, Some(se)) if vruntime_before(se.vruntime(), se.deadline()) => false,
         (mut rq, Some(se)) => {
             let expired = core_::update_deadline(&mut rq, se, config());
             if expired {
@@ -597,6 +601,7 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
 ) -> bool {
     // SAFETY: guaranteed by the caller.
     match unsafe { args(cfs_rq, pse) } {
+        #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
         (mut rq, Some(pse)) => {
             let why = core_::check_preempt_wakeup_fair(&mut rq, pse, config());
             rq.count(Stat::Wakeups);
@@ -609,6 +614,9 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
             });
             why.preempts()
         }
+        // The same decision, without the second pick that only the counters need.
+        #[cfg(not(CONFIG_SCHED_EEVDF_RUST_STATS))]
+        (mut rq, Some(pse)) => core_::wakeup_preempt(&mut rq, pse, config()),
         _ => false,
     }
 }

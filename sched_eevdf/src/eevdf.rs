@@ -164,6 +164,7 @@ pub fn entity_key<R: Runqueue>(rq: &R, se: R::Se) -> i64 {
 /// They wrap like the C (they are exact modulo 2^64, so whenever the true value fits in
 /// an `i64` the stored one is it). Bound: `|Σ key*w| <= n * max|key| * w_max`; see the docs
 /// for the numbers. `sum_slice` (`Σ r_i`) is kept alongside for BIAS_ELIGIBLE.
+#[inline]
 pub fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se) {
     let weight = se.load().weight_down();
     let key = entity_key(rq, se);
@@ -176,6 +177,7 @@ pub fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se) {
 }
 
 /// Removes an entity from the sums (see [`avg_vruntime_add`]).
+#[inline]
 pub fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
     let weight = se.load().weight_down();
     let key = entity_key(rq, se);
@@ -189,6 +191,7 @@ pub fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
 
 /// Moves the zero point: `v0' = v0 + d  ==>  avg_vruntime' = avg_vruntime - d * avg_load`
 /// (every key shrinks by `d`).
+#[inline]
 pub fn update_zero_vruntime<R: Runqueue>(rq: &mut R, delta: i64) {
     let load = rq.avg_load() as i64;
     rq.set_avg_vruntime(rq.avg_vruntime().wrapping_sub(load.wrapping_mul(delta)));
@@ -206,6 +209,7 @@ pub fn update_zero_vruntime<R: Runqueue>(rq: &mut R, delta: i64) {
 /// that must not change scheduler state, such as a debugfs file, uses
 /// [`avg_vruntime_peek`]: the upstream fix "sched/debug: Fix avg_vruntime() usage" is
 /// about exactly that.
+#[inline]
 pub fn avg_vruntime<R: Runqueue>(rq: &mut R) -> u64 {
     let delta = avg_vruntime_delta(rq);
     update_zero_vruntime(rq, delta);
@@ -252,6 +256,7 @@ fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
 /// is an approximation that joins and leaves move, the lag is limited to
 /// `±calc_delta_fair(max(2 r_i, TICK_NSEC))`, EEVDF's steady-state bound being
 /// `-r_max < lag < max(r_max, q)`.
+#[inline]
 pub fn entity_lag<S: Entity>(avruntime: u64, se: S, cfg: Config) -> i64 {
     let vlag = vdelta(avruntime, se.vruntime());
     let span = se.slice().saturating_mul(2).max(cfg.tick_nsec);
@@ -262,6 +267,7 @@ pub fn entity_lag<S: Entity>(avruntime: u64, se: S, cfg: Config) -> i64 {
 
 /// `update_entity_lag()`: saves `vl_i` before a dequeue. Returns whether the lag was
 /// clamped (the debugfs counter `lag_clamped`).
+#[inline]
 pub fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
     let v = avg_vruntime(rq);
     let vlag = entity_lag(v, se, cfg);
@@ -303,6 +309,7 @@ pub struct Eligibility {
 
 impl Eligibility {
     /// Snapshot of the runqueue's eligibility threshold.
+    #[inline]
     pub fn new<R: Runqueue>(rq: &R, cfg: Config) -> Eligibility {
         let mut avg = rq.avg_vruntime();
         let mut load = rq.avg_load();
@@ -328,7 +335,7 @@ impl Eligibility {
     }
 
     /// `vruntime_eligible()`: `avg + bias >= (v - v0) * load`.
-    #[inline]
+    #[inline(always)]
     pub fn vruntime(&self, vruntime: u64) -> bool {
         if self.all {
             return true;
@@ -339,11 +346,19 @@ impl Eligibility {
         {
             return lhs >= rhs;
         }
-        wide_ge(
-            Wide::from_i64(self.avg).add(Wide::from_i64(self.bias)),
-            Wide::mul(key, self.load),
-        )
+        eligible_wide(self.avg, self.bias, key, self.load)
     }
+}
+
+/// `avg + bias >= key * load` in 128 bits, when a side does not fit in 64: rare (far
+/// outliers, huge weights), so kept out of the pick loop's way.
+#[cold]
+#[inline(never)]
+fn eligible_wide(avg: i64, bias: i64, key: i64, load: i64) -> bool {
+    wide_ge(
+        Wide::from_i64(avg).add(Wide::from_i64(bias)),
+        Wide::mul(key, load),
+    )
 }
 
 /// A 128-bit two's-complement value as two 64-bit limbs (no `i128` in the crate).
@@ -414,17 +429,20 @@ fn wide_ge(a: Wide, b: Wide) -> bool {
 
 /// `vruntime_eligible()`: would an entity at `vruntime` be eligible (see [`Eligibility`]).
 /// With ELIGIBLE off every entity is.
+#[inline]
 pub fn vruntime_eligible<R: Runqueue>(rq: &R, vruntime: u64, cfg: Config) -> bool {
     Eligibility::new(rq, cfg).vruntime(vruntime)
 }
 
 /// `entity_eligible()`.
+#[inline]
 pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> bool {
     vruntime_eligible(rq, se.vruntime(), cfg)
 }
 
 /// `cfs_rq_min_slice()`: the smallest slice among the queued entities (the tree root's
 /// augmented `min_slice` and current's), `u64::MAX` when empty. A group entity's slice.
+#[inline]
 pub fn cfs_rq_min_slice<R: Runqueue>(rq: &R) -> u64 {
     let mut min_slice = u64::MAX;
     if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
@@ -437,6 +455,7 @@ pub fn cfs_rq_min_slice<R: Runqueue>(rq: &R) -> u64 {
 }
 
 /// `__enqueue_entity()`: into the sums and the timeline.
+#[inline]
 pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
     avg_vruntime_add(rq, se);
     // Initialise the augmented values of a leaf (`min_deadline_update(se, None, None)`).
@@ -446,6 +465,7 @@ pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
 }
 
 /// `__dequeue_entity()`: out of the timeline and the sums.
+#[inline]
 pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
     rq.erase(se);
     avg_vruntime_sub(rq, se);
@@ -483,6 +503,7 @@ pub fn cancel_protect_slice<S: Entity>(se: S) {
 /// deadline is known (`deadline`, or the subtree's augmented `min_deadline`), so the best
 /// piece is chosen keeping the first on ties; a second descent inside the winning subtree
 /// finds its leftmost node whose deadline equals the subtree's `min_deadline`.
+#[inline]
 fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility) -> Option<R::Se> {
     // (piece, piece is a whole subtree, its earliest deadline)
     let mut best: Option<(R::Se, bool, u64)> = None;
@@ -632,6 +653,7 @@ fn pick_with<R: Runqueue>(rq: &R, el: &Eligibility, cfg: Config) -> (Option<R::S
 /// entity without a custom slice takes the current base slice. XXX (as fair.c): strictly
 /// `vd_i += N * r_i / w_i` such that `vd_i > ve_i`; one request is good enough. Returns
 /// whether a new deadline was set (current should be rescheduled).
+#[inline]
 pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
     if vruntime_before(se.vruntime(), se.deadline()) {
         return false;
@@ -727,6 +749,7 @@ pub fn entity_tick<R: Runqueue>(rq: &mut R, delta_exec: u64, cfg: Config) -> boo
 /// with PLACE_REL_DEADLINE a deadline saved relative at dequeue is made absolute again.
 ///
 /// Returns the (inflated) virtual lag it applied: 0 without PLACE_LAG or on an empty queue.
+#[inline]
 pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg: Config) -> i64 {
     let vruntime = avg_vruntime(rq);
     let mut lag = 0i64;
@@ -1059,6 +1082,7 @@ fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
 /// Queued: `reweight_eevdf()` around V, out of the tree and the sums meanwhile. Not
 /// queued: the saved virtual lag is rescaled, `vl' = vl * w / w'`, since lag_i =
 /// w_i * vl_i is what is preserved. Call [`update_curr`] first. A zero weight is ignored.
+#[inline]
 pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: Config) {
     if lw.weight == 0 {
         return;
@@ -1130,6 +1154,7 @@ pub fn sched_setattr_slice<R: Runqueue>(rq: &mut R, se: R::Se, sched_runtime: u6
 /// `min_vruntime_cb_propagate()` in fair.c). An entity in the timeline (queued, not
 /// current) has its share of `sum_slice` replaced and the augmented values recomputed up
 /// the tree, stopping early where nothing changed. O(log n).
+#[inline]
 pub fn set_queued_slice<R: Runqueue>(rq: &mut R, se: R::Se, slice: u64) {
     let in_tree = se.on_rq() && rq.curr() != Some(se);
     if in_tree {

@@ -94,7 +94,7 @@ impl<'a> Pair<'a> {
                 let b = self.model.check_preempt_wakeup(i, cfg);
                 // The kernel calls the decision-only form without the counters: every
                 // other wakeup goes through it (same state change, same decision).
-                let preempts = if self.wakeups % 2 == 0 {
+                let preempts = if self.wakeups.is_multiple_of(2) {
                     let a = check_preempt_wakeup_fair(&mut self.rq, se, cfg);
                     assert_eq!(a, b, "wakeup preemption");
                     a.preempts()
