@@ -93,7 +93,7 @@ impl<T: Copy> Bounded<T> {
             Some(slot) => {
                 slot.write(x);
                 // SAFETY: the slot at `len` was just initialised and is within capacity.
-                unsafe { self.v.set_len(len + 1) };
+                unsafe { self.v.set_len(len.wrapping_add(1)) };
                 true
             }
             None => false,
@@ -152,7 +152,7 @@ impl Snapshot {
         }
         let mut next = 0;
         while let Some(&(cfs, cgroup)) = self.queue.v.get(next) {
-            next += 1;
+            next = next.wrapping_add(1);
             // SAFETY: `cfs` is the runqueue's root cfs_rq or the `my_q` of one of its
             // queued group entities, and `g` holds the lock.
             let rq = unsafe { CfsRq::from_raw(cfs) };
@@ -242,7 +242,7 @@ fn print_name(m: &mut SeqBuf<'_>, bytes: &[u8]) -> Result {
     let mut n = 0;
     for (&b, o) in bytes.iter().take_while(|&&b| b != 0).zip(out.iter_mut()) {
         *o = if (0x20..0x7f).contains(&b) { b } else { b'?' };
-        n += 1;
+        n = n.wrapping_add(1);
     }
     // Printable ASCII is UTF-8.
     let s = core::str::from_utf8(out.get(..n).unwrap_or(&[])).unwrap_or("?");

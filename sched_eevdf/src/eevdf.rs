@@ -267,7 +267,8 @@ pub fn entity_lag<S: Entity>(avruntime: u64, se: S, cfg: Config) -> i64 {
 
 /// `update_entity_lag()`: saves `vl_i` before a dequeue. Returns whether the lag was
 /// clamped (the debugfs counter `lag_clamped`).
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
     let v = avg_vruntime(rq);
     let vlag = entity_lag(v, se, cfg);
@@ -455,7 +456,8 @@ pub fn cfs_rq_min_slice<R: Runqueue>(rq: &R) -> u64 {
 }
 
 /// `__enqueue_entity()`: into the sums and the timeline.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
     avg_vruntime_add(rq, se);
     // Initialise the augmented values of a leaf (`min_deadline_update(se, None, None)`).
@@ -503,11 +505,23 @@ pub fn cancel_protect_slice<S: Entity>(se: S) {
 /// deadline is known (`deadline`, or the subtree's augmented `min_deadline`), so the best
 /// piece is chosen keeping the first on ties; a second descent inside the winning subtree
 /// finds its leftmost node whose deadline equals the subtree's `min_deadline`.
+///
+/// O(1) shortcut first (6.12's pick has the same one for its layout): when the leftmost
+/// entity holds the tree's earliest deadline (the root's `min_deadline`) and is eligible,
+/// it is the answer, since it comes first in tree order among all entities with that
+/// deadline. Equal slices and weights make this the common case.
 #[inline]
 fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility) -> Option<R::Se> {
+    let root = rq.root()?;
+    if let Some(first) = rq.first() {
+        if first.deadline() == root.min_deadline() && el.vruntime(first.vruntime()) {
+            return Some(first);
+        }
+    }
+
     // (piece, piece is a whole subtree, its earliest deadline)
     let mut best: Option<(R::Se, bool, u64)> = None;
-    let mut node = rq.root();
+    let mut node = Some(root);
 
     while let Some(n) = node {
         // Nothing below n can beat the best piece so far (later pieces lose ties).
@@ -613,7 +627,8 @@ pub fn pick_eevdf_why<R: Runqueue>(rq: &R, cfg: Config) -> (Option<R::Se>, PickR
 
 /// [`pick_eevdf_why`] past the single-entity shortcut, with the runqueue's eligibility
 /// already prepared (`el` must be `Eligibility::new(rq, cfg)` of the current state).
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn pick_with<R: Runqueue>(rq: &R, el: &Eligibility, cfg: Config) -> (Option<R::Se>, PickReason) {
     let runnable = rq.curr().filter(|c| c.on_rq());
     let curr = runnable.filter(|c| el.vruntime(c.vruntime()));
@@ -653,7 +668,8 @@ fn pick_with<R: Runqueue>(rq: &R, el: &Eligibility, cfg: Config) -> (Option<R::S
 /// entity without a custom slice takes the current base slice. XXX (as fair.c): strictly
 /// `vd_i += N * r_i / w_i` such that `vd_i > ve_i`; one request is good enough. Returns
 /// whether a new deadline was set (current should be rescheduled).
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
     if vruntime_before(se.vruntime(), se.deadline()) {
         return false;
@@ -749,7 +765,8 @@ pub fn entity_tick<R: Runqueue>(rq: &mut R, delta_exec: u64, cfg: Config) -> boo
 /// with PLACE_REL_DEADLINE a deadline saved relative at dequeue is made absolute again.
 ///
 /// Returns the (inflated) virtual lag it applied: 0 without PLACE_LAG or on an empty queue.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg: Config) -> i64 {
     let vruntime = avg_vruntime(rq);
     let mut lag = 0i64;
@@ -1037,7 +1054,12 @@ pub fn check_preempt_wakeup_fair<R: Runqueue>(
             WakeupPreempt::EarlierDeadline
         };
     }
-    if reason == PickReason::Parity {
+    // Without RUN_TO_PARITY the wakee could only be picked if it is eligible and does not
+    // lose to (eligible) current on the deadline; only then is the second pick needed.
+    if reason == PickReason::Parity
+        && el.vruntime(pse.vruntime())
+        && !vruntime_before(curr.deadline(), pse.deadline())
+    {
         let without = Config {
             features: cfg.features.with(Features::RUN_TO_PARITY, false),
             ..cfg
@@ -1082,7 +1104,8 @@ fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
 /// Queued: `reweight_eevdf()` around V, out of the tree and the sums meanwhile. Not
 /// queued: the saved virtual lag is rescaled, `vl' = vl * w / w'`, since lag_i =
 /// w_i * vl_i is what is preserved. Call [`update_curr`] first. A zero weight is ignored.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: Config) {
     if lw.weight == 0 {
         return;
