@@ -75,6 +75,22 @@ struct Args {
     #[arg(long, default_value_t = 2)]
     cpus: u32,
 
+    /// How guest time runs. `icount` (the default): QEMU's `-icount shift=N,sleep=off`, the
+    /// guest clock advances 2^N ns per executed instruction, so every time the guest
+    /// measures counts instructions and the host's load does not enter; runs repeat to
+    /// about 1% (ping-pong 0.5%, hackbench 3%) where `realtime` spreads 20-50%. Costs
+    /// speed (one host thread for all vCPUs) and realism (every instruction costs the
+    /// same; no caches, no real device latency). `realtime`: plain multi-threaded TCG,
+    /// wall-clock guest time, what a user's intuition expects but noisy.
+    #[arg(long, value_enum, default_value_t = report::Timing::Icount)]
+    timing: report::Timing,
+
+    /// With `--timing icount`: the guest's virtual CPU runs 1000/2^N million instructions
+    /// per second. Smaller is a faster virtual CPU (shorter guest times for the same work,
+    /// more wall time per guest second); 3 gives 125 MIPS.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10))]
+    icount_shift: u32,
+
     /// Guest memory, MiB (1000 tasks of the scale experiment need about 300).
     #[arg(long, default_value_t = 512)]
     mem_mib: u32,
@@ -340,6 +356,13 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
             "--timeout-s",
             &timeout_s.to_string(),
         ])
+        .args(match cx.args.timing {
+            report::Timing::Icount => vec![
+                "--icount-shift".to_string(),
+                cx.args.icount_shift.to_string(),
+            ],
+            report::Timing::Realtime => vec![],
+        })
         .args(["--append", "schedstats=enable", "--log"])
         .arg(cx.dir.join(format!("{stem}.console")))
         .arg(&script)
@@ -610,6 +633,12 @@ fn real_main() -> Result<bool> {
         boots_per_kernel,
         inner_reps,
         cpus: args.cpus,
+        timing: match args.timing {
+            report::Timing::Icount => Some(report::TimingInfo::Icount {
+                shift: args.icount_shift,
+            }),
+            report::Timing::Realtime => Some(report::TimingInfo::Realtime),
+        },
         confidence: 0.95,
         bootstrap_resamples: args.bootstrap_resamples,
         seed: args.seed,

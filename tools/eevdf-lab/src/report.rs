@@ -47,12 +47,50 @@ pub struct Raw {
     pub boots_per_kernel: u32,
     pub inner_reps: u32,
     pub cpus: u32,
+    /// How guest time ran (absent in runs from before the option: realtime).
+    #[serde(default)]
+    pub timing: Option<TimingInfo>,
     pub confidence: f64,
     pub bootstrap_resamples: usize,
     pub seed: u64,
     pub cells: Vec<Cell>,
     pub kernels: Vec<KernelInfo>,
     pub boots: Vec<BootRun>,
+}
+
+/// How guest time runs (`--timing`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+pub enum Timing {
+    /// `-icount shift=N,sleep=off`: guest time counts instructions.
+    Icount,
+    /// Plain multi-threaded TCG: guest time is wall-clock time.
+    Realtime,
+}
+
+/// The timing a run used, as recorded in raw.json.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TimingInfo {
+    /// Guest time advanced 2^shift ns per instruction.
+    Icount {
+        /// The icount shift.
+        shift: u32,
+    },
+    /// Wall-clock guest time.
+    Realtime,
+}
+
+impl TimingInfo {
+    fn describe(timing: Option<TimingInfo>) -> String {
+        match timing {
+            Some(TimingInfo::Icount { shift }) => format!(
+                "QEMU TCG with -icount shift={shift}: guest time counts instructions, \
+                 {} ns each, a {} MIPS virtual CPU",
+                1u64 << shift,
+                1000 >> shift
+            ),
+            Some(TimingInfo::Realtime) | None => "QEMU TCG, wall-clock guest time".to_string(),
+        }
+    }
 }
 
 /// One table row: a cell's metric on each kernel, and the Rust/stock ratio.
@@ -330,8 +368,14 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
     let _ = writeln!(
         s,
         "Run {} UTC, matrix `{:?}`, {} boots per kernel × {} repetitions per boot, {} vCPUs \
-         (QEMU TCG). Reproduce with:\n\n```sh\n{}\n```\n",
-        raw.started_utc, raw.matrix, raw.boots_per_kernel, raw.inner_reps, raw.cpus, raw.command
+         ({}). Reproduce with:\n\n```sh\n{}\n```\n",
+        raw.started_utc,
+        raw.matrix,
+        raw.boots_per_kernel,
+        raw.inner_reps,
+        raw.cpus,
+        TimingInfo::describe(raw.timing),
+        raw.command
     );
     let _ = writeln!(s, "{}\n", integration_note(raw));
     let _ = writeln!(s, "## Kernels\n\n| kernel | CONFIG_SCHED_EEVDF_RUST | built from the current series | uname -r | sched features at boot |\n|---|---|---|---|---|");
@@ -539,6 +583,7 @@ mod tests {
             boots_per_kernel: 3,
             inner_reps: 1,
             cpus: 2,
+            timing: None,
             confidence: 0.95,
             bootstrap_resamples: 500,
             seed: 1,

@@ -73,6 +73,15 @@ struct Args {
     #[arg(long, default_value_t = 8)]
     kvm_probe_timeout_s: u64,
 
+    /// Deterministic TCG timing: the guest's clock advances 2^N ns per executed
+    /// instruction (`-icount shift=N,sleep=off`), so guest-measured times count
+    /// instructions and no longer depend on how busy the host is. Trades speed
+    /// (one host thread for all vCPUs, slower than plain TCG) and realism (a
+    /// virtual CPU of 1000/2^N MIPS, every instruction equally expensive) for
+    /// runs that are repeatable to a fraction of a percent. TCG only.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=10))]
+    icount_shift: Option<u32>,
+
     /// Extra kernel command-line arguments.
     #[arg(long, default_value = "")]
     append: String,
@@ -377,6 +386,7 @@ struct Run<'a> {
     kernel: &'a Path,
     initrd: &'a Path,
     accel: Accel,
+    icount_shift: Option<u32>,
     cpus: u32,
     mem_mib: u32,
     append: &'a str,
@@ -411,6 +421,9 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
         Accel::Kvm => cmd.args(["-accel", "kvm", "-cpu", "host"]),
         _ => cmd.args(["-accel", "tcg", "-cpu", "max"]),
     };
+    if let Some(shift) = r.icount_shift {
+        cmd.args(["-icount", &format!("shift={shift},sleep=off")]);
+    }
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -561,6 +574,7 @@ fn choose_accel(args: &Args, kernel: &Path) -> Result<Accel> {
         kernel,
         initrd: &initrd,
         accel: Accel::Kvm,
+        icount_shift: None,
         cpus: 1,
         mem_mib: 256,
         append: "quiet",
@@ -604,7 +618,14 @@ fn real_main() -> Result<ExitCode> {
         bail!("--mem-mib must be at least 128, got {}", args.mem_mib);
     }
     let kernel = kernel_image(&args.kernel)?;
-    let accel = choose_accel(&args, &kernel)?;
+    let accel = if args.icount_shift.is_some() {
+        if args.accel == Accel::Kvm {
+            bail!("--icount-shift needs TCG, not --accel kvm");
+        }
+        Accel::Tcg
+    } else {
+        choose_accel(&args, &kernel)?
+    };
     let t0 = Instant::now();
     let initrd_data = build_initramfs(&args, INIT)?;
     let dir = cache_dir().join("vm");
@@ -612,9 +633,11 @@ fn real_main() -> Result<ExitCode> {
     let initrd = dir.join(format!("initramfs.{}.cpio", std::process::id()));
     std::fs::write(&initrd, initrd_data).context("writing the initramfs")?;
     eprintln!(
-        "eevdf-vm: booting {} ({:?}, {} CPUs, {} MiB, timeout {} s)",
+        "eevdf-vm: booting {} ({:?}{}, {} CPUs, {} MiB, timeout {} s)",
         kernel.display(),
         accel,
+        args.icount_shift
+            .map_or(String::new(), |s| format!(" icount shift={s}")),
         args.cpus,
         args.mem_mib,
         args.timeout_s
@@ -623,6 +646,7 @@ fn real_main() -> Result<ExitCode> {
         kernel: &kernel,
         initrd: &initrd,
         accel,
+        icount_shift: args.icount_shift,
         cpus: args.cpus,
         mem_mib: args.mem_mib,
         append: &args.append,
