@@ -13,12 +13,7 @@
 //! with its counts, and a line `all` with the sums. Writing `0` resets every CPU's counts;
 //! any other write fails with EINVAL and changes nothing.
 
-use super::api::{parse_u64, seq_print, DebugFile, SeqBuf};
-use super::runqueue::{cpu_possible_ids, online_cpus, RqGuard};
-use kernel::{
-    bindings,
-    error::{code::EINVAL, Result},
-};
+use kernel::bindings;
 
 /// The counter table: one line per counter, its name in the file and what it counts.
 /// Everything else (the enum, the names, the count) is generated from it.
@@ -106,65 +101,78 @@ pub unsafe fn count(rq: *mut bindings::rq, s: Stat) {
 }
 
 #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
-impl RqGuard {
-    /// This CPU's counts.
-    pub fn counts(&self) -> Counts {
-        let mut out = [0; NR];
-        // SAFETY: the guard holds the runqueue lock, under which the counters are written.
-        let c = unsafe { &(*self.as_ptr()).eevdf_stats };
-        for (o, c) in out.iter_mut().zip(c.iter()) {
-            *o = *c;
-        }
-        out
-    }
+pub use file::StatsFile;
 
-    /// Resets this CPU's counts.
-    pub fn reset_counts(&mut self) {
-        // SAFETY: as in `counts`.
-        unsafe { (*self.as_ptr()).eevdf_stats = [0; bindings::SCHED_EEVDF_NR_STATS as usize] };
-    }
-}
-
-/// `/sys/kernel/debug/sched/eevdf/stats`.
-pub struct StatsFile;
-
+/// Reading and resetting the counters, and the file (only with the counters).
 #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
-impl DebugFile for StatsFile {
-    const WRITABLE: bool = true;
+mod file {
+    use super::{Counts, NAMES, NR};
+    use crate::debugfs::api::{parse_u64, seq_print, DebugFile, SeqBuf};
+    use crate::debugfs::runqueue::{cpu_possible_ids, online_cpus, RqGuard};
+    use kernel::{
+        bindings,
+        error::{code::EINVAL, Result},
+    };
 
-    fn show(&self, m: &mut SeqBuf<'_>) -> Result {
-        seq_print!(m, "cpu")?;
-        for n in NAMES {
-            seq_print!(m, " {n}")?;
+    impl RqGuard {
+        /// This CPU's counts.
+        pub fn counts(&self) -> Counts {
+            let mut out = [0; NR];
+            // SAFETY: the guard holds the runqueue lock, under which the counters are written.
+            let c = unsafe { &(*self.as_ptr()).eevdf_stats };
+            for (o, c) in out.iter_mut().zip(c.iter()) {
+                *o = *c;
+            }
+            out
         }
-        seq_print!(m, "\n")?;
-        let mut all = [0u64; NR];
-        for cpu in online_cpus() {
-            // Copy under the lock, print after dropping it.
-            let counts = RqGuard::lock(cpu)?.counts();
-            seq_print!(m, "{cpu}")?;
-            for (a, c) in all.iter_mut().zip(counts) {
-                *a = a.wrapping_add(c);
-                seq_print!(m, " {c}")?;
+
+        /// Resets this CPU's counts.
+        pub fn reset_counts(&mut self) {
+            // SAFETY: as in `counts`.
+            unsafe { (*self.as_ptr()).eevdf_stats = [0; bindings::SCHED_EEVDF_NR_STATS as usize] };
+        }
+    }
+
+    /// `/sys/kernel/debug/sched/eevdf/stats`.
+    pub struct StatsFile;
+
+    impl DebugFile for StatsFile {
+        const WRITABLE: bool = true;
+
+        fn show(&self, m: &mut SeqBuf<'_>) -> Result {
+            seq_print!(m, "cpu")?;
+            for n in NAMES {
+                seq_print!(m, " {n}")?;
             }
             seq_print!(m, "\n")?;
+            let mut all = [0u64; NR];
+            for cpu in online_cpus() {
+                // Copy under the lock, print after dropping it.
+                let counts = RqGuard::lock(cpu)?.counts();
+                seq_print!(m, "{cpu}")?;
+                for (a, c) in all.iter_mut().zip(counts) {
+                    *a = a.wrapping_add(c);
+                    seq_print!(m, " {c}")?;
+                }
+                seq_print!(m, "\n")?;
+            }
+            seq_print!(m, "all")?;
+            for a in all {
+                seq_print!(m, " {a}")?;
+            }
+            seq_print!(m, "\n")
         }
-        seq_print!(m, "all")?;
-        for a in all {
-            seq_print!(m, " {a}")?;
-        }
-        seq_print!(m, "\n")
-    }
 
-    /// `0` resets every CPU's counts (possible CPUs, so an offline CPU does not come back
-    /// with old counts). Anything else is EINVAL.
-    fn write(&self, input: &[u8]) -> Result {
-        if parse_u64(input)? != 0 {
-            return Err(EINVAL);
+        /// `0` resets every CPU's counts (possible CPUs, so an offline CPU does not come back
+        /// with old counts). Anything else is EINVAL.
+        fn write(&self, input: &[u8]) -> Result {
+            if parse_u64(input)? != 0 {
+                return Err(EINVAL);
+            }
+            for cpu in cpu_possible_ids() {
+                RqGuard::lock(cpu)?.reset_counts();
+            }
+            Ok(())
         }
-        for cpu in cpu_possible_ids() {
-            RqGuard::lock(cpu)?.reset_counts();
-        }
-        Ok(())
     }
 }

@@ -239,7 +239,7 @@ impl Snapshot {
 /// a task name cannot break the line format.
 fn print_name(m: &mut SeqBuf<'_>, bytes: &[u8]) -> Result {
     let mut out = [0u8; 256];
-    let mut n = 0;
+    let mut n: usize = 0;
     for (&b, o) in bytes.iter().take_while(|&&b| b != 0).zip(out.iter_mut()) {
         *o = if (0x20..0x7f).contains(&b) { b } else { b'?' };
         n = n.wrapping_add(1);
