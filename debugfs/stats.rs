@@ -29,8 +29,8 @@ macro_rules! eevdf_stats_table {
             (PicksIneligibleEarliest, "picks_ineligible_earliest"),
             /// Wakeup-preemption decisions taken by the core (`check_preempt_wakeup_fair()`).
             (Wakeups, "wakeups"),
-            /// A wakee that would have been picked did not preempt, only because of
-            /// RUN_TO_PARITY.
+            /// RUN_TO_PARITY kept current although the wakee was eligible with a deadline
+            /// not later than current's.
             (WakeupParityHeld, "wakeup_parity_held"),
             /// Preemptions by PREEMPT_SHORT: a shorter-slice eligible wakee cancelled
             /// current's slice protection.

@@ -325,22 +325,18 @@ impl Runqueue for CfsRq {
     }
 }
 
-/// Sets `$f` in `$out` when the kernel's `__SCHED_FEAT_$f` bit is set in `$bits`:
-/// the core's feature table and features.h must name the same flags, or this
-/// does not compile.
+/// The core's feature bits are the kernel's `__SCHED_FEAT_*` numbers (features/table.rs),
+/// so the core's features are the kernel's word masked: checked here flag by flag, or
+/// this does not compile.
 macro_rules! kernel_features {
     ($( $(#[doc = $doc:expr])* ($name:ident, $bit:literal, $default:literal) ),* $(,)?) => {
-        /// The core's features from the kernel's `sysctl_sched_features` word.
-        #[inline]
-        pub fn features_from(bits: u32) -> Features {
-            let mut f = Features::EMPTY;
-            $(
-                kernel::macros::paste! {
-                    f = f.with(Features::$name, bits & (1u32 << (bindings::[<__SCHED_FEAT_ $name>] as u32)) != 0);
-                }
-            )*
-            f
-        }
+        $(
+            kernel::macros::paste! {
+                const _: () = assert!(
+                    Features::$name.bits() == 1u32 << (bindings::[<__SCHED_FEAT_ $name>] as u32)
+                );
+            }
+        )*
     };
 }
 eevdf_feature_table!(kernel_features);
@@ -359,7 +355,7 @@ pub fn config() -> Config {
         )
     };
     Config {
-        features: features_from(bits),
+        features: Features::from_bits_truncate(bits),
         base_slice_ns: u64::from(base),
         tick_nsec: bindings::SCHED_EEVDF_TICK_NSEC,
     }

@@ -43,25 +43,27 @@ for i in $(seq "$boots"); do
 		want=yes
 		[ $k = nostats ] && want=no
 		echo "$out" | grep -q "^@@ stats $want" || die "$k kernel: stats file presence is not '$want'"
-		echo "$out" | sed -n "s/^@@ \([a-z_]*\) \([0-9.e+]*\)/$k \1 \2/p" >>"$res"
+		echo "$out" | sed -n "s/^@@ \([a-z_]*\) \([0-9][0-9.e+]*\)$/$k \1 \2/p" >>"$res"
 	done
 done
 
+cp "$res" "$EEVDF_CACHE/stats-cost-results.txt"
 echo
 echo "counting cost: $boots boots per kernel x 3 runs, 2 vCPUs (QEMU TCG, -icount shift=3)"
-awk '
-function median(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-{ v[$1, $2, ++c[$1, $2]] = $3; m[$2] = 1 }
-END {
-	printf "| metric | rust (counters) median [IQR] | nostats median [IQR] | rust/nostats |\n|---|---|---|---|\n"
-	for (k in m) {
-		for (ki = 1; ki <= 2; ki++) {
-			kern = ki == 1 ? "rust" : "nostats"; n = c[kern, k]
-			for (i = 1; i <= n; i++) s[i] = v[kern, k, i]
-			asort(s)
-			med[ki] = median(s, n); q1[ki] = s[int((n + 3) / 4)]; q3[ki] = s[int((3 * n + 3) / 4)]
-			delete s
-		}
-		printf "| %s | %.4g [%.4g, %.4g] | %.4g [%.4g, %.4g] | %.3f |\n", k, med[1], q1[1], q3[1], med[2], q1[2], q3[2], med[1] / med[2]
-	}
-}' "$res"
+echo "(raw runs: $EEVDF_CACHE/stats-cost-results.txt)"
+# summary KERNEL METRIC: "median q1 q3 n" of that kernel's runs (sorted with sort -g;
+# mawk has no asort).
+summary() {
+	awk -v k="$1" -v m="$2" '$1 == k && $2 == m { print $3 }' "$res" | sort -g |
+		awk '{ v[NR] = $1 } END {
+			n = NR; med = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+			print med, v[int((n + 3) / 4)], v[int((3 * n + 3) / 4)], n }'
+}
+echo "| metric | rust (counters) median [IQR] | nostats median [IQR] | rust/nostats |"
+echo "|---|---|---|---|"
+for m in $(awk '{ print $2 }' "$res" | sort -u); do
+	read -r a a1 a3 an <<<"$(summary rust "$m")"
+	read -r b b1 b3 bn <<<"$(summary nostats "$m")"
+	awk -v m="$m" -v a="$a" -v a1="$a1" -v a3="$a3" -v b="$b" -v b1="$b1" -v b3="$b3" 'BEGIN {
+		printf "| %s | %.5g [%.5g, %.5g] | %.5g [%.5g, %.5g] | %.4f |\n", m, a, a1, a3, b, b1, b3, a / b }'
+done

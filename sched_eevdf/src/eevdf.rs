@@ -121,7 +121,8 @@ pub enum WakeupPreempt {
     CurrIneligible,
     /// Preempt: the wakee has the earliest eligible virtual deadline.
     EarlierDeadline,
-    /// No preemption only because of RUN_TO_PARITY: without it the wakee would be picked.
+    /// No preemption because RUN_TO_PARITY kept current, although the wakee is eligible
+    /// and its deadline is not later than current's (the deadline order asked for a switch).
     RunToParity,
 }
 
@@ -510,7 +511,8 @@ pub fn cancel_protect_slice<S: Entity>(se: S) {
 /// entity holds the tree's earliest deadline (the root's `min_deadline`) and is eligible,
 /// it is the answer, since it comes first in tree order among all entities with that
 /// deadline. Equal slices and weights make this the common case.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility) -> Option<R::Se> {
     let root = rq.root()?;
     if let Some(first) = rq.first() {
@@ -613,7 +615,8 @@ pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
 /// runnable entities is `min(root.min_deadline, curr.deadline)`, and the pick is the
 /// earliest among the eligible ones, so some runnable entity has a strictly earlier
 /// deadline than the pick iff that entity is not eligible.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn pick_eevdf_why<R: Runqueue>(rq: &R, cfg: Config) -> (Option<R::Se>, PickReason) {
     // We can safely skip eligibility check if there is only one entity.
     if rq.nr_queued() == 1 {
@@ -1008,7 +1011,7 @@ fn wakeup_decide<R: Runqueue>(rq: &R, pse: R::Se, cfg: Config) -> WakeupDecision
 
 /// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`:
 /// whether current must be rescheduled. Call [`update_curr`] first. This is
-/// [`check_preempt_wakeup_fair`] without the reason (which can cost a second pick).
+/// [`check_preempt_wakeup_fair`] without the reason.
 #[inline]
 pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
     match wakeup_decide(rq, pse, cfg) {
@@ -1025,8 +1028,7 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool 
 /// earlier deadline than current or finds current ineligible cancels current's slice
 /// protection (even if it does not get picked). Then current is preempted iff
 /// [`pick_eevdf`] now returns the wakee. The decision is [`wakeup_preempt`]'s, the same
-/// code; telling [`WakeupPreempt::RunToParity`] from [`WakeupPreempt::None`] costs a
-/// second pick when current kept a protected slice. Call [`update_curr`] first.
+/// code; the reason costs a few comparisons more. Call [`update_curr`] first.
 pub fn check_preempt_wakeup_fair<R: Runqueue>(
     rq: &mut R,
     pse: R::Se,
@@ -1054,19 +1056,14 @@ pub fn check_preempt_wakeup_fair<R: Runqueue>(
             WakeupPreempt::EarlierDeadline
         };
     }
-    // Without RUN_TO_PARITY the wakee could only be picked if it is eligible and does not
-    // lose to (eligible) current on the deadline; only then is the second pick needed.
+    // RUN_TO_PARITY kept current against an eligible wakee whose deadline does not lose to
+    // current's: without the protection the deadline order would have let the wakee (or
+    // another earlier deadline) run. O(1): no second pick.
     if reason == PickReason::Parity
         && el.vruntime(pse.vruntime())
         && !vruntime_before(curr.deadline(), pse.deadline())
     {
-        let without = Config {
-            features: cfg.features.with(Features::RUN_TO_PARITY, false),
-            ..cfg
-        };
-        if pick_with(rq, &el, without).0 == Some(pse) {
-            return WakeupPreempt::RunToParity;
-        }
+        return WakeupPreempt::RunToParity;
     }
     WakeupPreempt::None
 }

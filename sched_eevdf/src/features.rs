@@ -83,6 +83,24 @@ impl Features {
         self.0
     }
 
+    /// Every flag of the table.
+    pub const ALL: Features = {
+        let mut all = 0;
+        let mut i = 0;
+        while i < Features::TABLE.len() {
+            all |= Features::TABLE[i].flag.0;
+            i += 1;
+        }
+        Features(all)
+    };
+
+    /// The flags of the table among `bits`, laid out as the table's bits (the kernel's
+    /// `__SCHED_FEAT_*` numbers); other bits are dropped.
+    #[inline]
+    pub const fn from_bits_truncate(bits: u32) -> Features {
+        Features(bits & Features::ALL.0)
+    }
+
     /// Whether every flag of `other` is set in `self`.
     pub const fn contains(self, other: Features) -> bool {
         self.0 & other.0 == other.0

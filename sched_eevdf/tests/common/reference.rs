@@ -400,17 +400,12 @@ impl RefRq {
                 WakeupPreempt::EarlierDeadline
             };
         }
-        if cfg.features.contains(Features::RUN_TO_PARITY)
-            && pick == Some(c)
-            && self.protect_slice(c)
+        // RUN_TO_PARITY kept current against an eligible wakee whose deadline is not later.
+        if self.pick_reason(cfg) == PickReason::Parity
+            && self.eligible(p, cfg)
+            && vdelta(self.ents[c].deadline, self.ents[p].deadline) >= 0
         {
-            let without = Config {
-                features: cfg.features.with(Features::RUN_TO_PARITY, false),
-                ..cfg
-            };
-            if self.pick_eevdf(without) == Some(p) {
-                return WakeupPreempt::RunToParity;
-            }
+            return WakeupPreempt::RunToParity;
         }
         WakeupPreempt::None
     }
