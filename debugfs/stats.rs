@@ -20,7 +20,8 @@ use kernel::bindings;
 macro_rules! eevdf_stats_table {
     ($m:ident) => {
         $m! {
-            /// `pick_eevdf()` returned an entity.
+            /// `pick_eevdf()` returned an entity. Counted as the picks of no other pick
+            /// counter; the file shows the total (every event costs one increment).
             (Picks, "picks"),
             /// The pick was current, kept by RUN_TO_PARITY (eligible, slice protected).
             (PicksParity, "picks_parity"),
@@ -28,6 +29,7 @@ macro_rules! eevdf_stats_table {
             /// a later deadline was picked. The picks that ELIGIBLE changed.
             (PicksIneligibleEarliest, "picks_ineligible_earliest"),
             /// Wakeup-preemption decisions taken by the core (`check_preempt_wakeup_fair()`).
+            /// Not counted: the file shows the sum of the five wakeup outcomes below.
             (Wakeups, "wakeups"),
             /// RUN_TO_PARITY kept current although the wakee was eligible with a deadline
             /// not later than current's.
@@ -106,7 +108,7 @@ pub use file::StatsFile;
 /// Reading and resetting the counters, and the file (only with the counters).
 #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
 mod file {
-    use super::{Counts, NAMES, NR};
+    use super::{Counts, Stat, NAMES, NR};
     use crate::debugfs::api::{parse_u64, seq_print, DebugFile, SeqBuf};
     use crate::debugfs::runqueue::{cpu_possible_ids, online_cpus, RqGuard};
     use kernel::{
@@ -115,13 +117,42 @@ mod file {
     };
 
     impl RqGuard {
-        /// This CPU's counts.
+        /// This CPU's counts, with the totals `picks` and `wakeups` summed from their parts.
         pub fn counts(&self) -> Counts {
             let mut out = [0; NR];
             // SAFETY: the guard holds the runqueue lock, under which the counters are written.
             let c = unsafe { &(*self.as_ptr()).eevdf_stats };
             for (o, c) in out.iter_mut().zip(c.iter()) {
                 *o = *c;
+            }
+            let sum = |out: &Counts, parts: &[Stat]| {
+                parts.iter().fold(0u64, |a, &p| {
+                    a.wrapping_add(out.get(p as usize).copied().unwrap_or(0))
+                })
+            };
+            let picks = sum(
+                &out,
+                &[
+                    Stat::Picks,
+                    Stat::PicksParity,
+                    Stat::PicksIneligibleEarliest,
+                ],
+            );
+            let wakeups = sum(
+                &out,
+                &[
+                    Stat::WakeupParityHeld,
+                    Stat::PreemptShort,
+                    Stat::PreemptIneligible,
+                    Stat::PreemptDeadline,
+                    Stat::WakeupNoPreempt,
+                ],
+            );
+            if let Some(p) = out.get_mut(Stat::Picks as usize) {
+                *p = picks;
+            }
+            if let Some(w) = out.get_mut(Stat::Wakeups as usize) {
+                *w = wakeups;
             }
             out
         }

@@ -479,17 +479,12 @@ pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
     let (se, why) = core_::pick_eevdf_why(&rq, config());
+    // One increment a pick: `picks` is summed from the three when the file is read.
     match why {
         PickReason::Idle => {}
         PickReason::Only | PickReason::Earliest => rq.count(Stat::Picks),
-        PickReason::Parity => {
-            rq.count(Stat::Picks);
-            rq.count(Stat::PicksParity);
-        }
-        PickReason::EarliestIneligible => {
-            rq.count(Stat::Picks);
-            rq.count(Stat::PicksIneligibleEarliest);
-        }
+        PickReason::Parity => rq.count(Stat::PicksParity),
+        PickReason::EarliestIneligible => rq.count(Stat::PicksIneligibleEarliest),
     }
     se.map_or(ptr::null_mut(), Se::as_ptr)
 }
@@ -600,7 +595,7 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
         #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
         (mut rq, Some(pse)) => {
             let why = core_::check_preempt_wakeup_fair(&mut rq, pse, config());
-            rq.count(Stat::Wakeups);
+            // One increment a wakeup: `wakeups` is the sum of the outcomes.
             rq.count(match why {
                 WakeupPreempt::ShortSlice => Stat::PreemptShort,
                 WakeupPreempt::CurrIneligible | WakeupPreempt::Idle => Stat::PreemptIneligible,

@@ -17,6 +17,9 @@ macro_rules! gen_features {
                 pub const $name: Features = Features(1 << $bit);
             )*
 
+            /// Every flag of the table.
+            pub const ALL: Features = Features(0 $( | 1 << $bit )*);
+
             /// The Linux 6.12 defaults (plus `ELIGIBLE` on, `BIAS_ELIGIBLE` off).
             pub const DEFAULT: Features = Features(0 $( | if $default { 1 << $bit } else { 0 } )*);
 
@@ -83,19 +86,16 @@ impl Features {
         self.0
     }
 
-    /// Every flag of the table.
-    pub const ALL: Features = {
-        let mut all = 0;
-        let mut i = 0;
-        while i < Features::TABLE.len() {
-            all |= Features::TABLE[i].flag.0;
-            i += 1;
-        }
-        Features(all)
-    };
-
     /// The flags of the table among `bits`, laid out as the table's bits (the kernel's
     /// `__SCHED_FEAT_*` numbers); other bits are dropped.
+    ///
+    /// ```
+    /// use sched_eevdf::Features;
+    /// assert!(Features::from_bits_truncate(u32::MAX) == Features::ALL);
+    /// // Bit 7 is the kernel's NEXT_BUDDY, which the core does not read.
+    /// assert!(Features::from_bits_truncate(1 << 7) == Features::EMPTY);
+    /// assert!(Features::from_bits_truncate(1 << 5) == Features::ELIGIBLE);
+    /// ```
     #[inline]
     pub const fn from_bits_truncate(bits: u32) -> Features {
         Features(bits & Features::ALL.0)

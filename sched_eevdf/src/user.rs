@@ -294,24 +294,6 @@ impl<'a> UserTimeline<'a> {
         self.compute(old);
     }
 
-    /// `rb_next()`.
-    fn next(&self, n: UserSe<'a>) -> Option<UserSe<'a>> {
-        if let Some(mut r) = self.right_of(n) {
-            while let Some(l) = self.left_of(r) {
-                r = l;
-            }
-            return Some(r);
-        }
-        let mut n = n;
-        while let Some(p) = self.parent_of(n) {
-            if self.left_of(p) == Some(n) {
-                return Some(p);
-            }
-            n = p;
-        }
-        None
-    }
-
     /// `rb_add_augmented_cached()` with [`entity_less`]: equal keys go right (FIFO).
     fn add(&mut self, node: UserSe<'a>) {
         if node.0.links.owner.get() != 0 {
@@ -447,7 +429,8 @@ impl<'a> UserTimeline<'a> {
             return;
         }
         if self.leftmost == Some(node) {
-            self.leftmost = self.next(node);
+            // The node is ours (checked above): Timeline::rb_next walks our links.
+            self.leftmost = self.rb_next(node);
         }
         let rebalance = self.erase_augmented(node);
         if let Some(p) = rebalance {
