@@ -235,16 +235,22 @@ impl<A: Augment> RbRootCached<A> {
                     leftmost = false;
                 }
             }
-            bindings::rb_link_node(node.as_ptr(), parent, link);
+            // rb_link_node(), a static inline: written out rather than called
+            // through its Rust helper.
+            let n = node.as_ptr();
+            (*n).__rb_parent_color = parent as usize as _;
+            (*n).rb_left = ptr::null_mut();
+            (*n).rb_right = ptr::null_mut();
+            *link = n;
             // As rb_add_augmented_cached(): the new leaf's values reach its
             // ancestors before the rebalancing rotations ("suboptimal", as C).
             propagate::<A>(parent, ptr::null_mut());
-            bindings::rb_insert_augmented_cached(
-                node.as_ptr(),
-                tree,
-                leftmost,
-                Callbacks::<A>::CALLBACKS,
-            );
+            // rb_insert_augmented_cached(), also a static inline: the leftmost
+            // cache, then lib/rbtree.c's exported rebalancing with our rotate.
+            if leftmost {
+                (*tree).rb_leftmost = n;
+            }
+            bindings::__rb_insert_augmented(n, &raw mut (*tree).rb_root, Some(rotate::<A>));
         }
     }
 
