@@ -11,9 +11,11 @@
 //!
 //! The augment callbacks are derived, as `RB_DECLARE_CALLBACKS()` does, from one
 //! [`Augment::compute`] function that returns `true` when the node's augmented
-//! values did not change, which stops propagation early. The inline
-//! `rb_insert_augmented_cached()` / `rb_erase_augmented_cached()` are reached
-//! through the C helpers in `rust/helpers/rbtree.c`.
+//! values did not change, which stops propagation early. The static inline
+//! `rb_link_node()`, `rb_insert_augmented_cached()` and
+//! `rb_erase_augmented_cached()` are written out here, so that the callbacks
+//! are direct calls; the rebalancing is lib/rbtree.c's exported
+//! `__rb_insert_augmented()` and `__rb_erase_color()`, given `A`'s rotate.
 
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
@@ -148,19 +150,6 @@ unsafe extern "C" fn rotate<A: Augment>(old: *mut bindings::rb_node, new: *mut b
     }
 }
 
-/// The `struct rb_augment_callbacks` of augmentation `A` (`RB_DECLARE_CALLBACKS`).
-pub struct Callbacks<A>(PhantomData<A>);
-
-impl<A: Augment> Callbacks<A> {
-    /// The callbacks, in static memory.
-    pub const CALLBACKS: &'static bindings::rb_augment_callbacks =
-        &bindings::rb_augment_callbacks {
-            propagate: Some(propagate::<A>),
-            copy: Some(copy::<A>),
-            rotate: Some(rotate::<A>),
-        };
-}
-
 /// A borrowed `struct rb_root_cached` whose nodes use augmentation `A`.
 ///
 /// # Invariants
@@ -254,20 +243,165 @@ impl<A: Augment> RbRootCached<A> {
         }
     }
 
-    /// `rb_erase_augmented_cached()`.
+    /// `rb_erase_augmented_cached()`, a static inline in C, written out here so
+    /// that propagate and copy are direct calls of `A`'s functions instead of
+    /// indirect calls through a callbacks structure; the rebalancing is
+    /// lib/rbtree.c's exported `__rb_erase_color()` with `A`'s rotate. Same
+    /// steps as include/linux/rbtree_augmented.h's `__rb_erase_augmented()`.
     ///
     /// # Safety
     ///
     /// `node` must be in this tree.
     pub unsafe fn erase(&mut self, node: NonNull<bindings::rb_node>) {
+        let tree = self.root.as_ptr();
+        let node = node.as_ptr();
         // SAFETY: by the type invariant the tree is valid and ours; the caller
-        // guarantees `node` is in it.
+        // guarantees `node` is in it, so every link followed below is a valid
+        // node of this tree (or null where the C tests for null).
         unsafe {
-            bindings::rb_erase_augmented_cached(
-                node.as_ptr(),
-                self.root.as_ptr(),
-                Callbacks::<A>::CALLBACKS,
-            )
-        };
+            if (*tree).rb_leftmost == node {
+                (*tree).rb_leftmost = bindings::rb_next(node);
+            }
+            let root = &raw mut (*tree).rb_root;
+            let child = (*node).rb_right;
+            let mut tmp = (*node).rb_left;
+            let rebalance: *mut bindings::rb_node;
+            let pc;
+
+            if tmp.is_null() {
+                // Case 1: at most one child (the right one). If there is one it
+                // is red and node black: recolour locally, no rebalancing.
+                pc = (*node).__rb_parent_color;
+                let parent = pc_parent(pc);
+                change_child(node, child, parent, root);
+                if !child.is_null() {
+                    (*child).__rb_parent_color = pc;
+                    rebalance = ptr::null_mut();
+                } else {
+                    rebalance = if pc_is_black(pc) {
+                        parent
+                    } else {
+                        ptr::null_mut()
+                    };
+                }
+                tmp = parent;
+            } else if child.is_null() {
+                // Still case 1, the child is the left one.
+                pc = (*node).__rb_parent_color;
+                (*tmp).__rb_parent_color = pc;
+                let parent = pc_parent(pc);
+                change_child(node, tmp, parent, root);
+                rebalance = ptr::null_mut();
+                tmp = parent;
+            } else {
+                let mut successor = child;
+                let parent;
+                let child2;
+                tmp = (*child).rb_left;
+                if tmp.is_null() {
+                    // Case 2: node's successor is its right child.
+                    parent = successor;
+                    child2 = (*successor).rb_right;
+                    copy::<A>(node, successor);
+                } else {
+                    // Case 3: the successor is the leftmost node under node's
+                    // right child.
+                    let mut p;
+                    loop {
+                        p = successor;
+                        successor = tmp;
+                        tmp = (*tmp).rb_left;
+                        if tmp.is_null() {
+                            break;
+                        }
+                    }
+                    parent = p;
+                    child2 = (*successor).rb_right;
+                    ptr::write_volatile(&raw mut (*parent).rb_left, child2);
+                    ptr::write_volatile(&raw mut (*successor).rb_right, child);
+                    set_parent(child, successor);
+                    copy::<A>(node, successor);
+                    propagate::<A>(parent, successor);
+                }
+
+                tmp = (*node).rb_left;
+                ptr::write_volatile(&raw mut (*successor).rb_left, tmp);
+                set_parent(tmp, successor);
+
+                pc = (*node).__rb_parent_color;
+                tmp = pc_parent(pc);
+                change_child(node, successor, tmp, root);
+
+                if !child2.is_null() {
+                    // rb_set_parent_color(child2, parent, RB_BLACK)
+                    (*child2).__rb_parent_color = parent as usize | RB_BLACK;
+                    rebalance = ptr::null_mut();
+                } else {
+                    rebalance = if pc_is_black((*successor).__rb_parent_color) {
+                        parent
+                    } else {
+                        ptr::null_mut()
+                    };
+                }
+                (*successor).__rb_parent_color = pc;
+                tmp = successor;
+            }
+
+            propagate::<A>(tmp, ptr::null_mut());
+            if !rebalance.is_null() {
+                bindings::__rb_erase_color(rebalance, root, Some(rotate::<A>));
+            }
+        }
+    }
+}
+
+/// `__rb_parent(pc)`.
+#[inline(always)]
+fn pc_parent(pc: usize) -> *mut bindings::rb_node {
+    (pc & !3) as *mut bindings::rb_node
+}
+
+/// `__rb_is_black(pc)`.
+#[inline(always)]
+fn pc_is_black(pc: usize) -> bool {
+    pc & RB_BLACK != 0
+}
+
+/// `rb_set_parent()`: keep the colour, set the parent.
+///
+/// # Safety
+///
+/// `rb` must be a valid node the caller may write.
+#[inline(always)]
+unsafe fn set_parent(rb: *mut bindings::rb_node, p: *mut bindings::rb_node) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { (*rb).__rb_parent_color = ((*rb).__rb_parent_color & RB_BLACK) + p as usize };
+}
+
+/// `__rb_change_child()`: `old`'s place under `parent` (or at the root) goes to
+/// `new`.
+///
+/// # Safety
+///
+/// `parent` must be null or a valid node whose child `old` is; `root` valid.
+#[inline(always)]
+unsafe fn change_child(
+    old: *mut bindings::rb_node,
+    new: *mut bindings::rb_node,
+    parent: *mut bindings::rb_node,
+    root: *mut bindings::rb_root,
+) {
+    // SAFETY: guaranteed by the caller; WRITE_ONCE as in C (lockless readers
+    // of the tree's shape, e.g. rb_first() under RCU elsewhere, may look).
+    unsafe {
+        if !parent.is_null() {
+            if (*parent).rb_left == old {
+                ptr::write_volatile(&raw mut (*parent).rb_left, new);
+            } else {
+                ptr::write_volatile(&raw mut (*parent).rb_right, new);
+            }
+        } else {
+            ptr::write_volatile(&raw mut (*root).rb_node, new);
+        }
     }
 }
