@@ -605,7 +605,7 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
             });
             why.preempts()
         }
-        // The same decision, without the second pick that only the counters need.
+        // The same decision (the same core code), without classifying it.
         #[cfg(not(CONFIG_SCHED_EEVDF_RUST_STATS))]
         (mut rq, Some(pse)) => core_::wakeup_preempt(&mut rq, pse, config()),
         _ => false,

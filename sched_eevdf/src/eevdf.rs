@@ -461,9 +461,8 @@ pub fn cfs_rq_min_slice<R: Runqueue>(rq: &R) -> u64 {
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
     avg_vruntime_add(rq, se);
-    // Initialise the augmented values of a leaf (`min_deadline_update(se, None, None)`).
-    se.set_min_deadline(se.deadline());
-    se.set_min_slice(se.slice());
+    // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
+    min_deadline_update(se, None, None);
     rq.insert(se);
 }
 
@@ -618,14 +617,22 @@ pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn pick_eevdf_why<R: Runqueue>(rq: &R, cfg: Config) -> (Option<R::Se>, PickReason) {
-    // We can safely skip eligibility check if there is only one entity.
-    if rq.nr_queued() == 1 {
-        return match rq.curr().filter(|c| c.on_rq()).or_else(|| rq.first()) {
+    pick_single(rq).unwrap_or_else(|| pick_with(rq, &Eligibility::new(rq, cfg), cfg))
+}
+
+/// The pick when only one entity is queued: it (current if runnable), without an
+/// eligibility test. `None` when more are queued.
+#[inline(always)]
+fn pick_single<R: Runqueue>(rq: &R) -> Option<(Option<R::Se>, PickReason)> {
+    if rq.nr_queued() != 1 {
+        return None;
+    }
+    Some(
+        match rq.curr().filter(|c| c.on_rq()).or_else(|| rq.first()) {
             Some(se) => (Some(se), PickReason::Only),
             None => (None, PickReason::Idle),
-        };
-    }
-    pick_with(rq, &Eligibility::new(rq, cfg), cfg)
+        },
+    )
 }
 
 /// [`pick_eevdf_why`] past the single-entity shortcut, with the runqueue's eligibility
@@ -972,6 +979,7 @@ enum WakeupDecision<S> {
     SelfWake,
     /// `pick` is what [`pick_eevdf`] returns after the PREEMPT_SHORT step.
     Picked {
+        curr: S,
         pick: Option<S>,
         reason: PickReason,
         short: bool,
@@ -996,12 +1004,9 @@ fn wakeup_decide<R: Runqueue>(rq: &R, pse: R::Se, cfg: Config) -> WakeupDecision
     if short {
         cancel_protect_slice(curr);
     }
-    let (pick, reason) = if rq.nr_queued() == 1 {
-        pick_eevdf_why(rq, cfg)
-    } else {
-        pick_with(rq, &el, cfg)
-    };
+    let (pick, reason) = pick_single(rq).unwrap_or_else(|| pick_with(rq, &el, cfg));
     WakeupDecision::Picked {
+        curr,
         pick,
         reason,
         short,
@@ -1034,18 +1039,16 @@ pub fn check_preempt_wakeup_fair<R: Runqueue>(
     pse: R::Se,
     cfg: Config,
 ) -> WakeupPreempt {
-    let (pick, reason, short, el) = match wakeup_decide(rq, pse, cfg) {
+    let (curr, pick, reason, short, el) = match wakeup_decide(rq, pse, cfg) {
         WakeupDecision::Idle => return WakeupPreempt::Idle,
         WakeupDecision::SelfWake => return WakeupPreempt::None,
         WakeupDecision::Picked {
+            curr,
             pick,
             reason,
             short,
             el,
-        } => (pick, reason, short, el),
-    };
-    let Some(curr) = rq.curr() else {
-        return WakeupPreempt::Idle;
+        } => (curr, pick, reason, short, el),
     };
     if pick == Some(pse) {
         return if short {
