@@ -7,7 +7,7 @@
 //! entry points count under the runqueue lock they run under; the file reads and resets
 //! each CPU's array under that CPU's lock, so a CPU's row is one consistent snapshot.
 //! Counting is one increment of a word in the runqueue, a cache line the scheduler is
-//! writing anyway.
+//! writing anyway, and happens only while schedstats are enabled ([`counting`]).
 //!
 //! Format (Documentation/debugfs.md): a header line `cpu NAME...`, one line per online CPU
 //! with its counts, and a line `all` with the sums. Writing `0` resets every CPU's counts;
@@ -83,7 +83,27 @@ const _: () = assert!(NR <= bindings::SCHED_EEVDF_NR_STATS as usize);
 /// One CPU's counts.
 pub type Counts = [u64; NR];
 
-/// Counts one event in `rq`'s counters.
+/// Whether the counters count: while schedstats are enabled (`schedstat_enabled()`, i.e.
+/// `schedstats=enable` on the command line or `sysctl kernel.sched_schedstats=1`), like the
+/// scheduler's other statistics. Off (Debian's default), the entry points take the
+/// decision-only paths: no classification, no increment, one load and a branch per entry
+/// point. Always false without `CONFIG_SCHED_EEVDF_RUST_STATS`.
+#[inline(always)]
+pub fn counting() -> bool {
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+    {
+        // SAFETY: `sched_schedstats` is a static key defined by the scheduler; this reads its
+        // `enabled` count, an `atomic_t`, with one load (`static_key_enabled()`:
+        // `atomic_read(&key->enabled) > 0`). A racing toggle is seen before or after.
+        unsafe {
+            core::ptr::read_volatile(&raw const bindings::sched_schedstats.key.enabled.counter) > 0
+        }
+    }
+    #[cfg(not(CONFIG_SCHED_EEVDF_RUST_STATS))]
+    false
+}
+
+/// Counts one event in `rq`'s counters. Callers count only while [`counting`].
 ///
 /// # Safety
 ///

@@ -18,11 +18,9 @@
 
 use crate::debugfs::stats::{self, Stat};
 use crate::rbtree_augmented::{self as rb, Augment, RbRootCached};
-#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
-use crate::sched_eevdf::WakeupPreempt;
 use crate::sched_eevdf::{
     self as core_, min_deadline_update, vtime::vruntime_before, Config, EnqueueFlags, Entity,
-    Features, LoadWeight, PickReason, Runqueue, Timeline,
+    Features, LoadWeight, PickReason, Runqueue, Timeline, WakeupPreempt,
 };
 use core::ptr::{self, NonNull};
 use kernel::bindings;
@@ -478,6 +476,10 @@ pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
 ) -> *mut bindings::sched_entity {
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
+    if !stats::counting() {
+        // The same pick, without its reason (folded away).
+        return core_::pick_eevdf(&rq, config()).map_or(ptr::null_mut(), Se::as_ptr);
+    }
     let (se, why) = core_::pick_eevdf_why(&rq, config());
     // One increment a pick: `picks` is summed from the three when the file is read.
     match why {
@@ -503,11 +505,14 @@ pub unsafe extern "C" fn sched_eevdf_place_entity(
     // SAFETY: guaranteed by the caller.
     if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
         let flags = EnqueueFlags(flags as u32);
-        if core_::place_entity(&mut rq, se, flags, config()) != 0 {
-            rq.count(Stat::PlaceLag);
-        }
-        if flags.contains(EnqueueFlags::INITIAL) {
-            rq.count(Stat::PlaceInitial);
+        let lag = core_::place_entity(&mut rq, se, flags, config());
+        if stats::counting() {
+            if lag != 0 {
+                rq.count(Stat::PlaceLag);
+            }
+            if flags.contains(EnqueueFlags::INITIAL) {
+                rq.count(Stat::PlaceInitial);
+            }
         }
     }
 }
@@ -528,7 +533,7 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(
         (_, Some(se)) if vruntime_before(se.vruntime(), se.deadline()) => false,
         (mut rq, Some(se)) => {
             let expired = core_::update_deadline(&mut rq, se, config());
-            if expired {
+            if expired && stats::counting() {
                 rq.count(Stat::SliceExpired);
             }
             expired
@@ -549,7 +554,7 @@ pub unsafe extern "C" fn sched_eevdf_update_entity_lag(
 ) {
     // SAFETY: guaranteed by the caller.
     if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        if core_::update_entity_lag(&mut rq, se, config()) {
+        if core_::update_entity_lag(&mut rq, se, config()) && stats::counting() {
             rq.count(Stat::LagClamped);
         }
     }
@@ -575,7 +580,9 @@ pub unsafe extern "C" fn sched_eevdf_reweight_entity(
             inv_weight: 0,
         };
         core_::reweight_entity(&mut rq, se, lw, config());
-        rq.count(Stat::Reweights);
+        if stats::counting() {
+            rq.count(Stat::Reweights);
+        }
     }
 }
 
@@ -592,7 +599,8 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
 ) -> bool {
     // SAFETY: guaranteed by the caller.
     match unsafe { args(cfs_rq, pse) } {
-        #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+        // The decision alone (the same core code), without classifying it.
+        (mut rq, Some(pse)) if !stats::counting() => core_::wakeup_preempt(&mut rq, pse, config()),
         (mut rq, Some(pse)) => {
             let why = core_::check_preempt_wakeup_fair(&mut rq, pse, config());
             // One increment a wakeup: `wakeups` is the sum of the outcomes.
@@ -605,9 +613,6 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
             });
             why.preempts()
         }
-        // The same decision (the same core code), without classifying it.
-        #[cfg(not(CONFIG_SCHED_EEVDF_RUST_STATS))]
-        (mut rq, Some(pse)) => core_::wakeup_preempt(&mut rq, pse, config()),
         _ => false,
     }
 }

@@ -78,6 +78,8 @@ col() { # col FILE NAME: the "all" value of a counter
 }
 
 [ -d $d ] || fail "no $d"
+# The counters count while schedstats are enabled (test 18 checks that they do not otherwise).
+echo 1 >/proc/sys/kernel/sched_schedstats
 [ -r $d/timeline ] && [ -r $d/stats ] || fail "missing files: $(ls $d)"
 
 # Load: hackbench, plus hogs in two cgroups of different weight, so that

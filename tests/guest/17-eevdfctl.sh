@@ -164,8 +164,18 @@ if [ "$EEVDF_KERNEL" = stock ]; then
 fi
 [ -d /sys/kernel/debug/sched/eevdf ] || fail "no /sys/kernel/debug/sched/eevdf on the $EEVDF_KERNEL kernel"
 
+# The counters count only while schedstats are on; eevdfctl says so when they are off.
+echo 0 >/proc/sys/kernel/sched_schedstats
+run $ctl stats
+[ $rc = 0 ] || fail "stats with schedstats off exited $rc"
+grep -q "schedstats are off" $err || fail "stats with schedstats off does not say so: $(cat $err)"
+ok "stats with schedstats off: $(cat $err)"
+echo 1 >/proc/sys/kernel/sched_schedstats
+sleep 0.2
+
 run $ctl stats
 [ $rc = 0 ] || fail "stats exited $rc"
+[ -s $err ] && fail "stats with schedstats on printed: $(cat $err)"
 cat $out
 picks_before=$(awk '$1 == "picks" { print $NF }' $out)
 [ -n "$picks_before" ] || fail "no picks row in the stats table"

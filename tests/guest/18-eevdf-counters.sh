@@ -17,6 +17,7 @@
 #   place_initial              100 forks: >= 100.
 #   reweights                  20 renices of a hog: >= 20.
 #   slice_expired, picks       a hog for a second: > 0.
+#   (all)                      nothing counts while schedstats are off.
 [ "$EEVDF_KERNEL" = stock ] && { echo "stock kernel: no eevdf counters"; exit 77; }
 s=/sys/kernel/debug/sched/eevdf/stats
 f=/sys/kernel/debug/sched/features
@@ -65,6 +66,14 @@ one_hog() {
 	sleep 1
 	kill $a; wait $a 2>/dev/null
 }
+
+# The counters count only while schedstats are enabled.
+ss=/proc/sys/kernel/sched_schedstats
+echo 0 >$ss
+echo "schedstats off:"
+window two_slices
+for c in picks picks_ineligible_earliest wakeups slice_expired; do expect $c eq 0; done
+echo 1 >$ss
 
 echo "ELIGIBLE:"
 window two_slices

@@ -11,7 +11,7 @@
 //!   scale       10/100/1000 yielding tasks on one CPU: switch rate and time per switch.
 //!
 //! Boots alternate kernels (A B A B ...) and each boot runs a batch of cells several times.
-//! Counters come from schedstat and /proc (the project's debugfs counters do not exist yet).
+//! Counts come from /proc (per task) and, for the scale cells only, schedstat.
 //! Feature sets a kernel lacks are reported as "not available on this kernel".
 //!
 //! Output: results/<UTC timestamp>/ with raw.json, summary.json, report.md, PNG plots, and
@@ -363,7 +363,7 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
             ],
             report::Timing::Realtime => vec![],
         })
-        .args(["--append", "schedstats=enable", "--log"])
+        .arg("--log")
         .arg(cx.dir.join(format!("{stem}.console")))
         .arg(&script)
         .stdout(Stdio::piped())

@@ -258,6 +258,15 @@ impl Cell {
         }
     }
 
+    /// Whether the cell runs with schedstats on (`kernel.sched_schedstats=1`): the scale
+    /// cells report the CPU's `sched_count` from /proc/schedstat. Every other cell runs with
+    /// them off, the kernels' default, because schedstats cost both kernels instructions on
+    /// every switch and make the Rust kernel also classify and count its decisions
+    /// (Documentation/debugfs.md); the waker's run delay is sched_info, kept either way.
+    pub fn schedstats(&self) -> bool {
+        matches!(self.workload, Workload::Scale { .. })
+    }
+
     /// Hard limit for the cell inside the guest, seconds.
     pub fn timeout_s(&self) -> u64 {
         (self.estimate_s() * 20.0).ceil() as u64 + 30
@@ -446,6 +455,8 @@ ORIG=$(cat $F)
 # has NAME: the kernel has sched_feat NAME (shown as NAME or NO_NAME).
 has() { for f in $(cat $F); do [ "$f" = "$1" ] || [ "$f" = "NO_$1" ] && return 0; done; return 1; }
 restore() { for f in $ORIG; do echo "$f" > $F 2>/dev/null; done; }
+SS=/proc/sys/kernel/sched_schedstats
+echo 0 > $SS
 "#;
 
 /// The guest script for one boot.
@@ -456,11 +467,14 @@ pub fn guest_script(boot: &Boot, cells: &[Cell]) -> String {
             let c = &cells[i];
             let id = c.id();
             s.push_str(&format!("echo \"@@cell {id} begin rep={r}\"\n"));
-            let run = format!(
+            let mut run = format!(
                 "timeout -s KILL {} {} 2>&1; echo \"@@cell {id} end rc=$?\"\n",
                 c.timeout_s(),
                 c.command()
             );
+            if c.schedstats() {
+                run = format!("echo 1 > $SS\n{run}echo 0 > $SS\n");
+            }
             match c.features.writes() {
                 None => s.push_str(&run),
                 Some((write, need)) => s.push_str(&format!(

@@ -35,6 +35,9 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
+/// The schedstats switch: sched_eevdf's counters count while it is 1.
+const SCHEDSTATS_SYSCTL: &str = "/proc/sys/kernel/sched_schedstats";
+
 /// Look at and steer the fair class of a sched_eevdf kernel: features, per-task slices,
 /// and sched_eevdf's counters and runqueue snapshot.
 ///
@@ -494,6 +497,7 @@ fn stats(json: bool, reset: bool) -> Result<()> {
         return write_debugfs(&path, "0").map_err(|e| debugfs_error(&path, e));
     }
     let stats = read_stats()?;
+    warn_not_counting();
     if json {
         let snap = Snapshot {
             features: read_features()?,
@@ -504,6 +508,18 @@ fn stats(json: bool, reset: bool) -> Result<()> {
         emit(&format!("{}\n", serde_json::to_string_pretty(&snap)?))
     } else {
         emit(&stats.render())
+    }
+}
+
+/// The counters count only while schedstats are enabled: say so when they are not, or
+/// a table of zeros (or of old counts) would read as "nothing happened".
+fn warn_not_counting() {
+    if std::fs::read_to_string(SCHEDSTATS_SYSCTL).is_ok_and(|v| v.trim() == "0") {
+        eprintln!(
+            "eevdfctl: note: schedstats are off, so the counters are not counting; \
+             `sysctl kernel.sched_schedstats=1` (or `echo 1 > {SCHEDSTATS_SYSCTL}`) turns \
+             them on, at a cost of some instructions per context switch"
+        );
     }
 }
 
@@ -536,6 +552,7 @@ fn top(interval_ms: u64, iterations: u64, rows: usize) -> Result<()> {
     let tty = io::stdout().is_terminal();
     let interval = Duration::from_millis(interval_ms);
     let mut prev = read_stats()?;
+    warn_not_counting();
     let mut prev_at = Instant::now();
     let mut sample = 0;
     while iterations == 0 || sample < iterations {
