@@ -156,7 +156,7 @@ impl Snapshot {
             // SAFETY: `cfs` is the runqueue's root cfs_rq or the `my_q` of one of its
             // queued group entities, and `g` holds the lock.
             let rq = unsafe { CfsRq::from_raw(cfs) };
-            if !self.take_cfs_rq(&rq, cgroup, cfg) {
+            if !self.take_cfs_rq(rq, cgroup, cfg) {
                 self.truncated = true;
                 return;
             }

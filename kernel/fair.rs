@@ -23,7 +23,7 @@ use crate::sched_eevdf::{
     Features, LoadWeight, PickReason, Runqueue, Timeline, WakeupPreempt,
 };
 use core::ptr::{self, NonNull};
-use kernel::bindings;
+use kernel::{bindings, types::Opaque};
 
 /// A handle to a `struct sched_entity`.
 ///
@@ -177,14 +177,18 @@ unsafe impl Augment for SeAugment {
     }
 }
 
-/// A handle to a `struct cfs_rq`.
+/// A `struct cfs_rq`, seen through a reference: `&CfsRq` is the C pointer itself, so
+/// the entry points pass it on in a register (a stack copy of a handle would force a
+/// frame on every entry point that calls out, and rule out tail calls).
 ///
 /// # Invariants
 ///
-/// The pointer is valid and its runqueue lock is held while the handle is used;
-/// its timeline's nodes are the `run_node`s of its queued entities (except
-/// current) and are augmented by [`SeAugment`].
-pub struct CfsRq(NonNull<bindings::cfs_rq>);
+/// A reference to it is valid and its runqueue lock is held for as long as the reference
+/// lives; its timeline's nodes are the `run_node`s of its queued entities (except current)
+/// and are augmented by [`SeAugment`]. The fields are written through raw pointers
+/// ([`Opaque`]), by this file under the lock, as C does.
+#[repr(transparent)]
+pub struct CfsRq(Opaque<bindings::cfs_rq>);
 
 impl CfsRq {
     /// Wraps a pointer from C.
@@ -192,18 +196,20 @@ impl CfsRq {
     /// # Safety
     ///
     /// `cfs_rq` must be valid, and the caller must hold its runqueue lock for as
-    /// long as the handle (and the entity handles obtained from it) are used.
+    /// long as the reference (and the entity handles obtained from it) are used.
     #[inline]
-    pub unsafe fn from_raw(cfs_rq: *mut bindings::cfs_rq) -> CfsRq {
+    pub unsafe fn from_raw<'a>(cfs_rq: *mut bindings::cfs_rq) -> &'a mut CfsRq {
         // INVARIANT: guaranteed by the caller; fair.c calls the entry points
         // with a valid cfs_rq.
-        // SAFETY: C never passes a null cfs_rq.
-        CfsRq(unsafe { NonNull::new_unchecked(cfs_rq) })
+        // SAFETY: `CfsRq` is a transparent wrapper of `Opaque<cfs_rq>`, itself transparent
+        // over `cfs_rq`; the pointer is valid and, under the lock, not used by anyone else
+        // while the reference lives.
+        unsafe { &mut *cfs_rq.cast::<CfsRq>() }
     }
 
     #[inline]
     fn raw(&self) -> *mut bindings::cfs_rq {
-        self.0.as_ptr()
+        self.0.get()
     }
 
     #[inline]
@@ -368,10 +374,10 @@ const _: () = assert!(EnqueueFlags::INITIAL.0 == bindings::ENQUEUE_INITIAL);
 ///
 /// See the module docs: valid pointers, runqueue lock held.
 #[inline]
-unsafe fn args(
+unsafe fn args<'a>(
     cfs_rq: *mut bindings::cfs_rq,
     se: *mut bindings::sched_entity,
-) -> (CfsRq, Option<Se>) {
+) -> (&'a mut CfsRq, Option<Se>) {
     // SAFETY: guaranteed by the caller.
     unsafe { (CfsRq::from_raw(cfs_rq), Se::from_raw(se)) }
 }
@@ -384,8 +390,8 @@ unsafe fn args(
 #[no_mangle]
 pub unsafe extern "C" fn sched_eevdf_avg_vruntime(cfs_rq: *mut bindings::cfs_rq) -> u64 {
     // SAFETY: guaranteed by the caller.
-    let mut rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    core_::avg_vruntime(&mut rq)
+    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
+    core_::avg_vruntime(&mut *rq)
 }
 
 /// `vruntime_eligible()` (ELIGIBLE, BIAS_ELIGIBLE honoured).
@@ -400,7 +406,7 @@ pub unsafe extern "C" fn sched_eevdf_vruntime_eligible(
 ) -> i32 {
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    i32::from(core_::vruntime_eligible(&rq, vruntime, config()))
+    i32::from(core_::vruntime_eligible(&*rq, vruntime, config()))
 }
 
 /// `entity_eligible()`.
@@ -415,7 +421,7 @@ pub unsafe extern "C" fn sched_eevdf_entity_eligible(
 ) -> i32 {
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
-    se.is_some_and(|se| core_::entity_eligible(&rq, se, config()))
+    se.is_some_and(|se| core_::entity_eligible(&*rq, se, config()))
         .into()
 }
 
@@ -430,8 +436,8 @@ pub unsafe extern "C" fn sched_eevdf_enqueue_entity(
     se: *mut bindings::sched_entity,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        core_::__enqueue_entity(&mut rq, se);
+    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        core_::__enqueue_entity(&mut *rq, se);
     }
 }
 
@@ -446,8 +452,8 @@ pub unsafe extern "C" fn sched_eevdf_dequeue_entity(
     se: *mut bindings::sched_entity,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        core_::__dequeue_entity(&mut rq, se);
+    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        core_::__dequeue_entity(&mut *rq, se);
     }
 }
 
@@ -475,12 +481,27 @@ pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
     cfs_rq: *mut bindings::cfs_rq,
 ) -> *mut bindings::sched_entity {
     // SAFETY: guaranteed by the caller.
-    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    if !stats::counting() {
-        // The same pick, without its reason (folded away).
-        return core_::pick_eevdf(&rq, config()).map_or(ptr::null_mut(), Se::as_ptr);
+    if stats::counting() {
+        // SAFETY: guaranteed by the caller.
+        return unsafe { pick_counted(cfs_rq) };
     }
-    let (se, why) = core_::pick_eevdf_why(&rq, config());
+    // SAFETY: guaranteed by the caller.
+    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
+    core_::pick_eevdf(&*rq, config()).map_or(ptr::null_mut(), Se::as_ptr)
+}
+
+/// [`sched_eevdf_pick_eevdf`] while counting: the same pick, and its reason counted. Out of
+/// line and called with the raw pointer (a tail call), so that the pick without counting
+/// keeps its own, shorter code.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_pick_eevdf`].
+#[inline(never)]
+unsafe fn pick_counted(cfs_rq: *mut bindings::cfs_rq) -> *mut bindings::sched_entity {
+    // SAFETY: guaranteed by the caller.
+    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
+    let (se, why) = core_::pick_eevdf_why(&*rq, config());
     // One increment a pick: `picks` is summed from the three when the file is read.
     match why {
         PickReason::Idle => {}
@@ -491,7 +512,22 @@ pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
     se.map_or(ptr::null_mut(), Se::as_ptr)
 }
 
-/// `place_entity()`.
+/// `place_entity()` on `rq`, counted.
+#[inline(always)]
+fn place(rq: &mut CfsRq, se: Se, flags: i32) {
+    let flags = EnqueueFlags(flags as u32);
+    let lag = core_::place_entity(rq, se, flags, config());
+    if stats::counting() {
+        if lag != 0 {
+            rq.count(Stat::PlaceLag);
+        }
+        if flags.contains(EnqueueFlags::INITIAL) {
+            rq.count(Stat::PlaceInitial);
+        }
+    }
+}
+
+/// `place_entity()` (current, which stays out of the timeline).
 ///
 /// # Safety
 ///
@@ -503,17 +539,27 @@ pub unsafe extern "C" fn sched_eevdf_place_entity(
     flags: i32,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        let flags = EnqueueFlags(flags as u32);
-        let lag = core_::place_entity(&mut rq, se, flags, config());
-        if stats::counting() {
-            if lag != 0 {
-                rq.count(Stat::PlaceLag);
-            }
-            if flags.contains(EnqueueFlags::INITIAL) {
-                rq.count(Stat::PlaceInitial);
-            }
-        }
+    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        place(&mut *rq, se, flags);
+    }
+}
+
+/// `place_entity()` then `__enqueue_entity()`: `enqueue_entity()` of an entity that is not
+/// current, in one call.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_entity_eligible`], and `se` not in any timeline.
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_place_enqueue_entity(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+    flags: i32,
+) {
+    // SAFETY: guaranteed by the caller.
+    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        place(&mut *rq, se, flags);
+        core_::__enqueue_entity(&mut *rq, se);
     }
 }
 
@@ -531,8 +577,8 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(
     match unsafe { args(cfs_rq, se) } {
         // Most calls (every update_curr()) end here: decide before reading the config.
         (_, Some(se)) if vruntime_before(se.vruntime(), se.deadline()) => false,
-        (mut rq, Some(se)) => {
-            let expired = core_::update_deadline(&mut rq, se, config());
+        (rq, Some(se)) => {
+            let expired = core_::update_deadline(&mut *rq, se, config());
             if expired && stats::counting() {
                 rq.count(Stat::SliceExpired);
             }
@@ -542,19 +588,47 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(
     }
 }
 
-/// `update_entity_lag()`.
+/// The start of `dequeue_entity()`: DELAY_DEQUEUE's decision for a sleep that may be
+/// delayed (`delay`) and, when the entity leaves, its lag saved (`update_entity_lag()`).
+/// Returns true when the dequeue is delayed (nothing changed).
 ///
 /// # Safety
 ///
-/// As [`sched_eevdf_entity_eligible`].
+/// As [`sched_eevdf_entity_eligible`], and `se` queued (`on_rq`).
 #[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_update_entity_lag(
+pub unsafe extern "C" fn sched_eevdf_dequeue_start(
+    cfs_rq: *mut bindings::cfs_rq,
+    se: *mut bindings::sched_entity,
+    delay: bool,
+) -> bool {
+    // SAFETY: guaranteed by the caller.
+    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        match core_::dequeue_start(&mut *rq, se, delay, config()) {
+            None => return true,
+            Some(clamped) => {
+                if clamped && stats::counting() {
+                    rq.count(Stat::LagClamped);
+                }
+            }
+        }
+    }
+    false
+}
+
+/// The EEVDF part of `requeue_delayed_entity()`: with DELAY_ZERO, the lag saved and, when
+/// positive, dropped by placing the entity at V again.
+///
+/// # Safety
+///
+/// As [`sched_eevdf_entity_eligible`], and `se` queued and delayed.
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_requeue_delayed(
     cfs_rq: *mut bindings::cfs_rq,
     se: *mut bindings::sched_entity,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        if core_::update_entity_lag(&mut rq, se, config()) && stats::counting() {
+    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        if core_::requeue_delayed_lag(&mut *rq, se, config()) && stats::counting() {
             rq.count(Stat::LagClamped);
         }
     }
@@ -574,12 +648,12 @@ pub unsafe extern "C" fn sched_eevdf_reweight_entity(
     weight: core::ffi::c_ulong,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
         let lw = LoadWeight {
             weight: weight as u64,
             inv_weight: 0,
         };
-        core_::reweight_entity(&mut rq, se, lw, config());
+        core_::reweight_entity(&mut *rq, se, lw, config());
         if stats::counting() {
             rq.count(Stat::Reweights);
         }
@@ -597,24 +671,40 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
     cfs_rq: *mut bindings::cfs_rq,
     pse: *mut bindings::sched_entity,
 ) -> bool {
+    if stats::counting() {
+        // SAFETY: guaranteed by the caller.
+        return unsafe { wakeup_counted(cfs_rq, pse) };
+    }
     // SAFETY: guaranteed by the caller.
     match unsafe { args(cfs_rq, pse) } {
         // The decision alone (the same core code), without classifying it.
-        (mut rq, Some(pse)) if !stats::counting() => core_::wakeup_preempt(&mut rq, pse, config()),
-        (mut rq, Some(pse)) => {
-            let why = core_::check_preempt_wakeup_fair(&mut rq, pse, config());
-            // One increment a wakeup: `wakeups` is the sum of the outcomes.
-            rq.count(match why {
-                WakeupPreempt::ShortSlice => Stat::PreemptShort,
-                WakeupPreempt::CurrIneligible | WakeupPreempt::Idle => Stat::PreemptIneligible,
-                WakeupPreempt::EarlierDeadline => Stat::PreemptDeadline,
-                WakeupPreempt::RunToParity => Stat::WakeupParityHeld,
-                WakeupPreempt::None => Stat::WakeupNoPreempt,
-            });
-            why.preempts()
-        }
+        (rq, Some(pse)) => core_::wakeup_preempt(&mut *rq, pse, config()),
         _ => false,
     }
+}
+
+/// [`sched_eevdf_wakeup_preempt`] while counting: the same decision, classified and counted
+/// (out of line, as [`pick_counted`]).
+///
+/// # Safety
+///
+/// As [`sched_eevdf_wakeup_preempt`].
+#[inline(never)]
+unsafe fn wakeup_counted(cfs_rq: *mut bindings::cfs_rq, pse: *mut bindings::sched_entity) -> bool {
+    // SAFETY: guaranteed by the caller.
+    let (rq, Some(pse)) = (unsafe { args(cfs_rq, pse) }) else {
+        return false;
+    };
+    let why = core_::check_preempt_wakeup_fair(&mut *rq, pse, config());
+    // One increment a wakeup: `wakeups` is the sum of the outcomes.
+    rq.count(match why {
+        WakeupPreempt::ShortSlice => Stat::PreemptShort,
+        WakeupPreempt::CurrIneligible | WakeupPreempt::Idle => Stat::PreemptIneligible,
+        WakeupPreempt::EarlierDeadline => Stat::PreemptDeadline,
+        WakeupPreempt::RunToParity => Stat::WakeupParityHeld,
+        WakeupPreempt::None => Stat::WakeupNoPreempt,
+    });
+    why.preempts()
 }
 
 /// A group entity takes its queue's minimum slice, possibly while queued.
@@ -629,7 +719,7 @@ pub unsafe extern "C" fn sched_eevdf_set_slice(
     slice: u64,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (mut rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        core_::set_queued_slice(&mut rq, se, slice);
+    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
+        core_::set_queued_slice(&mut *rq, se, slice);
     }
 }

@@ -41,7 +41,7 @@ fn workload(t: &mut Test, cfg: Config, seed: u64) {
     };
     // SAFETY: as above: the runqueue is private to this test, so holding no
     // lock is exclusive access.
-    let mut rq = unsafe { CfsRq::from_raw(raw_rq) };
+    let rq = unsafe { CfsRq::from_raw(raw_rq) };
     // As init_cfs_rq().
     rq.set_zero_vruntime((-(1i64 << 20)) as u64);
     let mut rng = Rng(seed);
@@ -51,7 +51,7 @@ fn workload(t: &mut Test, cfg: Config, seed: u64) {
         se.set_load(weight(&mut rng));
         se
     });
-    if let Some(n) = mixed_workload(t, &mut rq, &ses, &mut rng, cfg, STEPS) {
+    if let Some(n) = mixed_workload(t, &mut *rq, &ses, &mut rng, cfg, STEPS) {
         t.info(format_args!(
             "{STEPS} steps on a private cfs_rq: {} enqueues, {} dequeues, {} reweights, {} picks, invariants held",
             n.enq, n.deq, n.rew, n.picks

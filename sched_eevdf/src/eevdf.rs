@@ -61,6 +61,9 @@ macro_rules! flags {
             /// Whether all flags of `o` are set.
             #[inline]
             pub const fn contains(self, o: $t) -> bool { self.0 & o.0 == o.0 }
+            /// Whether any flag of `o` is set.
+            #[inline]
+            pub const fn intersects(self, o: $t) -> bool { self.0 & o.0 != 0 }
         }
         impl core::ops::BitOr for $t {
             type Output = $t;
@@ -165,7 +168,8 @@ pub fn entity_key<R: Runqueue>(rq: &R, se: R::Se) -> i64 {
 /// They wrap like the C (they are exact modulo 2^64, so whenever the true value fits in
 /// an `i64` the stored one is it). Bound: `|Σ key*w| <= n * max|key| * w_max`; see the docs
 /// for the numbers. `sum_slice` (`Σ r_i`) is kept alongside for BIAS_ELIGIBLE.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se) {
     let weight = se.load().weight_down();
     let key = entity_key(rq, se);
@@ -178,7 +182,8 @@ pub fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se) {
 }
 
 /// Removes an entity from the sums (see [`avg_vruntime_add`]).
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
     let weight = se.load().weight_down();
     let key = entity_key(rq, se);
@@ -192,7 +197,8 @@ pub fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
 
 /// Moves the zero point: `v0' = v0 + d  ==>  avg_vruntime' = avg_vruntime - d * avg_load`
 /// (every key shrinks by `d`).
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn update_zero_vruntime<R: Runqueue>(rq: &mut R, delta: i64) {
     let load = rq.avg_load() as i64;
     rq.set_avg_vruntime(rq.avg_vruntime().wrapping_sub(load.wrapping_mul(delta)));
@@ -210,7 +216,8 @@ pub fn update_zero_vruntime<R: Runqueue>(rq: &mut R, delta: i64) {
 /// that must not change scheduler state, such as a debugfs file, uses
 /// [`avg_vruntime_peek`]: the upstream fix "sched/debug: Fix avg_vruntime() usage" is
 /// about exactly that.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn avg_vruntime<R: Runqueue>(rq: &mut R) -> u64 {
     let delta = avg_vruntime_delta(rq);
     update_zero_vruntime(rq, delta);
@@ -226,7 +233,8 @@ pub fn avg_vruntime_peek<R: Runqueue>(rq: &R) -> u64 {
 }
 
 /// `V - v0` (see [`avg_vruntime`]).
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
     let curr = rq.curr().filter(|c| c.on_rq());
     let mut weight = rq.avg_load() as i64;
@@ -257,7 +265,8 @@ fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
 /// is an approximation that joins and leaves move, the lag is limited to
 /// `±calc_delta_fair(max(2 r_i, TICK_NSEC))`, EEVDF's steady-state bound being
 /// `-r_max < lag < max(r_max, q)`.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn entity_lag<S: Entity>(avruntime: u64, se: S, cfg: Config) -> i64 {
     let vlag = vdelta(avruntime, se.vruntime());
     let span = se.slice().saturating_mul(2).max(cfg.tick_nsec);
@@ -311,24 +320,34 @@ pub struct Eligibility {
 
 impl Eligibility {
     /// Snapshot of the runqueue's eligibility threshold.
-    #[inline]
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
     pub fn new<R: Runqueue>(rq: &R, cfg: Config) -> Eligibility {
+        Eligibility::with_features(rq, cfg.features)
+    }
+
+    /// [`Eligibility::new`] from the feature bits alone (the only part of the [`Config`] it
+    /// reads).
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+    pub fn with_features<R: Runqueue>(rq: &R, features: Features) -> Eligibility {
         let mut avg = rq.avg_vruntime();
         let mut load = rq.avg_load();
-        let mut sum_r = rq.sum_slice();
-        if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
+        let curr = rq.curr().filter(|c| c.on_rq());
+        if let Some(c) = curr {
             let w = c.load().weight_down();
             avg = avg.wrapping_add(entity_key(rq, c).wrapping_mul(w as i64));
             load = load.wrapping_add(w);
-            sum_r = sum_r.wrapping_add(c.slice());
         }
-        let bias = if cfg.feat(Features::BIAS_ELIGIBLE) {
+        // Σ r_j only when it is used: every pick and wakeup builds one of these.
+        let bias = if features.contains(Features::BIAS_ELIGIBLE) {
+            let sum_r = rq.sum_slice().wrapping_add(curr.map_or(0, |c| c.slice()));
             NICE_0_WEIGHT.saturating_mul(sum_r).min(i64::MAX as u64) as i64
         } else {
             0
         };
         Eligibility {
-            all: !cfg.feat(Features::ELIGIBLE),
+            all: !features.contains(Features::ELIGIBLE),
             zero: rq.zero_vruntime(),
             avg,
             bias,
@@ -339,23 +358,34 @@ impl Eligibility {
     /// `vruntime_eligible()`: `avg + bias >= (v - v0) * load`.
     #[inline(always)]
     pub fn vruntime(&self, vruntime: u64) -> bool {
+        match self.vruntime_narrow(vruntime) {
+            Some(e) => e,
+            None => eligible_wide(self.avg, self.bias, vdelta(vruntime, self.zero), self.load),
+        }
+    }
+
+    /// [`Eligibility::vruntime`] when both sides fit in 64 bits (all but far outliers and
+    /// huge weights), `None` otherwise: for a fast path that hands the rare case over to
+    /// code that can afford the 128-bit comparison.
+    #[inline(always)]
+    pub fn vruntime_narrow(&self, vruntime: u64) -> Option<bool> {
         if self.all {
-            return true;
+            return Some(true);
         }
         let key = vdelta(vruntime, self.zero);
-        if let (Some(lhs), Some(rhs)) =
-            (self.avg.checked_add(self.bias), key.checked_mul(self.load))
-        {
-            return lhs >= rhs;
+        match (self.avg.checked_add(self.bias), key.checked_mul(self.load)) {
+            (Some(lhs), Some(rhs)) => Some(lhs >= rhs),
+            _ => None,
         }
-        eligible_wide(self.avg, self.bias, key, self.load)
     }
 }
 
 /// `avg + bias >= key * load` in 128 bits, when a side does not fit in 64: rare (far
-/// outliers, huge weights), so kept out of the pick loop's way.
-#[cold]
-#[inline(never)]
+/// outliers, huge weights). Out of line on the host, to keep it out of the pick loop's
+/// way; inlined in the kernel, where a call would make every entry point that tests
+/// eligibility save registers for it on its common path.
+#[cfg_attr(not(sched_eevdf_in_kernel), cold, inline(never))]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 fn eligible_wide(avg: i64, bias: i64, key: i64, load: i64) -> bool {
     wide_ge(
         Wide::from_i64(avg).add(Wide::from_i64(bias)),
@@ -371,6 +401,7 @@ struct Wide {
 }
 
 impl Wide {
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
     fn from_i64(v: i64) -> Wide {
         Wide {
             hi: if v < 0 { -1 } else { 0 },
@@ -378,6 +409,7 @@ impl Wide {
         }
     }
 
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
     fn add(self, o: Wide) -> Wide {
         let (lo, carry) = self.lo.overflowing_add(o.lo);
         Wide {
@@ -386,6 +418,7 @@ impl Wide {
         }
     }
 
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
     fn neg(self) -> Wide {
         // -x = !x + 1
         Wide {
@@ -396,6 +429,7 @@ impl Wide {
     }
 
     /// `a * b` for `b >= 0`, exactly: |a| * b < 2^63 * 2^63 fits in 127 bits.
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
     fn mul(a: i64, b: i64) -> Wide {
         let ua = a.unsigned_abs();
         let ub = b.unsigned_abs();
@@ -421,6 +455,7 @@ impl Wide {
     }
 }
 
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 fn wide_ge(a: Wide, b: Wide) -> bool {
     if a.hi != b.hi {
         a.hi > b.hi
@@ -431,13 +466,15 @@ fn wide_ge(a: Wide, b: Wide) -> bool {
 
 /// `vruntime_eligible()`: would an entity at `vruntime` be eligible (see [`Eligibility`]).
 /// With ELIGIBLE off every entity is.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn vruntime_eligible<R: Runqueue>(rq: &R, vruntime: u64, cfg: Config) -> bool {
     Eligibility::new(rq, cfg).vruntime(vruntime)
 }
 
 /// `entity_eligible()`.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> bool {
     vruntime_eligible(rq, se.vruntime(), cfg)
 }
@@ -506,20 +543,9 @@ pub fn cancel_protect_slice<S: Entity>(se: S) {
 /// piece is chosen keeping the first on ties; a second descent inside the winning subtree
 /// finds its leftmost node whose deadline equals the subtree's `min_deadline`.
 ///
-/// O(1) shortcut first (6.12's pick has the same one for its layout): when the leftmost
-/// entity holds the tree's earliest deadline (the root's `min_deadline`) and is eligible,
-/// it is the answer, since it comes first in tree order among all entities with that
-/// deadline. Equal slices and weights make this the common case.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
-fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility) -> Option<R::Se> {
-    let root = rq.root()?;
-    if let Some(first) = rq.first() {
-        if first.deadline() == root.min_deadline() && el.vruntime(first.vruntime()) {
-            return Some(first);
-        }
-    }
-
+/// [`pick_eevdf`] tries an O(1) shortcut before this (see there).
+#[inline]
+fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility, root: R::Se) -> Option<R::Se> {
     // (piece, piece is a whole subtree, its earliest deadline)
     let mut best: Option<(R::Se, bool, u64)> = None;
     let mut node = Some(root);
@@ -603,62 +629,112 @@ pub enum PickReason {
 /// whose slice is protected ([`protect_slice`]) is kept. Else the earliest deadline wins
 /// among the eligible tree entities (ties: tree order, i.e. smaller vruntime, then FIFO)
 /// and current, which wins only with a strictly earlier deadline. O(log n).
-#[inline]
-pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
-    pick_eevdf_why(rq, cfg).0
-}
-
-/// [`pick_eevdf`], and why.
 ///
-/// [`PickReason::EarliestIneligible`] costs one comparison: the earliest deadline of all
-/// runnable entities is `min(root.min_deadline, curr.deadline)`, and the pick is the
-/// earliest among the eligible ones, so some runnable entity has a strictly earlier
-/// deadline than the pick iff that entity is not eligible.
+/// O(1) shortcut before the descent (6.12's pick has the same one for its layout): when
+/// the leftmost entity holds the tree's earliest deadline (the root's `min_deadline`) and
+/// is eligible, it is the tree's answer, since it comes first in tree order among all
+/// entities with that deadline. Equal slices and weights make this the common case, and
+/// everything up to here is straight-line code; the descent is a separate function
+/// ([`pick_eevdf_general`], out of line in the kernel), so that the common picks do not
+/// pay for the registers it needs.
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
-pub fn pick_eevdf_why<R: Runqueue>(rq: &R, cfg: Config) -> (Option<R::Se>, PickReason) {
-    pick_single(rq).unwrap_or_else(|| pick_with(rq, &Eligibility::new(rq, cfg), cfg))
-}
-
-/// The pick when only one entity is queued: it (current if runnable), without an
-/// eligibility test. `None` when more are queued.
-#[inline(always)]
-fn pick_single<R: Runqueue>(rq: &R) -> Option<(Option<R::Se>, PickReason)> {
-    if rq.nr_queued() != 1 {
-        return None;
-    }
-    Some(
-        match rq.curr().filter(|c| c.on_rq()).or_else(|| rq.first()) {
-            Some(se) => (Some(se), PickReason::Only),
-            None => (None, PickReason::Idle),
-        },
-    )
-}
-
-/// [`pick_eevdf_why`] past the single-entity shortcut, with the runqueue's eligibility
-/// already prepared (`el` must be `Eligibility::new(rq, cfg)` of the current state).
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
-fn pick_with<R: Runqueue>(rq: &R, el: &Eligibility, cfg: Config) -> (Option<R::Se>, PickReason) {
+pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
     let runnable = rq.curr().filter(|c| c.on_rq());
-    let curr = runnable.filter(|c| el.vruntime(c.vruntime()));
-
-    if cfg.feat(Features::RUN_TO_PARITY) {
-        if let Some(c) = curr {
-            if protect_slice(c) {
-                return (Some(c), PickReason::Parity);
-            }
+    // We can safely skip the eligibility test with one queued entity.
+    if rq.nr_queued() == 1 {
+        return runnable.or_else(|| rq.first());
+    }
+    // The O(1) cases, with 64-bit eligibility tests only; whatever they leave undecided
+    // (the descent, a test that needs 128 bits) is the general pick's.
+    let el = Eligibility::with_features(rq, cfg.features);
+    let curr = match runnable.map(|c| (c, el.vruntime_narrow(c.vruntime()))) {
+        None | Some((_, Some(false))) => None,
+        Some((c, Some(true))) => Some(c),
+        Some((_, None)) => return pick_eevdf_general(rq, cfg.features),
+    };
+    if let Some(c) = curr {
+        if keeps_slice(c, cfg.features) {
+            return Some(c);
         }
     }
+    let Some(root) = rq.root() else {
+        return curr;
+    };
+    if let Some(first) = rq.first() {
+        if first.deadline() == root.min_deadline()
+            && el.vruntime_narrow(first.vruntime()) == Some(true)
+        {
+            return earlier(curr, Some(first));
+        }
+    }
+    pick_eevdf_general(rq, cfg.features)
+}
 
-    let pick = match (pick_tree(rq, el), curr) {
+/// RUN_TO_PARITY: once selected, an eligible current runs until it either becomes
+/// non-eligible or gets a new slice (see [`set_protect_slice`]).
+#[inline(always)]
+fn keeps_slice<S: Entity>(curr: S, features: Features) -> bool {
+    features.contains(Features::RUN_TO_PARITY) && protect_slice(curr)
+}
+
+/// [`pick_eevdf`] for more than one queued entity, in general: eligibility in 128 bits
+/// where needed, and the descent of the tree. It prepares its own [`Eligibility`] (a few
+/// instructions, on the rare path) so that [`pick_eevdf`] reaches it by a tail call and
+/// its own common path needs few registers.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn pick_eevdf_general<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
+    let el = Eligibility::with_features(rq, features);
+    let curr = rq.curr().filter(|c| c.on_rq() && el.vruntime(c.vruntime()));
+    if let Some(c) = curr {
+        if keeps_slice(c, features) {
+            return Some(c);
+        }
+    }
+    earlier(curr, rq.root().and_then(|root| pick_tree(rq, &el, root)))
+}
+
+/// The final step of [`pick_eevdf`]: an eligible current (`curr`) against the tree's
+/// best; current wins only with a strictly earlier deadline.
+#[inline(always)]
+fn earlier<S: Entity>(curr: Option<S>, best: Option<S>) -> Option<S> {
+    match (best, curr) {
         (Some(b), Some(c)) if vruntime_before(c.deadline(), b.deadline()) => Some(c),
         (None, c) => c,
         (b, _) => b,
+    }
+}
+
+/// [`pick_eevdf`], and why.
+#[inline]
+pub fn pick_eevdf_why<R: Runqueue>(rq: &R, cfg: Config) -> (Option<R::Se>, PickReason) {
+    let se = pick_eevdf(rq, cfg);
+    (se, pick_reason(rq, se, cfg))
+}
+
+/// Why [`pick_eevdf`] returned `se` (in the state it picked from).
+///
+/// [`PickReason::Parity`]: `se` is current, eligible and slice-protected under
+/// RUN_TO_PARITY, which is exactly when the pick keeps current without comparing
+/// deadlines. [`PickReason::EarliestIneligible`] costs one comparison: the earliest
+/// deadline of all runnable entities is `min(root.min_deadline, curr.deadline)`, and the
+/// pick is the earliest among the eligible ones, so some runnable entity has a strictly
+/// earlier deadline than the pick iff that entity is not eligible.
+pub fn pick_reason<R: Runqueue>(rq: &R, se: Option<R::Se>, cfg: Config) -> PickReason {
+    let Some(se) = se else {
+        return PickReason::Idle;
     };
-    let Some(se) = pick else {
-        return (None, PickReason::Idle);
-    };
+    if rq.nr_queued() == 1 {
+        return PickReason::Only;
+    }
+    let runnable = rq.curr().filter(|c| c.on_rq());
+    if runnable == Some(se)
+        && keeps_slice(se, cfg.features)
+        && Eligibility::new(rq, cfg).vruntime(se.vruntime())
+    {
+        return PickReason::Parity;
+    }
     let earliest = match (rq.root().map(|r| r.min_deadline()), runnable) {
         (Some(d), Some(c)) if vruntime_before(c.deadline(), d) => c.deadline(),
         (Some(d), _) => d,
@@ -666,9 +742,9 @@ fn pick_with<R: Runqueue>(rq: &R, el: &Eligibility, cfg: Config) -> (Option<R::S
         (None, None) => se.deadline(),
     };
     if vruntime_before(earliest, se.deadline()) {
-        (Some(se), PickReason::EarliestIneligible)
+        PickReason::EarliestIneligible
     } else {
-        (Some(se), PickReason::Earliest)
+        PickReason::Earliest
     }
 }
 
@@ -705,12 +781,14 @@ fn did_preempt_short<R: Runqueue>(rq: &R, curr: R::Se, cfg: Config) -> bool {
 }
 
 /// `do_preempt_short()`: may the waking `pse` (shorter slice, eligible) override the slice
-/// protection of `se`? `el` is the runqueue's eligibility.
+/// protection of `se`? The eligibility test is prepared only past the slice comparison,
+/// which settles the common case of equal slices.
 #[inline]
-fn do_preempt_short<S: Entity>(el: &Eligibility, pse: S, se: S, cfg: Config) -> bool {
+fn do_preempt_short<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, cfg: Config) -> bool {
     if !cfg.feat(Features::PREEMPT_SHORT) || pse.slice() >= se.slice() {
         return false;
     }
+    let el = Eligibility::new(rq, cfg);
     if !el.vruntime(pse.vruntime()) {
         return false;
     }
@@ -860,17 +938,14 @@ pub fn dequeue_entity<R: Runqueue>(
     }
     let sleep = flags.contains(DequeueFlags::SLEEP);
 
-    if !flags.contains(DequeueFlags::DELAYED) {
-        // DELAY_DEQUEUE relies on spurious wakeups, special task states must not suffer
-        // them: exempt them.
-        let delay = sleep && !flags.contains(DequeueFlags::SPECIAL);
-        if cfg.feat(Features::DELAY_DEQUEUE) && delay && !entity_eligible(rq, se, cfg) {
-            se.set_sched_delayed(true);
-            return false;
-        }
+    // DELAY_DEQUEUE relies on spurious wakeups, special task states must not suffer them:
+    // exempt them. A delayed entity being dequeued for good is not delayed again.
+    let delay = sleep && !flags.intersects(DequeueFlags::SPECIAL | DequeueFlags::DELAYED);
+    if dequeue_start(rq, se, delay, cfg).is_none() {
+        se.set_sched_delayed(true);
+        return false;
     }
 
-    update_entity_lag(rq, se, cfg);
     if cfg.feat(Features::PLACE_REL_DEADLINE) && !sleep {
         se.set_deadline(se.deadline().wrapping_sub(se.vruntime()));
         se.set_rel_deadline(true);
@@ -892,28 +967,55 @@ pub fn dequeue_entity<R: Runqueue>(
     true
 }
 
+/// The EEVDF start of `dequeue_entity()`: whether it is delayed and, if not, the lag saved.
+///
+/// With `delay` (a sleep that DELAY_DEQUEUE may delay) an entity that is not eligible stays
+/// queued to burn off its negative lag: returns `None` and changes nothing. Otherwise saves
+/// its lag ([`update_entity_lag`]) and returns whether that was clamped. One call for both,
+/// so that fair.c asks once (it does the load tracking between the two, which neither
+/// reads nor moves V or the entity).
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn dequeue_start<R: Runqueue>(rq: &mut R, se: R::Se, delay: bool, cfg: Config) -> Option<bool> {
+    if delay && cfg.feat(Features::DELAY_DEQUEUE) && !entity_eligible(rq, se, cfg) {
+        return None;
+    }
+    Some(update_entity_lag(rq, se, cfg))
+}
+
+/// The EEVDF part of `requeue_delayed_entity()` (fair.c keeps the delayed flag and its
+/// accounting): with DELAY_ZERO the lag is saved and, when positive, dropped by placing
+/// the entity again at V (lag 0). Returns whether the lag was clamped.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn requeue_delayed_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
+    if !cfg.feat(Features::DELAY_ZERO) {
+        return false;
+    }
+    let clamped = update_entity_lag(rq, se, cfg);
+    if se.vlag() > 0 {
+        let is_curr = rq.curr() == Some(se);
+        rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
+        if !is_curr {
+            __dequeue_entity(rq, se);
+        }
+        se.set_vlag(0);
+        place_entity(rq, se, EnqueueFlags::NONE, cfg);
+        if !is_curr {
+            __enqueue_entity(rq, se);
+        }
+        rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
+    }
+    clamped
+}
+
 /// `requeue_delayed_entity()`: a delayed entity is woken. With DELAY_ZERO positive lag is
 /// dropped: the entity is re-placed at V (lag 0).
 pub fn requeue_delayed_entity<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) {
     if !se.sched_delayed() || !se.on_rq() {
         return;
     }
-    if cfg.feat(Features::DELAY_ZERO) {
-        update_entity_lag(rq, se, cfg);
-        if se.vlag() > 0 {
-            let is_curr = rq.curr() == Some(se);
-            rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
-            if !is_curr {
-                __dequeue_entity(rq, se);
-            }
-            se.set_vlag(0);
-            place_entity(rq, se, EnqueueFlags::NONE, cfg);
-            if !is_curr {
-                __enqueue_entity(rq, se);
-            }
-            rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
-        }
-    }
+    requeue_delayed_lag(rq, se, cfg);
     se.set_sched_delayed(false);
 }
 
@@ -970,8 +1072,7 @@ pub fn schedule<R: Runqueue>(rq: &mut R, cfg: Config) -> Pick<R::Se> {
     pick
 }
 
-/// The wakeup-preemption decision, shared by [`wakeup_preempt`] and
-/// [`check_preempt_wakeup_fair`].
+/// What [`wakeup_decide`] found.
 enum WakeupDecision<S> {
     /// Nothing runs.
     Idle,
@@ -981,17 +1082,15 @@ enum WakeupDecision<S> {
     Picked {
         curr: S,
         pick: Option<S>,
-        reason: PickReason,
         short: bool,
-        el: Eligibility,
     },
 }
 
 /// With PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an
 /// earlier deadline than current or finds current ineligible cancels current's slice
-/// protection (even if it does not get picked); then the pick. One [`Eligibility`] serves
-/// throughout: cancelling the protection writes only current's `vlag`.
-#[inline]
+/// protection (even if it does not get picked); then the pick.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn wakeup_decide<R: Runqueue>(rq: &R, pse: R::Se, cfg: Config) -> WakeupDecision<R::Se> {
     let Some(curr) = rq.curr() else {
         return WakeupDecision::Idle;
@@ -999,25 +1098,22 @@ fn wakeup_decide<R: Runqueue>(rq: &R, pse: R::Se, cfg: Config) -> WakeupDecision
     if curr == pse {
         return WakeupDecision::SelfWake;
     }
-    let el = Eligibility::new(rq, cfg);
-    let short = do_preempt_short(&el, pse, curr, cfg);
+    let short = do_preempt_short(rq, pse, curr, cfg);
     if short {
         cancel_protect_slice(curr);
     }
-    let (pick, reason) = pick_single(rq).unwrap_or_else(|| pick_with(rq, &el, cfg));
     WakeupDecision::Picked {
         curr,
-        pick,
-        reason,
+        pick: pick_eevdf(rq, cfg),
         short,
-        el,
     }
 }
 
 /// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`:
 /// whether current must be rescheduled. Call [`update_curr`] first. This is
 /// [`check_preempt_wakeup_fair`] without the reason.
-#[inline]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
     match wakeup_decide(rq, pse, cfg) {
         WakeupDecision::Idle => true,
@@ -1033,23 +1129,19 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool 
 /// earlier deadline than current or finds current ineligible cancels current's slice
 /// protection (even if it does not get picked). Then current is preempted iff
 /// [`pick_eevdf`] now returns the wakee. The decision is [`wakeup_preempt`]'s, the same
-/// code; the reason costs a few comparisons more. Call [`update_curr`] first.
+/// code; the reason is worked out afterwards, from the same state. Call [`update_curr`]
+/// first.
 pub fn check_preempt_wakeup_fair<R: Runqueue>(
     rq: &mut R,
     pse: R::Se,
     cfg: Config,
 ) -> WakeupPreempt {
-    let (curr, pick, reason, short, el) = match wakeup_decide(rq, pse, cfg) {
+    let (curr, pick, short) = match wakeup_decide(rq, pse, cfg) {
         WakeupDecision::Idle => return WakeupPreempt::Idle,
         WakeupDecision::SelfWake => return WakeupPreempt::None,
-        WakeupDecision::Picked {
-            curr,
-            pick,
-            reason,
-            short,
-            el,
-        } => (curr, pick, reason, short, el),
+        WakeupDecision::Picked { curr, pick, short } => (curr, pick, short),
     };
+    let el = Eligibility::new(rq, cfg);
     if pick == Some(pse) {
         return if short {
             WakeupPreempt::ShortSlice
@@ -1062,7 +1154,7 @@ pub fn check_preempt_wakeup_fair<R: Runqueue>(
     // RUN_TO_PARITY kept current against an eligible wakee whose deadline does not lose to
     // current's: without the protection the deadline order would have let the wakee (or
     // another earlier deadline) run. O(1): no second pick.
-    if reason == PickReason::Parity
+    if pick_reason(rq, pick, cfg) == PickReason::Parity
         && el.vruntime(pse.vruntime())
         && !vruntime_before(curr.deadline(), pse.deadline())
     {
