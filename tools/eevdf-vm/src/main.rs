@@ -99,6 +99,13 @@ struct Args {
     #[arg(long)]
     log: Option<PathBuf>,
 
+    /// Raw argument appended to the QEMU command line; repeat for each word
+    /// (`--qemu-arg=-d --qemu-arg=exec`). Reaches any QEMU feature (logging,
+    /// a monitor socket, tracing) without a flag of its own, but nothing checks
+    /// it: a wrong or conflicting argument makes QEMU fail or change the run.
+    #[arg(long = "qemu-arg", allow_hyphen_values = true)]
+    qemu_args: Vec<String>,
+
     /// The guest script, run as `sh /job/run.sh` in the guest.
     script: PathBuf,
 }
@@ -394,6 +401,7 @@ struct Run<'a> {
     stream: bool,
     show_kernel: bool,
     log: Option<&'a Path>,
+    qemu_args: &'a [String],
 }
 
 fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
@@ -424,6 +432,7 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
     if let Some(shift) = r.icount_shift {
         cmd.args(["-icount", &format!("shift={shift},sleep=off")]);
     }
+    cmd.args(r.qemu_args);
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -582,6 +591,7 @@ fn choose_accel(args: &Args, kernel: &Path) -> Result<Accel> {
         stream: false,
         show_kernel: false,
         log: None,
+        qemu_args: &[],
     })?;
     let boots = out.guest_status == Some(0);
     std::fs::write(&cache, if boots { "boots\n" } else { "hangs\n" })?;
@@ -654,6 +664,7 @@ fn real_main() -> Result<ExitCode> {
         stream: true,
         show_kernel: args.show_kernel,
         log: args.log.as_deref(),
+        qemu_args: &args.qemu_args,
     });
     let _ = std::fs::remove_file(&initrd);
     let out = out?;
