@@ -288,7 +288,7 @@ impl Timeline for CfsRq {
         // SAFETY: as above.
         unsafe { rb::is_red(se.node()) }
     }
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, se: Se) {
         // SAFETY: fair.c inserts only entities that are not in a tree, after
         // `__enqueue_entity()` initialised the leaf's augmented values; the order
@@ -299,7 +299,7 @@ impl Timeline for CfsRq {
             })
         };
     }
-    #[inline]
+    #[inline(always)]
     fn erase(&mut self, se: Se) {
         // SAFETY: fair.c erases only entities in this timeline (queued, not
         // current), as it did with the C `__dequeue_entity()`.

@@ -196,13 +196,15 @@ impl<A: Augment> RbRootCached<A> {
 
     /// `rb_add_augmented_cached()`: links `node` in order of `less` (equal keys go
     /// to the right: FIFO), then rebalances, keeping the augmented values and the
-    /// cached leftmost node. Allocates nothing.
+    /// cached leftmost node. Allocates nothing. Always inlined, as the C static
+    /// inline it replaces: a call would cost its callers a frame of their own.
     ///
     /// # Safety
     ///
     /// `node` must be embedded in a live element, not be in any tree, and have
     /// its own augmented values initialised as a leaf's; `less` must be a strict
     /// weak order consistent with the tree's.
+    #[inline(always)]
     pub unsafe fn insert(
         &mut self,
         node: NonNull<bindings::rb_node>,
@@ -252,6 +254,7 @@ impl<A: Augment> RbRootCached<A> {
     /// # Safety
     ///
     /// `node` must be in this tree.
+    #[inline(always)]
     pub unsafe fn erase(&mut self, node: NonNull<bindings::rb_node>) {
         let tree = self.root.as_ptr();
         let node = node.as_ptr();
@@ -375,7 +378,10 @@ fn pc_is_black(pc: usize) -> bool {
 #[inline(always)]
 unsafe fn set_parent(rb: *mut bindings::rb_node, p: *mut bindings::rb_node) {
     // SAFETY: guaranteed by the caller.
-    unsafe { (*rb).__rb_parent_color = ((*rb).__rb_parent_color & RB_BLACK) + p as usize };
+    // `p` is aligned, so this is `rb_color(rb) + p` of the C without a carry.
+    unsafe {
+        (*rb).__rb_parent_color = ((*rb).__rb_parent_color & RB_BLACK).wrapping_add(p as usize)
+    };
 }
 
 /// `__rb_change_child()`: `old`'s place under `parent` (or at the root) goes to
