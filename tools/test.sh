@@ -52,6 +52,15 @@ cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eev
 
 stage "kernel: rust build"
 bash tools/build-kernel.sh rust
+stage "kernel: no panic path in the scheduler's Rust (entry points and what they inline)"
+# Overflow checks are on (CONFIG_RUST_OVERFLOW_CHECKS): a `+` that can overflow becomes a
+# call to a panic function. Only the KUnit suites and the debugfs files may have one.
+panics=$(llvm-objdump -dr --no-show-raw-insn "$KBUILD_ROOT/rust/kernel/sched/eevdf/kernel/sched_eevdf_glue.o" |
+	awk '/^[0-9a-f]+ </ { fn = $2 } /panicking|panic_const|panic_fmt/ { print fn }' |
+	grep -v -e kunit -e debugfs | sort -u)
+[ -z "$panics" ] || die "panic paths in scheduler functions: $panics"
+note "no panic path outside KUnit and debugfs"
+
 stage "guest: every guest test on the rust kernel (4 vCPUs, KUnit included)"
 printf 'eevdf-guest-tests -k rust\n' >"$KBUILD_ROOT/guest-rust.sh"
 target/release/eevdf-vm --kernel rust --cpus 4 --timeout-s 900 "$KBUILD_ROOT/guest-rust.sh"
