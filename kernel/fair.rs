@@ -372,14 +372,16 @@ const _: () = assert!(EnqueueFlags::INITIAL.0 == bindings::ENQUEUE_INITIAL);
 ///
 /// # Safety
 ///
-/// See the module docs: valid pointers, runqueue lock held.
-#[inline]
+/// See the module docs: valid (so non-null) pointers, runqueue lock held. fair.c never
+/// passes a null entity to these (the C functions they replace dereference it), so there
+/// is no test for one.
+#[inline(always)]
 unsafe fn args<'a>(
     cfs_rq: *mut bindings::cfs_rq,
     se: *mut bindings::sched_entity,
-) -> (&'a mut CfsRq, Option<Se>) {
-    // SAFETY: guaranteed by the caller.
-    unsafe { (CfsRq::from_raw(cfs_rq), Se::from_raw(se)) }
+) -> (&'a mut CfsRq, Se) {
+    // SAFETY: guaranteed by the caller; `se` is valid, hence not null.
+    unsafe { (CfsRq::from_raw(cfs_rq), Se(NonNull::new_unchecked(se))) }
 }
 
 /// `avg_vruntime()`.
@@ -421,8 +423,7 @@ pub unsafe extern "C" fn sched_eevdf_entity_eligible(
 ) -> i32 {
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
-    se.is_some_and(|se| core_::entity_eligible(&*rq, se, config()))
-        .into()
+    core_::entity_eligible(&*rq, se, config()).into()
 }
 
 /// `__enqueue_entity()`: into the sums and the timeline.
@@ -436,9 +437,8 @@ pub unsafe extern "C" fn sched_eevdf_enqueue_entity(
     se: *mut bindings::sched_entity,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        core_::__enqueue_entity(&mut *rq, se);
-    }
+    let (rq, se) = unsafe { args(cfs_rq, se) };
+    core_::__enqueue_entity(&mut *rq, se);
 }
 
 /// `__dequeue_entity()`: out of the timeline and the sums.
@@ -452,9 +452,8 @@ pub unsafe extern "C" fn sched_eevdf_dequeue_entity(
     se: *mut bindings::sched_entity,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        core_::__dequeue_entity(&mut *rq, se);
-    }
+    let (rq, se) = unsafe { args(cfs_rq, se) };
+    core_::__dequeue_entity(&mut *rq, se);
 }
 
 /// `__pick_first_entity()`: the leftmost (smallest vruntime) entity.
@@ -539,9 +538,8 @@ pub unsafe extern "C" fn sched_eevdf_place_entity(
     flags: i32,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        place(&mut *rq, se, flags);
-    }
+    let (rq, se) = unsafe { args(cfs_rq, se) };
+    place(&mut *rq, se, flags);
 }
 
 /// `place_entity()` then `__enqueue_entity()`: `enqueue_entity()` of an entity that is not
@@ -557,10 +555,9 @@ pub unsafe extern "C" fn sched_eevdf_place_enqueue_entity(
     flags: i32,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        place(&mut *rq, se, flags);
-        core_::__enqueue_entity(&mut *rq, se);
-    }
+    let (rq, se) = unsafe { args(cfs_rq, se) };
+    place(&mut *rq, se, flags);
+    core_::__enqueue_entity(&mut *rq, se);
 }
 
 /// `update_deadline()`: true when current used up its request.
@@ -576,15 +573,14 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(
     // SAFETY: guaranteed by the caller.
     match unsafe { args(cfs_rq, se) } {
         // Most calls (every update_curr()) end here: decide before reading the config.
-        (_, Some(se)) if vruntime_before(se.vruntime(), se.deadline()) => false,
-        (rq, Some(se)) => {
+        (_, se) if vruntime_before(se.vruntime(), se.deadline()) => false,
+        (rq, se) => {
             let expired = core_::update_deadline(&mut *rq, se, config());
             if expired && stats::counting() {
                 rq.count(Stat::SliceExpired);
             }
             expired
         }
-        _ => false,
     }
 }
 
@@ -602,13 +598,12 @@ pub unsafe extern "C" fn sched_eevdf_dequeue_start(
     delay: bool,
 ) -> bool {
     // SAFETY: guaranteed by the caller.
-    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        match core_::dequeue_start(&mut *rq, se, delay, config()) {
-            None => return true,
-            Some(clamped) => {
-                if clamped && stats::counting() {
-                    rq.count(Stat::LagClamped);
-                }
+    let (rq, se) = unsafe { args(cfs_rq, se) };
+    match core_::dequeue_start(&mut *rq, se, delay, config()) {
+        None => return true,
+        Some(clamped) => {
+            if clamped && stats::counting() {
+                rq.count(Stat::LagClamped);
             }
         }
     }
@@ -627,10 +622,9 @@ pub unsafe extern "C" fn sched_eevdf_requeue_delayed(
     se: *mut bindings::sched_entity,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        if core_::requeue_delayed_lag(&mut *rq, se, config()) && stats::counting() {
-            rq.count(Stat::LagClamped);
-        }
+    let (rq, se) = unsafe { args(cfs_rq, se) };
+    if core_::requeue_delayed_lag(&mut *rq, se, config()) && stats::counting() {
+        rq.count(Stat::LagClamped);
     }
 }
 
@@ -648,15 +642,14 @@ pub unsafe extern "C" fn sched_eevdf_reweight_entity(
     weight: core::ffi::c_ulong,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        let lw = LoadWeight {
-            weight: weight as u64,
-            inv_weight: 0,
-        };
-        core_::reweight_entity(&mut *rq, se, lw, config());
-        if stats::counting() {
-            rq.count(Stat::Reweights);
-        }
+    let (rq, se) = unsafe { args(cfs_rq, se) };
+    let lw = LoadWeight {
+        weight: weight as u64,
+        inv_weight: 0,
+    };
+    core_::reweight_entity(&mut *rq, se, lw, config());
+    if stats::counting() {
+        rq.count(Stat::Reweights);
     }
 }
 
@@ -676,11 +669,9 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
         return unsafe { wakeup_counted(cfs_rq, pse) };
     }
     // SAFETY: guaranteed by the caller.
-    match unsafe { args(cfs_rq, pse) } {
-        // The decision alone (the same core code), without classifying it.
-        (rq, Some(pse)) => core_::wakeup_preempt(&mut *rq, pse, config()),
-        _ => false,
-    }
+    let (rq, pse) = unsafe { args(cfs_rq, pse) };
+    // The decision alone (the same core code), without classifying it.
+    core_::wakeup_preempt(rq, pse, config())
 }
 
 /// [`sched_eevdf_wakeup_preempt`] while counting: the same decision, classified and counted
@@ -692,9 +683,7 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
 #[inline(never)]
 unsafe fn wakeup_counted(cfs_rq: *mut bindings::cfs_rq, pse: *mut bindings::sched_entity) -> bool {
     // SAFETY: guaranteed by the caller.
-    let (rq, Some(pse)) = (unsafe { args(cfs_rq, pse) }) else {
-        return false;
-    };
+    let (rq, pse) = unsafe { args(cfs_rq, pse) };
     let why = core_::check_preempt_wakeup_fair(&mut *rq, pse, config());
     // One increment a wakeup: `wakeups` is the sum of the outcomes.
     rq.count(match why {
@@ -719,7 +708,6 @@ pub unsafe extern "C" fn sched_eevdf_set_slice(
     slice: u64,
 ) {
     // SAFETY: guaranteed by the caller.
-    if let (rq, Some(se)) = unsafe { args(cfs_rq, se) } {
-        core_::set_queued_slice(&mut *rq, se, slice);
-    }
+    let (rq, se) = unsafe { args(cfs_rq, se) };
+    core_::set_queued_slice(&mut *rq, se, slice);
 }

@@ -640,35 +640,44 @@ pub enum PickReason {
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
+    match pick_eevdf_fast(rq, cfg.features) {
+        Some(pick) => pick,
+        None => pick_eevdf_general(rq, cfg.features),
+    }
+}
+
+/// The O(1) cases of [`pick_eevdf`], with 64-bit eligibility tests only: `Some(pick)`, or
+/// `None` for what they leave undecided (the descent, a test that needs 128 bits), which
+/// is [`pick_eevdf_general`]'s.
+#[inline(always)]
+fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Option<Option<R::Se>> {
     let runnable = rq.curr().filter(|c| c.on_rq());
     // We can safely skip the eligibility test with one queued entity.
     if rq.nr_queued() == 1 {
-        return runnable.or_else(|| rq.first());
+        return Some(runnable.or_else(|| rq.first()));
     }
-    // The O(1) cases, with 64-bit eligibility tests only; whatever they leave undecided
-    // (the descent, a test that needs 128 bits) is the general pick's.
-    let el = Eligibility::with_features(rq, cfg.features);
+    let el = Eligibility::with_features(rq, features);
     let curr = match runnable.map(|c| (c, el.vruntime_narrow(c.vruntime()))) {
         None | Some((_, Some(false))) => None,
         Some((c, Some(true))) => Some(c),
-        Some((_, None)) => return pick_eevdf_general(rq, cfg.features),
+        Some((_, None)) => return None,
     };
     if let Some(c) = curr {
-        if keeps_slice(c, cfg.features) {
-            return Some(c);
+        if keeps_slice(c, features) {
+            return Some(Some(c));
         }
     }
     let Some(root) = rq.root() else {
-        return curr;
+        return Some(curr);
     };
     if let Some(first) = rq.first() {
         if first.deadline() == root.min_deadline()
             && el.vruntime_narrow(first.vruntime()) == Some(true)
         {
-            return earlier(curr, Some(first));
+            return Some(earlier(curr, Some(first)));
         }
     }
-    pick_eevdf_general(rq, cfg.features)
+    None
 }
 
 /// RUN_TO_PARITY: once selected, an eligible current runs until it either becomes
@@ -781,14 +790,23 @@ fn did_preempt_short<R: Runqueue>(rq: &R, curr: R::Se, cfg: Config) -> bool {
 }
 
 /// `do_preempt_short()`: may the waking `pse` (shorter slice, eligible) override the slice
-/// protection of `se`? The eligibility test is prepared only past the slice comparison,
-/// which settles the common case of equal slices.
-#[inline]
+/// protection of `se`? The slice comparison, which settles the common case of equal
+/// slices, is inlined into the wakeup; the eligibility tests are not.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn do_preempt_short<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, cfg: Config) -> bool {
     if !cfg.feat(Features::PREEMPT_SHORT) || pse.slice() >= se.slice() {
         return false;
     }
-    let el = Eligibility::new(rq, cfg);
+    shorter_preempts(rq, pse, se, cfg.features)
+}
+
+/// [`do_preempt_short`] for a wakee with a shorter slice: it must be eligible, and have an
+/// earlier deadline than `se` or find `se` ineligible.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn shorter_preempts<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, features: Features) -> bool {
+    let el = Eligibility::with_features(rq, features);
     if !el.vruntime(pse.vruntime()) {
         return false;
     }
@@ -1072,77 +1090,72 @@ pub fn schedule<R: Runqueue>(rq: &mut R, cfg: Config) -> Pick<R::Se> {
     pick
 }
 
-/// What [`wakeup_decide`] found.
-enum WakeupDecision<S> {
-    /// Nothing runs.
-    Idle,
-    /// The wakee is current.
-    SelfWake,
-    /// `pick` is what [`pick_eevdf`] returns after the PREEMPT_SHORT step.
-    Picked {
-        curr: S,
-        pick: Option<S>,
-        short: bool,
-    },
-}
-
-/// With PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an
-/// earlier deadline than current or finds current ineligible cancels current's slice
-/// protection (even if it does not get picked); then the pick.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
-fn wakeup_decide<R: Runqueue>(rq: &R, pse: R::Se, cfg: Config) -> WakeupDecision<R::Se> {
-    let Some(curr) = rq.curr() else {
-        return WakeupDecision::Idle;
-    };
-    if curr == pse {
-        return WakeupDecision::SelfWake;
-    }
-    let short = do_preempt_short(rq, pse, curr, cfg);
-    if short {
-        cancel_protect_slice(curr);
-    }
-    WakeupDecision::Picked {
-        curr,
-        pick: pick_eevdf(rq, cfg),
-        short,
-    }
-}
-
 /// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`:
 /// whether current must be rescheduled. Call [`update_curr`] first. This is
 /// [`check_preempt_wakeup_fair`] without the reason.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
-pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
-    match wakeup_decide(rq, pse, cfg) {
-        WakeupDecision::Idle => true,
-        WakeupDecision::SelfWake => false,
-        WakeupDecision::Picked { pick, .. } => pick == Some(pse),
-    }
-}
-
-/// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`,
-/// and why (the debugfs counters).
 ///
 /// With PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an
 /// earlier deadline than current or finds current ineligible cancels current's slice
 /// protection (even if it does not get picked). Then current is preempted iff
-/// [`pick_eevdf`] now returns the wakee. The decision is [`wakeup_preempt`]'s, the same
-/// code; the reason is worked out afterwards, from the same state. Call [`update_curr`]
+/// [`pick_eevdf`] now returns the wakee. In the kernel the common case (equal slices, the
+/// pick's O(1) cases) is straight-line code, and the rest is reached by tail calls.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
+    let Some(curr) = rq.curr() else {
+        return true;
+    };
+    if curr == pse {
+        return false;
+    }
+    if cfg.feat(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() {
+        return wakeup_preempt_shorter(rq, pse, curr, cfg.features);
+    }
+    match pick_eevdf_fast(rq, cfg.features) {
+        Some(pick) => pick == Some(pse),
+        None => pick_eevdf_general_is(rq, pse, cfg.features),
+    }
+}
+
+/// [`wakeup_preempt`] for a wakee with a shorter slice than current's (PREEMPT_SHORT on).
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn wakeup_preempt_shorter<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, f: Features) -> bool {
+    if shorter_preempts(rq, pse, curr, f) {
+        cancel_protect_slice(curr);
+    }
+    pick_eevdf_fast(rq, f).unwrap_or_else(|| pick_eevdf_general(rq, f)) == Some(pse)
+}
+
+/// Whether [`pick_eevdf_general`] picks `pse`: out of line, so that [`wakeup_preempt`]
+/// reaches it by a tail call.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn pick_eevdf_general_is<R: Runqueue>(rq: &R, pse: R::Se, features: Features) -> bool {
+    pick_eevdf_general(rq, features) == Some(pse)
+}
+
+/// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`,
+/// and why (the debugfs counters). The decision is [`wakeup_preempt`]'s, the same code;
+/// the reason is worked out afterwards from the state it left (cancelling the slice
+/// protection writes only current's `vlag`, which neither `do_preempt_short()` nor the
+/// eligibility tests read, and the pick is the same pick again). Call [`update_curr`]
 /// first.
 pub fn check_preempt_wakeup_fair<R: Runqueue>(
     rq: &mut R,
     pse: R::Se,
     cfg: Config,
 ) -> WakeupPreempt {
-    let (curr, pick, short) = match wakeup_decide(rq, pse, cfg) {
-        WakeupDecision::Idle => return WakeupPreempt::Idle,
-        WakeupDecision::SelfWake => return WakeupPreempt::None,
-        WakeupDecision::Picked { curr, pick, short } => (curr, pick, short),
+    let Some(curr) = rq.curr() else {
+        return WakeupPreempt::Idle;
     };
+    if curr == pse {
+        return WakeupPreempt::None;
+    }
+    let preempts = wakeup_preempt(rq, pse, cfg);
+    let short = do_preempt_short(rq, pse, curr, cfg);
     let el = Eligibility::new(rq, cfg);
-    if pick == Some(pse) {
+    if preempts {
         return if short {
             WakeupPreempt::ShortSlice
         } else if !curr.on_rq() || !el.vruntime(curr.vruntime()) {
@@ -1154,7 +1167,7 @@ pub fn check_preempt_wakeup_fair<R: Runqueue>(
     // RUN_TO_PARITY kept current against an eligible wakee whose deadline does not lose to
     // current's: without the protection the deadline order would have let the wakee (or
     // another earlier deadline) run. O(1): no second pick.
-    if pick_reason(rq, pick, cfg) == PickReason::Parity
+    if pick_reason(rq, pick_eevdf(rq, cfg), cfg) == PickReason::Parity
         && el.vruntime(pse.vruntime())
         && !vruntime_before(curr.deadline(), pse.deadline())
     {
