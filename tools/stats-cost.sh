@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# What the per-CPU EEVDF counters cost when nobody reads them: the rust kernel
-# against the same tree and config with CONFIG_SCHED_EEVDF_RUST_STATS=n.
+# What the per-CPU EEVDF counters cost while they count (when nobody reads them):
+# the rust kernel against the same tree and config with
+# CONFIG_SCHED_EEVDF_RUST_STATS=n, both with schedstats on (the counters count
+# only then; schedstats' own cost is then in both).
 #
 #   tools/stats-cost.sh [BOOTS_PER_KERNEL]     (default 6; about a minute per boot)
 #
@@ -25,6 +27,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat >"$work/run.sh" <<'GUEST'
 [ -e /sys/kernel/debug/sched/eevdf/stats ] && echo "@@ stats yes" || echo "@@ stats no"
+echo 1 >/proc/sys/kernel/sched_schedstats
 for i in 1 2 3; do
 	eevdf-pingpong --cpu 0 --duration-ms 2000 | sed -n 's/.*"switches_per_s":\([0-9.e+]*\).*/@@ pingpong_switches_per_s \1/p'
 	hackbench -g 4 -l 200 | sed -n 's/^Time: \([0-9.]*\)/@@ hackbench_s \1/p'

@@ -70,9 +70,13 @@ struct Args {
     #[arg(long, value_delimiter = ',', value_parser = parse_kernel, default_value = "rust,stock")]
     kernels: Vec<Kernel>,
 
-    /// Guest vCPUs. Under TCG each vCPU is a host thread: more than the host's cores makes
-    /// latencies measure the host's scheduler.
-    #[arg(long, default_value_t = 2)]
+    /// Guest vCPUs. 1 (the default) measures one runqueue's EEVDF decisions: under icount
+    /// hackbench then repeats to about 0.5% (measured: `hackbench -g 2 -l 70`, 6 runs a
+    /// kernel, interval 1.51-1.58 s). 2 or more adds migration and load balancing (the same
+    /// C code in both kernels) and QEMU's round-robin interleaving of the vCPUs, which
+    /// spreads hackbench 5-10% and hides 1% differences. Under realtime TCG each vCPU is a
+    /// host thread: more than the host's cores makes latencies measure the host's scheduler.
+    #[arg(long, default_value_t = 1)]
     cpus: u32,
 
     /// How guest time runs. `icount` (the default): QEMU's `-icount shift=N,sleep=off`, the
