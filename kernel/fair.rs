@@ -479,7 +479,6 @@ pub unsafe extern "C" fn sched_eevdf_pick_first_entity(
 pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
     cfs_rq: *mut bindings::cfs_rq,
 ) -> *mut bindings::sched_entity {
-    // SAFETY: guaranteed by the caller.
     if stats::counting() {
         // SAFETY: guaranteed by the caller.
         return unsafe { pick_counted(cfs_rq) };
@@ -599,13 +598,11 @@ pub unsafe extern "C" fn sched_eevdf_dequeue_start(
 ) -> bool {
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
-    match core_::dequeue_start(&mut *rq, se, delay, config()) {
-        None => return true,
-        Some(clamped) => {
-            if clamped && stats::counting() {
-                rq.count(Stat::LagClamped);
-            }
-        }
+    let Some(clamped) = core_::dequeue_start(&mut *rq, se, delay, config()) else {
+        return true;
+    };
+    if clamped && stats::counting() {
+        rq.count(Stat::LagClamped);
     }
     false
 }

@@ -640,9 +640,15 @@ pub enum PickReason {
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
-    match pick_eevdf_fast(rq, cfg.features) {
+    pick_features(rq, cfg.features)
+}
+
+/// [`pick_eevdf`] from the feature bits alone (the only part of the [`Config`] it reads).
+#[inline(always)]
+fn pick_features<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
+    match pick_eevdf_fast(rq, features) {
         Some(pick) => pick,
-        None => pick_eevdf_general(rq, cfg.features),
+        None => pick_eevdf_general(rq, features),
     }
 }
 
@@ -1124,7 +1130,7 @@ fn wakeup_preempt_shorter<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, f: Featu
     if shorter_preempts(rq, pse, curr, f) {
         cancel_protect_slice(curr);
     }
-    pick_eevdf_fast(rq, f).unwrap_or_else(|| pick_eevdf_general(rq, f)) == Some(pse)
+    pick_features(rq, f) == Some(pse)
 }
 
 /// Whether [`pick_eevdf_general`] picks `pse`: out of line, so that [`wakeup_preempt`]
@@ -1139,8 +1145,7 @@ fn pick_eevdf_general_is<R: Runqueue>(rq: &R, pse: R::Se, features: Features) ->
 /// and why (the debugfs counters). The decision is [`wakeup_preempt`]'s, the same code;
 /// the reason is worked out afterwards from the state it left (cancelling the slice
 /// protection writes only current's `vlag`, which neither `do_preempt_short()` nor the
-/// eligibility tests read, and the pick is the same pick again). Call [`update_curr`]
-/// first.
+/// eligibility tests read). Call [`update_curr`] first.
 pub fn check_preempt_wakeup_fair<R: Runqueue>(
     rq: &mut R,
     pse: R::Se,
@@ -1166,8 +1171,10 @@ pub fn check_preempt_wakeup_fair<R: Runqueue>(
     }
     // RUN_TO_PARITY kept current against an eligible wakee whose deadline does not lose to
     // current's: without the protection the deadline order would have let the wakee (or
-    // another earlier deadline) run. O(1): no second pick.
-    if pick_reason(rq, pick_eevdf(rq, cfg), cfg) == PickReason::Parity
+    // another earlier deadline) run. O(1): no second pick. The reason is asked of current:
+    // Parity holds exactly when the pick kept current by its slice protection, and the
+    // other reasons are not Parity whatever was picked.
+    if pick_reason(rq, Some(curr), cfg) == PickReason::Parity
         && el.vruntime(pse.vruntime())
         && !vruntime_before(curr.deadline(), pse.deadline())
     {
