@@ -365,6 +365,37 @@ pub fn config() -> Config {
     }
 }
 
+/// `with_config!(cfg, (a: A, ...) -> T => body)`: `body` with `cfg` = [`config()`],
+/// compiled twice. Inline, with the default feature set as a constant, where every feature
+/// test folds away: the common case, straight-line code. Out of line, for any other set,
+/// in a function of the listed arguments (passed in registers, so that the call can be a
+/// tail call and the inline path spills nothing for it), which reads the configuration
+/// again (a toggle in between is seen now or at the next call, as with any toggle).
+///
+/// A per-call feature word otherwise costs a test and a branch at each feature the path
+/// meets, and BIAS_ELIGIBLE's two paths a merge, where fair.c's `sched_feat()` is a patched
+/// jump. Both copies are the same core code, so they decide alike; only the default set is
+/// fast. Guest tests toggle features, which runs the other copy.
+macro_rules! with_config {
+    ($cfg:ident, ($($a:ident: $t:ty),*) -> $ret:ty => $body:expr) => {{
+        let cfg = config();
+        if cfg.features == Features::DEFAULT {
+            let $cfg = Config {
+                features: Features::DEFAULT,
+                ..cfg
+            };
+            $body
+        } else {
+            #[inline(never)]
+            fn other($($a: $t),*) -> $ret {
+                let $cfg = config();
+                $body
+            }
+            other($($a),*)
+        }
+    }};
+}
+
 // The core reads ENQUEUE_INITIAL with fair.c's value.
 const _: () = assert!(EnqueueFlags::INITIAL.0 == bindings::ENQUEUE_INITIAL);
 
@@ -485,7 +516,8 @@ pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
     }
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    core_::pick_eevdf(&*rq, config()).map_or(ptr::null_mut(), Se::as_ptr)
+    let se = with_config!(cfg, (rq: &CfsRq) -> Option<Se> => core_::pick_eevdf(rq, cfg));
+    se.map_or(ptr::null_mut(), Se::as_ptr)
 }
 
 /// [`sched_eevdf_pick_eevdf`] while counting: the same pick, and its reason counted. Out of
@@ -514,7 +546,9 @@ unsafe fn pick_counted(cfs_rq: *mut bindings::cfs_rq) -> *mut bindings::sched_en
 #[inline(always)]
 fn place(rq: &mut CfsRq, se: Se, flags: i32) {
     let flags = EnqueueFlags(flags as u32);
-    let lag = core_::place_entity(rq, se, flags, config());
+    let lag = with_config!(cfg, (rq: &mut CfsRq, se: Se, flags: EnqueueFlags) -> i64 => {
+        core_::place_entity(rq, se, flags, cfg)
+    });
     if stats::counting() {
         if lag != 0 {
             rq.count(Stat::PlaceLag);
@@ -598,9 +632,20 @@ pub unsafe extern "C" fn sched_eevdf_dequeue_start(
 ) -> bool {
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
-    let Some(clamped) = core_::dequeue_start(&mut *rq, se, delay, config()) else {
-        return true;
-    };
+    // `core_::dequeue_start()` in two steps: the lag is saved by a tail call, so that the
+    // decision (a delayed sleep: the common end in a ping-pong) needs few registers.
+    with_config!(cfg, (rq: &mut CfsRq, se: Se, delay: bool) -> bool => {
+        core_::dequeue_delays(rq, se, delay, cfg) || dequeue_save_lag(rq, se)
+    })
+}
+
+/// The second step of [`sched_eevdf_dequeue_start`]: the lag saved, its clamp counted.
+/// Returns false (not delayed), for the tail call.
+#[inline(never)]
+fn dequeue_save_lag(rq: &mut CfsRq, se: Se) -> bool {
+    let clamped = with_config!(cfg, (rq: &mut CfsRq, se: Se) -> bool => {
+        core_::update_entity_lag(rq, se, cfg)
+    });
     if clamped && stats::counting() {
         rq.count(Stat::LagClamped);
     }
@@ -620,9 +665,25 @@ pub unsafe extern "C" fn sched_eevdf_requeue_delayed(
 ) {
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
-    if core_::requeue_delayed_lag(&mut *rq, se, config()) && stats::counting() {
-        rq.count(Stat::LagClamped);
-    }
+    // `core_::requeue_delayed_lag()` in two steps: the rare placement (positive lag) by a
+    // tail call, so that the common requeue needs few registers.
+    with_config!(cfg, (rq: &mut CfsRq, se: Se) -> () => {
+        let (clamped, place) = core_::requeue_delayed_start(rq, se, cfg);
+        if clamped && stats::counting() {
+            rq.count(Stat::LagClamped);
+        }
+        if place {
+            requeue_delayed_place(rq, se);
+        }
+    })
+}
+
+/// The second step of [`sched_eevdf_requeue_delayed`], for positive lag.
+#[inline(never)]
+fn requeue_delayed_place(rq: &mut CfsRq, se: Se) {
+    with_config!(cfg, (rq: &mut CfsRq, se: Se) -> () => {
+        core_::requeue_delayed_place(rq, se, cfg)
+    });
 }
 
 /// The EEVDF part of `reweight_entity()`: lag-preserving rescaling of vruntime
@@ -668,7 +729,9 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
     // SAFETY: guaranteed by the caller.
     let (rq, pse) = unsafe { args(cfs_rq, pse) };
     // The decision alone (the same core code), without classifying it.
-    core_::wakeup_preempt(rq, pse, config())
+    with_config!(cfg, (rq: &mut CfsRq, pse: Se) -> bool => {
+        core_::wakeup_preempt(rq, pse, cfg)
+    })
 }
 
 /// [`sched_eevdf_wakeup_preempt`] while counting: the same decision, classified and counted

@@ -263,7 +263,7 @@ impl<A: Augment> RbRootCached<A> {
         // node of this tree (or null where the C tests for null).
         unsafe {
             if (*tree).rb_leftmost == node {
-                (*tree).rb_leftmost = bindings::rb_next(node);
+                (*tree).rb_leftmost = leftmost_next(node);
             }
             let root = &raw mut (*tree).rb_root;
             let child = (*node).rb_right;
@@ -355,6 +355,30 @@ impl<A: Augment> RbRootCached<A> {
                 bindings::__rb_erase_color(rebalance, root, Some(rotate::<A>));
             }
         }
+    }
+}
+
+/// `rb_next()` of the leftmost node, inline (the erase of the leftmost, the common one,
+/// needs it; `rb_next()` is an out-of-line call). The leftmost node has no left child, so
+/// its successor is the leftmost node of its right subtree if it has one, else its
+/// parent (of which it is the left child), else none.
+///
+/// # Safety
+///
+/// `node` must be the leftmost node of a valid tree.
+#[inline(always)]
+unsafe fn leftmost_next(node: *mut bindings::rb_node) -> *mut bindings::rb_node {
+    // SAFETY: guaranteed by the caller; every link followed is a child pointer of a
+    // valid node of the tree.
+    unsafe {
+        let mut next = (*node).rb_right;
+        if next.is_null() {
+            return pc_parent((*node).__rb_parent_color);
+        }
+        while !(*next).rb_left.is_null() {
+            next = (*next).rb_left;
+        }
+        next
     }
 }
 

@@ -994,17 +994,25 @@ pub fn dequeue_entity<R: Runqueue>(
 /// The EEVDF start of `dequeue_entity()`: whether it is delayed and, if not, the lag saved.
 ///
 /// With `delay` (a sleep that DELAY_DEQUEUE may delay) an entity that is not eligible stays
-/// queued to burn off its negative lag: returns `None` and changes nothing. Otherwise saves
-/// its lag ([`update_entity_lag`]) and returns whether that was clamped. One call for both,
-/// so that fair.c asks once (it does the load tracking between the two, which neither
-/// reads nor moves V or the entity).
+/// queued to burn off its negative lag ([`dequeue_delays`]): returns `None` and changes
+/// nothing. Otherwise saves its lag ([`update_entity_lag`]) and returns whether that was
+/// clamped. fair.c asks both at the start of its dequeue (it does the load tracking between
+/// the two, which neither reads nor moves V or the entity).
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn dequeue_start<R: Runqueue>(rq: &mut R, se: R::Se, delay: bool, cfg: Config) -> Option<bool> {
-    if delay && cfg.feat(Features::DELAY_DEQUEUE) && !entity_eligible(rq, se, cfg) {
+    if dequeue_delays(rq, se, delay, cfg) {
         return None;
     }
     Some(update_entity_lag(rq, se, cfg))
+}
+
+/// DELAY_DEQUEUE's decision: a sleep that may be delayed (`delay`) of an entity that is not
+/// eligible is delayed.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn dequeue_delays<R: Runqueue>(rq: &R, se: R::Se, delay: bool, cfg: Config) -> bool {
+    delay && cfg.feat(Features::DELAY_DEQUEUE) && !entity_eligible(rq, se, cfg)
 }
 
 /// The EEVDF part of `requeue_delayed_entity()` (fair.c keeps the delayed flag and its
@@ -1013,24 +1021,42 @@ pub fn dequeue_start<R: Runqueue>(rq: &mut R, se: R::Se, delay: bool, cfg: Confi
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn requeue_delayed_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
-    if !cfg.feat(Features::DELAY_ZERO) {
-        return false;
-    }
-    let clamped = update_entity_lag(rq, se, cfg);
-    if se.vlag() > 0 {
-        let is_curr = rq.curr() == Some(se);
-        rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
-        if !is_curr {
-            __dequeue_entity(rq, se);
-        }
-        se.set_vlag(0);
-        place_entity(rq, se, EnqueueFlags::NONE, cfg);
-        if !is_curr {
-            __enqueue_entity(rq, se);
-        }
-        rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
+    let (clamped, place) = requeue_delayed_start(rq, se, cfg);
+    if place {
+        requeue_delayed_place(rq, se, cfg);
     }
     clamped
+}
+
+/// The first step of [`requeue_delayed_lag`]: with DELAY_ZERO the lag saved. Returns
+/// whether it was clamped and whether it is positive, when [`requeue_delayed_place`] must
+/// follow (the kernel does that out of line: the common requeue then needs few registers).
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn requeue_delayed_start<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> (bool, bool) {
+    if !cfg.feat(Features::DELAY_ZERO) {
+        return (false, false);
+    }
+    let clamped = update_entity_lag(rq, se, cfg);
+    (clamped, se.vlag() > 0)
+}
+
+/// The second step of [`requeue_delayed_lag`], for positive lag: the entity placed again
+/// at V (lag 0), in the tree (unless current) and in the count.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn requeue_delayed_place<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) {
+    let is_curr = rq.curr() == Some(se);
+    rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
+    if !is_curr {
+        __dequeue_entity(rq, se);
+    }
+    se.set_vlag(0);
+    place_entity(rq, se, EnqueueFlags::NONE, cfg);
+    if !is_curr {
+        __enqueue_entity(rq, se);
+    }
+    rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
 }
 
 /// `requeue_delayed_entity()`: a delayed entity is woken. With DELAY_ZERO positive lag is

@@ -3,9 +3,14 @@
 per log, the executed guest instructions per (cpu, context, TB pc).
 
 Each "IN:" block gives a TB's guest instructions at translation; each "Trace N: ptr
-[cs_base/pc/flags/cflags]" line is one execution of a TB on vCPU N. Logs are streamed in
-order, with the instruction count of the *most recent* translation of a pc at the time of
-the execution (a pc retranslated with other code, e.g. in user space, gets the new count).
+[cs_base/pc/flags/cflags]" line is one execution of a TB on vCPU N. A translation is
+logged just before its first execution, so the Trace line that follows an IN: block names
+the translation's cflags. Counts are kept per (pc, cflags): under icount QEMU translates
+the same pc again with an instruction limit in cflags (the budget ends inside the block,
+or an I/O access must end it), and those shorter blocks must not stand for the full ones.
+Logs are streamed in order, with the count of the *most recent* translation of a (pc,
+cflags) at the time of the execution (a pc retranslated with other code, e.g. in user
+space, gets the new count).
 
 Context (per vCPU, from the TB stream): "I" (interrupt) from the entry of an interrupt
 vector (asm_sysvec_*, asm_common_interrupt, asm_spurious_interrupt) until the matching
@@ -62,6 +67,7 @@ def main():
         retrans_changed = 0
         underflow = 0
         in_block = False
+        pending = None  # (pc, insns) of the last translation, until its first execution
         cur_pc = None
         cur_n = 0
         with open(path, "rb", buffering=1 << 22) as f:
@@ -75,10 +81,8 @@ def main():
                         continue
                     # end of block
                     if cur_pc is not None:
-                        old = ninsn.get(cur_pc)
-                        if old is not None and old != cur_n:
-                            retrans_changed += 1
-                        ninsn[cur_pc] = cur_n
+                        # keyed when its first execution names the cflags
+                        pending = (cur_pc, cur_n)
                     in_block = False
                     cur_pc = None
                     cur_n = 0
@@ -86,8 +90,16 @@ def main():
                     colon = line.index(b":", 6)
                     cpu = int(line[6:colon])
                     lb = line.index(b"[", colon)
-                    parts = line[lb + 1:].split(b"/", 2)
+                    parts = line[lb + 1:].split(b"/", 3)
                     pc = int(parts[1], 16)
+                    key = (pc, parts[3][:8])
+                    if pending is not None:
+                        if pending[0] == pc:
+                            old = ninsn.get(key)
+                            if old is not None and old != pending[1]:
+                                retrans_changed += 1
+                            ninsn[key] = pending[1]
+                        pending = None
                     if pc < KSTART:
                         if stacks[cpu]:
                             stacks[cpu].clear()
@@ -105,7 +117,7 @@ def main():
                             underflow += 1
                     k = (cpu, "I" if nirq[cpu] else "T", pc)
                     execs[k] += 1
-                    n = ninsn.get(pc)
+                    n = ninsn.get(key)
                     if n is None:
                         unknown += 1
                     else:
@@ -114,8 +126,6 @@ def main():
                     in_block = True
                     cur_pc = None
                     cur_n = 0
-        if in_block and cur_pc is not None:
-            ninsn[cur_pc] = cur_n
         name = os.path.basename(path)
         if name.endswith(".log"):
             name = name[:-4]
