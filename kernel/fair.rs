@@ -439,7 +439,10 @@ pub unsafe extern "C" fn sched_eevdf_vruntime_eligible(
 ) -> i32 {
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    i32::from(core_::vruntime_eligible(&*rq, vruntime, config()))
+    let eligible = with_config!(cfg, (rq: &CfsRq, vruntime: u64) -> bool => {
+        core_::vruntime_eligible(rq, vruntime, cfg)
+    });
+    i32::from(eligible)
 }
 
 /// `entity_eligible()`.
@@ -454,7 +457,12 @@ pub unsafe extern "C" fn sched_eevdf_entity_eligible(
 ) -> i32 {
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
-    core_::entity_eligible(&*rq, se, config()).into()
+    // update_curr()'s did_preempt_short() asks this once its current lost slice
+    // protection: specialised as the pick is.
+    let eligible = with_config!(cfg, (rq: &CfsRq, se: Se) -> bool => {
+        core_::entity_eligible(rq, se, cfg)
+    });
+    eligible.into()
 }
 
 /// `__enqueue_entity()`: into the sums and the timeline.
@@ -608,7 +616,9 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(
         // Most calls (every update_curr()) end here: decide before reading the config.
         (_, se) if vruntime_before(se.vruntime(), se.deadline()) => false,
         (rq, se) => {
-            let expired = core_::update_deadline(&mut *rq, se, config());
+            let expired = with_config!(cfg, (rq: &mut CfsRq, se: Se) -> bool => {
+                core_::update_deadline(rq, se, cfg)
+            });
             if expired && stats::counting() {
                 rq.count(Stat::SliceExpired);
             }

@@ -20,6 +20,8 @@ import os
 import re
 import sys
 
+SWITCH_FN = os.environ.get("INSNPROF_SWITCH_FN") or "pipe_write"
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from funcs import Symbolizer  # noqa: E402
 from srcfiles import fair_functions  # noqa: E402
@@ -85,7 +87,9 @@ def main():
     data = {}
     if steady:
         # steady mode: windows w* inside one ping-pong run; a switch of the ping-pong is
-        # one pipe_write (each write wakes or feeds the other end, which then runs)
+        # one pipe_write (each write wakes or feeds the other end, which then runs); for
+        # another workload INSNPROF_SWITCH_FN names the function called once a switch
+        # (do_sched_yield for yielding tasks)
         ws = sorted(os.path.basename(p)[:-len(".tbcount")]
                     for p in glob.glob(os.path.join(run_dir, "w*.tbcount")))
         if not ws:
@@ -94,7 +98,7 @@ def main():
         data["_empty"] = empty
         for w in ws:
             data[w] = load(os.path.join(run_dir, w + ".tbcount"), cpu, sym)
-            sw[w] = data[w][("T", "pipe_write")][1]
+            sw[w] = data[w][("T", SWITCH_FN)][1]
         pairs = [("_empty", w) for w in ws]
         sw["_empty"] = 0
     data.update({w: load(os.path.join(run_dir, w + ".tbcount"), cpu, sym)
@@ -132,7 +136,7 @@ def main():
     with open(out, "w") as o:
         o.write(f"# kernel_dir={os.path.abspath(kdir)} run_dir={os.path.abspath(run_dir)} "
                 f"cpu={'all' if cpu is None else cpu}\n")
-        o.write(f"# mode={'steady (switches = pipe_write calls)' if steady else 'differencing'}"
+        o.write(f"# mode={f'steady (switches = {SWITCH_FN} calls)' if steady else 'differencing'}"
                 "\n# windows(switches): " + " ".join(f"{w}={sw[w]}" for p in pairs for w in p
                                                   if w != "_empty")
                 + f"  delta_switches={dsw}\n")

@@ -75,8 +75,10 @@ def main():
     else:
         # steady mode: the windows log the middle of one long eevdf-pingpong run; the
         # shell keeps off CPU 0 (the ping-pong's CPU) when there is another CPU
+        # (INSNPROF_WORKLOAD replaces the ping-pong, e.g. eevdf-scale's yielding tasks)
+        work = os.environ.get("INSNPROF_WORKLOAD") or "$PP --cpu 0 --duration-ms 100000000"
         lines += ["taskset -p 2 $$ >/dev/null 2>&1 || true",
-                  "$PP --cpu 0 --duration-ms 100000000 >/dev/null &", "PID=$!", "sleep 1"]
+                  f"{work} >/dev/null &", "PID=$!", "sleep 1"]
         for name, ms, _ in windows:
             lines += [f"echo @@LOGON {name}", f"sleep {int(ms) / 1000}", "echo @@LOGOFF",
                       "sleep 0.5"]
