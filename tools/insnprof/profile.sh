@@ -7,7 +7,11 @@
 #   fair.c attribution of global functions). OUT_DIR defaults to
 #   ~/.cache/sched_eevdf/insnprof/<kernel dir name>-<time>; it must be under a directory
 #   named insnprof (the log-buffering shim keys on that).
-#   INSNPROF_VM_ARGS   extra eevdf-vm arguments, e.g. "--icount-shift 3"
+#   INSNPROF_VM_ARGS   extra eevdf-vm arguments, e.g. "--icount-shift 3 --cpus 1" (the lab's)
+#   INSNPROF_WORKLOAD  (steady mode) the guest command in place of the ping-pong, e.g.
+#                    "/eevdf/bin/eevdf-scale --tasks 10 --duration-ms 100000000"
+#   INSNPROF_SWITCH_FN (steady mode) the function called once per switch of that
+#                    workload (default pipe_write; do_sched_yield for eevdf-scale)
 # env:
 #   MODE=steady      steady: log NWIN windows of LOG_MS in the middle of one long
 #                    eevdf-pingpong run; switches = pipe_write calls on CPU 0.
