@@ -375,7 +375,8 @@ pub fn config() -> Config {
 /// A per-call feature word otherwise costs a test and a branch at each feature the path
 /// meets, and BIAS_ELIGIBLE's two paths a merge, where fair.c's `sched_feat()` is a patched
 /// jump. Both copies are the same core code, so they decide alike; only the default set is
-/// fast. Guest tests toggle features, which runs the other copy.
+/// fast. The kernel boots with that set (KUnit `sched_eevdf_bindings.live_features` checks
+/// it); the guest tests toggle features, which runs the other copy.
 macro_rules! with_config {
     ($cfg:ident, ($($a:ident: $t:ty),*) -> $ret:ty => $body:expr) => {{
         let cfg = config();
