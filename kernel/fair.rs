@@ -617,9 +617,8 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(
         // Most calls (every update_curr()) end here: decide before reading the config.
         (_, se) if vruntime_before(se.vruntime(), se.deadline()) => false,
         (rq, se) => {
-            let expired = with_config!(cfg, (rq: &mut CfsRq, se: Se) -> bool => {
-                core_::update_deadline(rq, se, cfg)
-            });
+            // No feature on this path: one copy, unlike the entry points below.
+            let expired = core_::update_deadline(&mut *rq, se, config());
             if expired && stats::counting() {
                 rq.count(Stat::SliceExpired);
             }
@@ -651,13 +650,11 @@ pub unsafe extern "C" fn sched_eevdf_dequeue_start(
 }
 
 /// The second step of [`sched_eevdf_dequeue_start`]: the lag saved, its clamp counted.
-/// Returns false (not delayed), for the tail call.
+/// Returns false (not delayed), for the tail call. The lag reads no feature, so this
+/// needs no [`with_config!`].
 #[inline(never)]
 fn dequeue_save_lag(rq: &mut CfsRq, se: Se) -> bool {
-    let clamped = with_config!(cfg, (rq: &mut CfsRq, se: Se) -> bool => {
-        core_::update_entity_lag(rq, se, cfg)
-    });
-    if clamped && stats::counting() {
+    if core_::update_entity_lag(rq, se, config()) && stats::counting() {
         rq.count(Stat::LagClamped);
     }
     false
@@ -689,12 +686,11 @@ pub unsafe extern "C" fn sched_eevdf_requeue_delayed(
     })
 }
 
-/// The second step of [`sched_eevdf_requeue_delayed`], for positive lag.
+/// The second step of [`sched_eevdf_requeue_delayed`], for positive lag: rare, so one
+/// copy for every feature set.
 #[inline(never)]
 fn requeue_delayed_place(rq: &mut CfsRq, se: Se) {
-    with_config!(cfg, (rq: &mut CfsRq, se: Se) -> () => {
-        core_::requeue_delayed_place(rq, se, cfg)
-    });
+    core_::requeue_delayed_place(rq, se, config());
 }
 
 /// The EEVDF part of `reweight_entity()`: lag-preserving rescaling of vruntime
