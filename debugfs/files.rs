@@ -7,17 +7,23 @@ use super::api::{Dir, DirRef};
 #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
 use super::stats::StatsFile;
 use super::timeline::TimelineFile;
+#[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+use super::verify::VerifyFile;
 use kernel::{bindings, c_str, error::Result};
 
 static TIMELINE: TimelineFile = TimelineFile;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
 static STATS: StatsFile = StatsFile;
+#[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+static VERIFY: VerifyFile = VerifyFile;
 
 fn create(parent: DirRef) -> Result {
     let dir = Dir::new(c_str!("eevdf"), Some(parent))?;
     dir.create_file(c_str!("timeline"), &TIMELINE)?;
     #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
     dir.create_file(c_str!("stats"), &STATS)?;
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+    dir.create_file(c_str!("verify"), &VERIFY)?;
     // Built in: the files stay for the kernel's lifetime. On an error above, dropping
     // `dir` removed what had been made.
     dir.keep();

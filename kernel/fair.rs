@@ -22,6 +22,7 @@ use crate::sched_eevdf::{
     self as core_, min_deadline_update, vtime::vruntime_before, Config, EnqueueFlags, Entity,
     Features, LoadWeight, PickReason, Runqueue, Timeline, WakeupPreempt,
 };
+use crate::verify;
 use core::ptr::{self, NonNull};
 use kernel::{bindings, types::Opaque};
 
@@ -208,7 +209,7 @@ impl CfsRq {
     }
 
     #[inline]
-    fn raw(&self) -> *mut bindings::cfs_rq {
+    pub(crate) fn raw(&self) -> *mut bindings::cfs_rq {
         self.0.get()
     }
 
@@ -525,7 +526,11 @@ pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
     }
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    let se = with_config!(cfg, (rq: &CfsRq) -> Option<Se> => core_::pick_eevdf(rq, cfg));
+    let se = with_config!(cfg, (rq: &CfsRq) -> Option<Se> => {
+        let se = core_::pick_eevdf(rq, cfg);
+        verify::pick(rq, se, cfg.features);
+        se
+    });
     se.map_or(ptr::null_mut(), Se::as_ptr)
 }
 
@@ -540,7 +545,9 @@ pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
 unsafe fn pick_counted(cfs_rq: *mut bindings::cfs_rq) -> *mut bindings::sched_entity {
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    let (se, why) = core_::pick_eevdf_why(&*rq, config());
+    let cfg = config();
+    let (se, why) = core_::pick_eevdf_why(&*rq, cfg);
+    verify::pick(rq, se, cfg.features);
     // One increment a pick: `picks` is summed from the three when the file is read.
     match why {
         PickReason::Idle => {}
@@ -737,7 +744,10 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
     let (rq, pse) = unsafe { args(cfs_rq, pse) };
     // The decision alone (the same core code), without classifying it.
     with_config!(cfg, (rq: &mut CfsRq, pse: Se) -> bool => {
-        core_::wakeup_preempt(rq, pse, cfg)
+        let want = verify::wakeup_before(rq, pse, cfg.features);
+        let got = core_::wakeup_preempt(rq, pse, cfg);
+        verify::wakeup_after(rq, want, got);
+        got
     })
 }
 
@@ -751,7 +761,10 @@ pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
 unsafe fn wakeup_counted(cfs_rq: *mut bindings::cfs_rq, pse: *mut bindings::sched_entity) -> bool {
     // SAFETY: guaranteed by the caller.
     let (rq, pse) = unsafe { args(cfs_rq, pse) };
-    let why = core_::check_preempt_wakeup_fair(&mut *rq, pse, config());
+    let cfg = config();
+    let want = verify::wakeup_before(rq, pse, cfg.features);
+    let why = core_::check_preempt_wakeup_fair(&mut *rq, pse, cfg);
+    verify::wakeup_after(rq, want, why.preempts());
     // One increment a wakeup: `wakeups` is the sum of the outcomes.
     rq.count(match why {
         WakeupPreempt::ShortSlice => Stat::PreemptShort,

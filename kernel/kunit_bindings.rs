@@ -6,7 +6,7 @@
 //! scheduler), over the kernel's augmented rbtree (lib/rbtree.c through the
 //! helpers). A seeded mixed workload of enqueue, dequeue, pick (schedule) and
 //! reweight runs the core's invariant checker after every step, and checks each
-//! pick against a linear scan.
+//! pick against the core's O(n) reference scan.
 //!
 //! Registered with [`crate::kunit_suite!`]: 6.12 has no `#[kunit_tests]`, so the
 //! suite and case arrays are built as constants and placed in the

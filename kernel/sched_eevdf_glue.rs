@@ -15,6 +15,7 @@ pub mod sched_eevdf;
 
 pub mod fair;
 pub mod rbtree_augmented;
+pub mod verify;
 
 /// `/sys/kernel/debug/sched/eevdf/`: the repository's debugfs/ directory.
 #[path = "../debugfs"]
@@ -24,6 +25,8 @@ pub mod debugfs {
     pub mod runqueue;
     pub mod stats;
     pub mod timeline;
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+    pub mod verify;
 }
 
 /// The prefix of this crate's kernel log lines (`pr_*!`).

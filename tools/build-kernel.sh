@@ -6,19 +6,34 @@
 #   tools/build-kernel.sh stock   base + stock            (CONFIG_SCHED_EEVDF_RUST=n, same tree)
 #   tools/build-kernel.sh nostats base + eevdf + nostats  (rust without the counters: tools/stats-cost.sh)
 #
+# The distro flavours start from Debian's own configuration of this kernel
+# (linux-config-6.12, $DEBIAN_CONFIG) with its modules turned off, instead of tinyconfig:
+#
+#   tools/build-kernel.sh distro        Debian + distro + eevdf
+#   tools/build-kernel.sh distro-stock  Debian + distro + stock
+#   tools/build-kernel.sh distro-debug  Debian + distro + eevdf + debug + sanitizers
+#                                       (KASAN, UBSAN, lockdep, the VERIFY oracle)
+#
 # Output: $KBUILD_ROOT/<name>/arch/x86/boot/bzImage. Prints progress every few
 # seconds instead of compiler lines; on failure prints the failing lines and the
 # log's path. The config is regenerated only when a fragment changed.
 source "$(dirname "$0")/lib.sh"
 
 name=${1:-rust}
+start=tinyconfig
 case "$name" in
 rust) frags=(base eevdf) ;;
 debug) frags=(base eevdf debug) ;;
 stock) frags=(base stock) ;;
 nostats) frags=(base eevdf nostats) ;;
-*) die "unknown configuration '$name' (want rust, debug, stock or nostats)" ;;
+distro) start=debian frags=(distro eevdf) ;;
+distro-stock) start=debian frags=(distro stock) ;;
+distro-debug) start=debian frags=(distro eevdf debug sanitizers) ;;
+*) die "unknown configuration '$name' (want rust, debug, stock, nostats, distro, distro-stock or distro-debug)" ;;
 esac
+if [ "$start" = debian ] && [ ! -f "$DEBIAN_CONFIG" ]; then
+	die "$DEBIAN_CONFIG missing: run tools/setup.sh (it installs linux-config-6.12)"
+fi
 
 # One kernel build at a time on this machine (2 cores): a second build waits
 # here instead of halving the speed of both.
@@ -35,10 +50,19 @@ log=$out/build.log
 
 frag_files=()
 for f in "${frags[@]}"; do frag_files+=("$EEVDF_REPO/kernel/configs/$f.config"); done
-cfg_hash=$(cat "${frag_files[@]}" "$KSRC/.sched_eevdf-series" | sha256sum | cut -c1-16)
+start_files=()
+[ "$start" = debian ] && start_files=("$DEBIAN_CONFIG")
+cfg_hash=$(cat "${start_files[@]}" "${frag_files[@]}" "$KSRC/.sched_eevdf-series" | sha256sum | cut -c1-16)
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.fragments" 2>/dev/null)" != "$cfg_hash" ]; then
-	step "$name: configuring (tinyconfig + ${frags[*]})"
-	kmake O="$out" tinyconfig >"$log" 2>&1 || { tail -20 "$log"; die "tinyconfig failed"; }
+	step "$name: configuring ($start + ${frags[*]})"
+	if [ "$start" = debian ]; then
+		# Debian's config without its modules: each =m becomes "is not set" before
+		# MODULES is turned off, which would otherwise promote every =m to =y.
+		xzcat "$DEBIAN_CONFIG" | sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' >"$out/.config"
+		echo "debian: $(grep -c '^# CONFIG_.* is not set' "$out/.config") options off" >"$log"
+	else
+		kmake O="$out" tinyconfig >"$log" 2>&1 || { tail -20 "$log"; die "tinyconfig failed"; }
+	fi
 	"$KSRC/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frag_files[@]}" >>"$log" 2>&1 ||
 		{ tail -20 "$log"; die "merge_config failed"; }
 	kmake O="$out" olddefconfig >>"$log" 2>&1 || { tail -20 "$log"; die "olddefconfig failed"; }

@@ -12,6 +12,8 @@ EEVDF_CACHE=${EEVDF_CACHE:-$HOME/.cache/sched_eevdf}
 # Pinned versions. tools/setup.sh installs exactly these and check_versions() refuses others.
 KERNEL_TARBALL=/usr/src/linux-source-6.12.tar.xz
 KERNEL_VERSION=6.12.117
+# Debian's configuration of that kernel (package linux-config-6.12): the distro flavours' start.
+DEBIAN_CONFIG=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz
 RUST_TOOLCHAIN=1.95.0   # must match rust-toolchain.toml
 BINDGEN_VERSION=0.72.1
 CARGO_FUZZ_VERSION=0.13.2 # tests only (EEVDF_SETUP_TESTS=1)

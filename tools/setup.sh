@@ -11,7 +11,7 @@
 # that says what was found and what is wanted.
 source "$(dirname "$0")/lib.sh"
 
-APT_PACKAGES=(linux-source-6.12 clang lld llvm libclang-dev flex bison bc libelf-dev
+APT_PACKAGES=(linux-source-6.12 linux-config-6.12 clang lld llvm libclang-dev flex bison bc libelf-dev
 	libssl-dev cpio xz-utils make qemu-system-x86 busybox-static rt-tests python3)
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -82,5 +82,10 @@ v=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 case "$v" in
 "$KERNEL_VERSION"-*) ;;
 *) die "linux-source-6.12 is $v, want $KERNEL_VERSION-* (bookworm-security)" ;;
+esac
+v=$(dpkg-query -W -f='${Version}' linux-config-6.12)
+case "$v" in
+"$KERNEL_VERSION"-*) ;;
+*) die "linux-config-6.12 is $v, want $KERNEL_VERSION-* (the distro flavours' config must match the source)" ;;
 esac
 step "setup: rustc $RUST_TOOLCHAIN, bindgen $BINDGEN_VERSION, linux-source $v"

@@ -3,14 +3,26 @@
 #
 #   host:   rustfmt, clippy -D warnings, cargo test (workspace), the core's
 #           Miri and fuzz smoke runs (sched_eevdf/test.sh), checkpatch on the series;
-#   kernel: build the debug kernel (lockdep, atomic-sleep, list debugging) and run
-#           every guest test in one boot on 4 vCPUs; check that the harness fails
-#           when it must (tests/harness/selftest.sh); build the stock kernel from
-#           the same tree and run the guest tests that apply to it; smoke-test the
-#           experiment lab (eevdf-lab --smoke) on it.
+#   kernel: build distro-debug (Debian's 6.12 config with KASAN, UBSAN, lockdep and
+#           the live oracle, CONFIG_SCHED_EEVDF_RUST_VERIFY) and run every guest test
+#           on 4 vCPUs in the three preemption modes (preempt=full, voluntary with
+#           nohz_full=2-3, none); check that the harness fails when it must
+#           (tests/harness/selftest.sh, a planted VERIFY bug included); build the
+#           stock kernel (tinyconfig) and run the guest tests that apply to it;
+#           smoke-test the experiment lab (eevdf-lab --smoke) on it.
+#
+#   --full: also build the rust, debug, distro and distro-stock kernels and run their
+#           guest suites (distro in the three preemption modes). Longer than CI's budget:
+#           Documentation/building.md#measured-times has the times.
 #
 # Stops at the first failing stage and says which.
 source "$(dirname "$0")/lib.sh"
+full=0
+case "${1:-}" in
+--full) full=1 ;;
+"") ;;
+*) die "usage: tools/test.sh [--full]" ;;
+esac
 t0=$(now)
 EEVDF_SETUP_TESTS=1 bash "$EEVDF_REPO/tools/setup.sh"
 cd "$EEVDF_REPO"
@@ -50,28 +62,64 @@ stage "guest programs: eevdf-guest for musl (eevdf-slice, eevdf-waker, ...)"
 # The guest tests run them (/eevdf/bin); eevdf-vm copies them from the musl target dir.
 cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eevdf-guest
 
-stage "kernel: rust build"
-bash tools/build-kernel.sh rust
+# Every guest test in one boot of KERNEL at 4 vCPUs, with extra kernel arguments; any
+# kernel report (WARN, lockdep, KASAN, UBSAN, VERIFY, ...) fails it.
+guest_suite() { # KERNEL KIND TIMEOUT_S APPEND
+	printf 'eevdf-guest-tests -k %s -t 600\n' "$2" >"$KBUILD_ROOT/guest-$1.sh"
+	target/release/eevdf-vm --kernel "$1" --cpus 4 --mem-mib 1024 --timeout-s "$3" \
+		--append "$4" "$KBUILD_ROOT/guest-$1.sh"
+}
+# The no-panic check: overflow checks are on (CONFIG_RUST_OVERFLOW_CHECKS), so a `+` that
+# can overflow becomes a call to a panic function. Only the KUnit suites and the debugfs
+# files may have one.
+no_panic() { # KERNEL
+	local panics
+	panics=$(llvm-objdump -dr --no-show-raw-insn "$KBUILD_ROOT/$1/kernel/sched/eevdf/kernel/sched_eevdf_glue.o" |
+		awk '/^[0-9a-f]+ </ { fn = $2 } /panicking|panic_const|panic_fmt/ && fn !~ /kunit|debugfs/ { print fn }' |
+		sort -u)
+	[ -z "$panics" ] || die "panic paths in scheduler functions of the $1 kernel: $panics"
+	note "no panic path outside KUnit and debugfs ($1)"
+}
+
+# The kernel users run: Debian's configuration, with KASAN, UBSAN, lockdep and the live
+# oracle (CONFIG_SCHED_EEVDF_RUST_VERIFY). One build serves the guest suite in the three
+# preemption modes of Debian's PREEMPT_DYNAMIC kernel, the no-panic check and the
+# harness self-test.
+stage "kernel: distro-debug build (Debian's config + KASAN, UBSAN, lockdep, VERIFY)"
+bash tools/build-kernel.sh distro-debug
 stage "kernel: no panic path in the scheduler's Rust (entry points and what they inline)"
-# Overflow checks are on (CONFIG_RUST_OVERFLOW_CHECKS): a `+` that can overflow becomes a
-# call to a panic function. Only the KUnit suites and the debugfs files may have one.
-panics=$(llvm-objdump -dr --no-show-raw-insn "$KBUILD_ROOT/rust/kernel/sched/eevdf/kernel/sched_eevdf_glue.o" |
-	awk '/^[0-9a-f]+ </ { fn = $2 } /panicking|panic_const|panic_fmt/ && fn !~ /kunit|debugfs/ { print fn }' |
-	sort -u)
-[ -z "$panics" ] || die "panic paths in scheduler functions: $panics"
-note "no panic path outside KUnit and debugfs"
+no_panic distro-debug
+stage "guest: every guest test on distro-debug, preempt=full (4 vCPUs, KUnit included)"
+guest_suite distro-debug debug 1500 "preempt=full"
+stage "guest: every guest test on distro-debug, preempt=voluntary, nohz_full=2-3 (4 vCPUs)"
+guest_suite distro-debug debug 1500 "preempt=voluntary nohz_full=2-3"
+stage "guest: every guest test on distro-debug, preempt=none (4 vCPUs)"
+guest_suite distro-debug debug 1500 "preempt=none"
+stage "harness self-test: broken test, kernel WARN, hang and a planted VERIFY bug must fail"
+bash tests/harness/selftest.sh distro-debug
 
-stage "guest: every guest test on the rust kernel (4 vCPUs, KUnit included)"
-printf 'eevdf-guest-tests -k rust\n' >"$KBUILD_ROOT/guest-rust.sh"
-target/release/eevdf-vm --kernel rust --cpus 4 --timeout-s 900 "$KBUILD_ROOT/guest-rust.sh"
-
-stage "kernel: debug build"
-bash tools/build-kernel.sh debug
-stage "guest: every guest test on the debug kernel (4 vCPUs)"
-printf 'eevdf-guest-tests -k debug -t 600\n' >"$KBUILD_ROOT/guest-all.sh"
-target/release/eevdf-vm --kernel debug --cpus 4 --timeout-s 900 "$KBUILD_ROOT/guest-all.sh"
-stage "harness self-test: broken test, kernel WARN and hang must fail"
-bash tests/harness/selftest.sh
+if [ "$full" = 1 ]; then
+	# The rest of the flavours (tools/test.sh --full): the tinyconfig kernels the lab's
+	# default pair and the insnprof/stats-cost tools use, and the distro pair without
+	# the debug options, as users would boot them.
+	for k in rust debug distro; do
+		stage "kernel: $k build"
+		bash tools/build-kernel.sh "$k"
+		no_panic "$k"
+	done
+	stage "guest: every guest test on the rust kernel (4 vCPUs)"
+	guest_suite rust rust 900 ""
+	stage "guest: every guest test on the debug kernel (4 vCPUs)"
+	guest_suite debug debug 900 ""
+	for mode in full "voluntary nohz_full=2-3" none; do
+		stage "guest: every guest test on the distro kernel, preempt=$mode (4 vCPUs)"
+		guest_suite distro rust 900 "preempt=$mode"
+	done
+	stage "kernel: distro-stock build"
+	bash tools/build-kernel.sh distro-stock
+	stage "guest: the guest tests that apply to distro-stock (4 vCPUs)"
+	guest_suite distro-stock stock 900 ""
+fi
 
 stage "kernel: stock build (CONFIG_SCHED_EEVDF_RUST=n, same tree)"
 bash tools/build-kernel.sh stock

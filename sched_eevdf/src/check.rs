@@ -153,6 +153,31 @@ impl fmt::Display for InvariantError {
     }
 }
 
+impl InvariantError {
+    /// The invariant's short name, as the kernel's VERIFY warning names it.
+    pub const fn name(&self) -> &'static str {
+        use InvariantError::*;
+        match self {
+            ParentLink { .. } => "parent_link",
+            RootParent => "root_parent",
+            KeyOrder { .. } => "order",
+            RedRoot => "red_root",
+            RedRed { .. } => "red_red",
+            BlackHeight { .. } => "black_height",
+            MinDeadline { .. } => "min_deadline",
+            MinSlice { .. } => "min_slice",
+            Leftmost => "leftmost",
+            NotOnRq { .. } => "on_rq",
+            CurrInTree => "curr_in_tree",
+            TooManyNodes => "node_count",
+            AvgVruntime { .. } => "sum_wkey",
+            AvgLoad { .. } => "sum_w",
+            SumSlice { .. } => "sum_slice",
+            NrQueued { .. } => "nr_queued",
+        }
+    }
+}
+
 /// Summary returned by a successful [`check_invariants`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TreeStats {

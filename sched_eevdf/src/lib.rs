@@ -26,6 +26,9 @@
 //! - [`vtime`]: the one wrap-safe comparison of virtual times.
 //! - [`check_invariants`]: recomputes every cached value (tree order, red-black
 //!   properties, augmented values, leftmost, sums).
+//! - [`reference`]: the pick and the wakeup-preemption decision by definition, an O(n)
+//!   scan that trusts no cached value; the host tests and the kernel's live oracle
+//!   (`CONFIG_SCHED_EEVDF_RUST_VERIFY`) judge the core by it.
 //! - [`user`]: a plain-Rust intrusive augmented rbtree and runqueue.
 //!
 //! # Driving a runqueue
@@ -89,6 +92,7 @@ pub mod eevdf;
 pub mod entity;
 pub mod features;
 pub mod load;
+pub mod reference;
 pub mod user;
 pub mod vtime;
 

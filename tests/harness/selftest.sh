@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The harness must fail when it should. Three boots of the debug kernel:
+# The harness must fail when it should. Boots of a debug kernel ($1, default debug):
 #   1. a deliberately broken guest test  -> the harness reports it, exit != 0;
 #   2. a kernel WARN (LKDTM's WARNING trigger) from a script that exits 0 -> 125;
-#   3. a guest that never finishes      -> the hard timeout, 124.
+#   3. a guest that never finishes      -> the hard timeout, 124;
+#   4. with CONFIG_SCHED_EEVDF_RUST_VERIFY: a planted corruption of one augmented value
+#      (min_deadline) -> the live oracle WARNs naming the invariant, 125.
 source "$(dirname "$0")/../../tools/lib.sh"
+kernel=${1:-debug}
 vm=$EEVDF_REPO/target/release/eevdf-vm
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -22,7 +25,7 @@ G
 # Boot the debug kernel on a script; the runner's exit status goes to $rc.
 boot() { # timeout_s script
 	rc=0
-	"$vm" --kernel debug --timeout-s "$1" "$2" >"$tmp/out" 2>&1 || rc=$?
+	"$vm" --kernel "$kernel" --timeout-s "$1" "$2" >"$tmp/out" 2>&1 || rc=$?
 }
 
 boot 120 "$tmp/broken.sh"
@@ -36,4 +39,14 @@ expect "a kernel WARNING fails the run" 125 "$rc"
 printf 'sleep 100000\n' >"$tmp/hang.sh"
 boot 25 "$tmp/hang.sh"
 expect "a hung guest hits the hard timeout" 124 "$rc"
+if grep -q '^CONFIG_SCHED_EEVDF_RUST_VERIFY=y' "$KBUILD_ROOT/$kernel/.config"; then
+	cat >"$tmp/plant.sh" <<'G'
+echo 'corrupt min_deadline' >/sys/kernel/debug/sched/eevdf/verify
+hackbench -g 1 -l 20 >/dev/null
+exit 0
+G
+	boot 120 "$tmp/plant.sh"
+	grep -q 'VERIFY: min_deadline diverged after' "$tmp/out" || rc="no-warn-naming-min_deadline:$rc"
+	expect "a planted min_deadline corruption is caught by VERIFY" 125 "$rc"
+fi
 [ "$fails" = 0 ]

@@ -91,7 +91,15 @@ impl<'a> Pair<'a> {
                 } else {
                     return;
                 }
+                // The no_std O(n) reference (the kernel's VERIFY oracle uses it too) decides
+                // from the state before the decision.
+                let r = sched_eevdf::reference::wakeup_preempt(&self.rq, se, cfg.features);
                 let b = self.model.check_preempt_wakeup(i, cfg);
+                assert_eq!(
+                    r,
+                    b.preempts(),
+                    "reference::wakeup_preempt, model says {b:?}"
+                );
                 // The kernel calls the decision-only form without the counters: every
                 // other wakeup goes through it (same state change, same decision).
                 let preempts = if self.wakeups.is_multiple_of(2) {
@@ -153,6 +161,9 @@ impl<'a> Pair<'a> {
         let pa = pa.map(|se| idx(self.ents, se));
         let pb = self.model.pick_eevdf(self.cfg);
         assert_eq!(pa, pb, "step {step} {op:?}: pick_eevdf");
+        let pr =
+            sched_eevdf::reference::pick(&self.rq, self.cfg.features).map(|se| idx(self.ents, se));
+        assert_eq!(pr, pb, "step {step} {op:?}: reference::pick");
         assert_eq!(
             why,
             self.model.pick_reason(self.cfg),

@@ -44,8 +44,8 @@ enum Accel {
 #[derive(Parser, Debug)]
 #[command(version, about, long_about = None)]
 struct Args {
-    /// Kernel to boot: `rust`, `debug` or `stock` (the O= builds of
-    /// tools/build-kernel.sh), or a path to a bzImage.
+    /// Kernel to boot: `rust`, `debug`, `stock`, `nostats`, `distro`, `distro-stock` or
+    /// `distro-debug` (the O= builds of tools/build-kernel.sh), or a path to a bzImage.
     #[arg(long, default_value = "rust")]
     kernel: String,
 
@@ -144,6 +144,9 @@ const REPORTS: &[&str] = &[
     "list_del corruption",
     "stack-protector",
     "Unable to handle kernel",
+    // sched_eevdf's live oracle (CONFIG_SCHED_EEVDF_RUST_VERIFY): its log lines come
+    // before its WARN, which may be a WARN_ONCE that already fired.
+    "sched_eevdf: VERIFY:",
 ];
 
 /// The text after a printk timestamp (`[   12.345678] `), if `line` has one.
@@ -185,10 +188,12 @@ fn cache_dir() -> PathBuf {
 
 fn kernel_image(spec: &str) -> Result<PathBuf> {
     let path = match spec {
-        "rust" | "debug" | "stock" => cache_dir()
-            .join("build")
-            .join(spec)
-            .join("arch/x86/boot/bzImage"),
+        "rust" | "debug" | "stock" | "nostats" | "distro" | "distro-stock" | "distro-debug" => {
+            cache_dir()
+                .join("build")
+                .join(spec)
+                .join("arch/x86/boot/bzImage")
+        }
         p => PathBuf::from(p),
     };
     if !path.is_file() {

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `/sys/kernel/debug/sched/eevdf/verify` (`CONFIG_SCHED_EEVDF_RUST_VERIFY`): the live
+//! oracle's counters per CPU, and the test-only switch that plants a corruption.
+//!
+//! Format (Documentation/debugfs.md): a header `cpu checks picks wakeups divergences`, one
+//! line per online CPU, and `all` with the sums. Each CPU's row is read under its runqueue
+//! lock. Writes:
+//!
+//! - `0` resets every CPU's counts;
+//! - `corrupt min_deadline` or `corrupt min_slice` makes the next check of a non-empty
+//!   timeline find its root's augmented value off by one (restored after that check): the
+//!   check must report it, with a WARN naming the invariant.
+//!
+//! Anything else fails with EINVAL and changes nothing.
+
+use super::api::{parse_u64, seq_print, DebugFile, SeqBuf};
+use super::runqueue::{cpu_possible_ids, online_cpus, RqGuard};
+use crate::verify::{plant, Plant, NAMES};
+use kernel::error::{code::EINVAL, Result};
+
+/// `/sys/kernel/debug/sched/eevdf/verify`.
+pub struct VerifyFile;
+
+impl DebugFile for VerifyFile {
+    const WRITABLE: bool = true;
+
+    fn show(&self, m: &mut SeqBuf<'_>) -> Result {
+        seq_print!(m, "cpu")?;
+        for n in NAMES {
+            seq_print!(m, " {n}")?;
+        }
+        seq_print!(m, "\n")?;
+        let mut all = [0u64; NAMES.len()];
+        for cpu in online_cpus() {
+            // Copy under the lock, print after dropping it.
+            let counts = {
+                let g = RqGuard::lock(cpu)?;
+                // SAFETY: the guard holds the runqueue lock the counters are written under.
+                unsafe { (*g.as_ptr()).eevdf_verify }
+            };
+            seq_print!(m, "{cpu}")?;
+            for (a, c) in all.iter_mut().zip(counts) {
+                *a = a.wrapping_add(c);
+                seq_print!(m, " {c}")?;
+            }
+            seq_print!(m, "\n")?;
+        }
+        seq_print!(m, "all")?;
+        for a in all {
+            seq_print!(m, " {a}")?;
+        }
+        seq_print!(m, "\n")
+    }
+
+    fn write(&self, input: &[u8]) -> Result {
+        let word = input.strip_suffix(b"\n").unwrap_or(input);
+        match word {
+            b"corrupt min_deadline" => plant(Plant::MinDeadline),
+            b"corrupt min_slice" => plant(Plant::MinSlice),
+            _ => {
+                if parse_u64(input)? != 0 {
+                    return Err(EINVAL);
+                }
+                for cpu in cpu_possible_ids() {
+                    let g = RqGuard::lock(cpu)?;
+                    // SAFETY: as in `show`.
+                    unsafe { (*g.as_ptr()).eevdf_verify = [0; NAMES.len()] };
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `CONFIG_SCHED_EEVDF_RUST_VERIFY`: the live oracle, on the real runqueues under their
+//! lock.
+//!
+//! - After every change of a timeline that fair.c completes (enqueue, dequeue, a switch
+//!   of current, reweight, the requeue of a delayed entity, a group's slice change),
+//!   fair.c calls [`sched_eevdf_verify`], which runs the core's invariant checker
+//!   ([`check_invariants`]: order, red-black shape, augmented `min_deadline` and
+//!   `min_slice`, leftmost, Σw·key, Σw, Σr, the queued count) on that `cfs_rq`.
+//! - Every pick and every wakeup-preemption decision the core takes is taken again by the
+//!   core's O(n) [`reference`], which trusts no cached value, and the two are compared.
+//!
+//! A divergence prints the invariant or decision, the call site and the runqueue
+//! (bounded: [`DUMP_MAX`] entities), with `printk_deferred` since the runqueue lock is
+//! held; counts in `struct rq::eevdf_verify`; and ends in one `WARN` naming it
+//! (`sched_eevdf_verify_warn()` in fair.c, patch 0006), which fails a guest run.
+//!
+//! The checks cost O(n log n) per timeline change and O(n) per decision: a debug option
+//! (Documentation/kernel-integration.md#verify says what it makes too slow under TCG).
+//!
+//! Without the option, the hooks in this file compile to nothing.
+
+use crate::fair::CfsRq;
+#[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+use crate::sched_eevdf::{check_invariants, reference, Entity, Runqueue, Timeline};
+use crate::{fair::Se, sched_eevdf::Features};
+
+/// The counters in `struct rq::eevdf_verify`, indexed by this enum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Count {
+    /// Invariant checks of a timeline.
+    Checks,
+    /// Picks compared with the reference.
+    Picks,
+    /// Wakeup-preemption decisions compared with the reference.
+    Wakeups,
+    /// Checks or comparisons that failed.
+    Divergences,
+}
+
+/// The counters' names in `/sys/kernel/debug/sched/eevdf/verify`, in index order.
+pub const NAMES: [&str; 4] = ["checks", "picks", "wakeups", "divergences"];
+
+/// A planted corruption, for the test that the oracle catches one
+/// (`echo corrupt min_deadline > /sys/kernel/debug/sched/eevdf/verify`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Plant {
+    /// The next checked non-empty timeline's root gets a wrong `min_deadline`.
+    MinDeadline = 1,
+    /// The same with `min_slice`.
+    MinSlice = 2,
+}
+
+/// Most entities a divergence prints (with the runqueue lock held).
+pub const DUMP_MAX: u32 = 16;
+
+#[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+mod on {
+    use super::*;
+    use core::{
+        ffi::{c_char, c_void, CStr},
+        fmt,
+        sync::atomic::{AtomicU8, Ordering},
+    };
+    use kernel::bindings;
+
+    /// The pending [`Plant`] (0: none). An atomic of `core`: 6.12's kernel crate has no
+    /// atomics of its own, and this is one flag written by debugfs and taken once by
+    /// whichever CPU checks a timeline next (`swap`: exactly one taker).
+    static PLANT: AtomicU8 = AtomicU8::new(0);
+
+    pub(crate) fn plant(p: Plant) {
+        PLANT.store(p as u8, Ordering::Relaxed);
+    }
+
+    /// One line to the kernel log with `printk_deferred` (the caller holds a runqueue
+    /// lock: a direct console write could need that lock again to wake a waiter).
+    fn log(args: fmt::Arguments<'_>) {
+        // SAFETY: the format is a NUL-terminated string with one `%pA`, which vsprintf
+        // (CONFIG_RUST) formats by calling back into Rust with a `*const fmt::Arguments`;
+        // `args` lives across the call.
+        unsafe {
+            bindings::_printk_deferred(
+                c"\x014sched_eevdf: VERIFY: %pA\n".as_ptr(),
+                (&raw const args).cast::<c_void>(),
+            );
+        }
+    }
+
+    /// Counts one `c` on the runqueue of `rq`.
+    fn count(rq: &CfsRq, c: Count) {
+        // SAFETY: by `CfsRq`'s invariant the cfs_rq is valid and the lock of its runqueue,
+        // `cfs_rq->rq`, is held: the counters are written only under that lock.
+        let counts = unsafe { &mut (*(*rq.raw()).rq).eevdf_verify };
+        if let Some(n) = counts.get_mut(c as usize) {
+            *n = n.wrapping_add(1);
+        }
+    }
+
+    /// The CPU of `rq`.
+    fn cpu(rq: &CfsRq) -> i32 {
+        // SAFETY: as in `count`.
+        unsafe { (*(*rq.raw()).rq).cpu }
+    }
+
+    /// Prints the runqueue: its sums and up to [`DUMP_MAX`] entities in timeline order,
+    /// then current. The walk is bounded, so a corrupted tree cannot make it loop.
+    fn dump(rq: &CfsRq) {
+        let curr = rq.curr();
+        log(format_args!(
+            "cfs_rq: nr_queued={} zero_vruntime={} sum_wkey={} sum_w={} sum_slice={} curr={}",
+            rq.nr_queued(),
+            rq.zero_vruntime(),
+            rq.avg_vruntime(),
+            rq.avg_load(),
+            rq.sum_slice(),
+            match curr {
+                Some(c) if c.on_rq() => "runnable",
+                Some(_) => "not queued",
+                None => "none",
+            },
+        ));
+        let row = |tag: &str, i: u32, se: Se| {
+            log(format_args!(
+                "  {tag}{i}: v={} d={} slice={} w={} vlag={} delayed={} min_deadline={} min_slice={} red={}",
+                se.vruntime(),
+                se.deadline(),
+                se.slice(),
+                se.load().weight,
+                se.vlag(),
+                u8::from(se.sched_delayed()),
+                se.min_deadline(),
+                se.min_slice(),
+                u8::from(rq.is_red(se)),
+            ))
+        };
+        let mut node = rq.first();
+        let mut i = 0u32;
+        while let Some(se) = node {
+            if i == DUMP_MAX {
+                log(format_args!("  ... (more entities not shown)"));
+                break;
+            }
+            row("#", i, se);
+            node = rq.rb_next(se);
+            i = i.wrapping_add(1);
+        }
+        if let Some(c) = curr {
+            row("curr", 0, c);
+        }
+    }
+
+    /// Reports a divergence: the log lines, the count, one WARN naming `what`.
+    fn diverged(rq: &CfsRq, what: &'static str, detail: fmt::Arguments<'_>, site: &CStr) {
+        count(rq, Count::Divergences);
+        log(format_args!(
+            "CPU {}: {what} after {}: {detail}",
+            cpu(rq),
+            site.to_str().unwrap_or("?")
+        ));
+        dump(rq);
+        // SAFETY: `what` is valid for `what.len()` bytes (printed with "%.*s"), `site` is a
+        // NUL-terminated string; the function only formats a WARN.
+        unsafe {
+            bindings::sched_eevdf_verify_warn(
+                what.as_ptr().cast::<c_char>(),
+                what.len() as i32,
+                site.as_ptr(),
+            )
+        };
+    }
+
+    /// Takes a pending [`Plant`] if this timeline is non-empty: corrupts its root's
+    /// augmented value and returns what restores it.
+    fn take_plant(rq: &CfsRq) -> Option<(Se, Plant, u64)> {
+        if PLANT.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let root = rq.root()?;
+        match PLANT.swap(0, Ordering::Relaxed) {
+            1 => {
+                let old = root.min_deadline();
+                root.set_min_deadline(old.wrapping_sub(1));
+                Some((root, Plant::MinDeadline, old))
+            }
+            2 => {
+                let old = root.min_slice();
+                root.set_min_slice(old.wrapping_sub(1));
+                Some((root, Plant::MinSlice, old))
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn timeline(rq: &CfsRq, site: &CStr) {
+        let planted = take_plant(rq);
+        count(rq, Count::Checks);
+        if let Err(e) = check_invariants(rq) {
+            diverged(rq, e.name(), format_args!("{e}"), site);
+        }
+        // The planted value lives for one check: the kernel runs on correctly after it.
+        match planted {
+            Some((se, Plant::MinDeadline, old)) => se.set_min_deadline(old),
+            Some((se, Plant::MinSlice, old)) => se.set_min_slice(old),
+            None => {}
+        }
+    }
+
+    pub(crate) fn pick(rq: &CfsRq, got: Option<Se>, features: Features) {
+        count(rq, Count::Picks);
+        let want = reference::pick(rq, features);
+        if got != want {
+            let index = |se: Option<Se>| se.map(|se| (se.vruntime(), se.deadline()));
+            diverged(
+                rq,
+                "pick",
+                format_args!(
+                    "core picked (v, d) {:?}, the reference {:?}",
+                    index(got),
+                    index(want)
+                ),
+                c"pick_eevdf",
+            );
+        }
+    }
+
+    pub(crate) fn wakeup_before(rq: &CfsRq, pse: Se, features: Features) -> bool {
+        reference::wakeup_preempt(rq, pse, features)
+    }
+
+    pub(crate) fn wakeup_after(rq: &CfsRq, want: bool, got: bool) {
+        count(rq, Count::Wakeups);
+        if got != want {
+            diverged(
+                rq,
+                "wakeup_preempt",
+                format_args!("core says preempt={got}, the reference {want}"),
+                c"check_preempt_wakeup_fair",
+            );
+        }
+    }
+
+    /// Called by fair.c after it completed a change of `cfs_rq`'s timeline at `site`.
+    ///
+    /// # Safety
+    ///
+    /// `cfs_rq` is valid and its runqueue lock held; `site` is a NUL-terminated string.
+    #[no_mangle]
+    pub unsafe extern "C" fn sched_eevdf_verify(
+        cfs_rq: *mut bindings::cfs_rq,
+        site: *const c_char,
+    ) {
+        // SAFETY: guaranteed by the caller.
+        let (rq, site) = unsafe { (CfsRq::from_raw(cfs_rq), CStr::from_ptr(site)) };
+        timeline(rq, site);
+    }
+}
+
+#[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+pub(crate) use on::plant;
+
+/// Compares a pick with the reference's (the same features).
+#[inline(always)]
+pub(crate) fn pick(rq: &CfsRq, got: Option<Se>, features: Features) {
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+    on::pick(rq, got, features);
+    #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]
+    let _ = (rq, got, features);
+}
+
+/// The reference's wakeup-preemption decision, taken before the core's (which may cancel
+/// current's slice protection); `false` without the option.
+#[inline(always)]
+pub(crate) fn wakeup_before(rq: &CfsRq, pse: Se, features: Features) -> bool {
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+    return on::wakeup_before(rq, pse, features);
+    #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]
+    {
+        let _ = (rq, pse, features);
+        false
+    }
+}
+
+/// Compares the core's wakeup decision with [`wakeup_before`]'s.
+#[inline(always)]
+pub(crate) fn wakeup_after(rq: &CfsRq, want: bool, got: bool) {
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+    on::wakeup_after(rq, want, got);
+    #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]
+    let _ = (rq, want, got);
+}

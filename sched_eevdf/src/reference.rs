@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The O(n) reference: EEVDF's pick and wakeup-preemption decisions from their
+//! definitions, by a linear scan of a runqueue, against which the O(log n) core is judged.
+//!
+//! The host tests (the model test after every step) and the kernel's live oracle
+//! (`CONFIG_SCHED_EEVDF_RUST_VERIFY`, kernel/verify.rs, on the real runqueues under their
+//! lock) both call these functions, so both judge the core by one definition.
+//!
+//! Nothing cached is trusted: no `avg_vruntime`, `avg_load` or `sum_slice`, no augmented
+//! `min_deadline`, no tree shortcut. The queued set is walked in timeline order
+//! (`rb_next` from the leftmost node, plus a runnable current) and the sums are recomputed
+//! from the entities, exactly, in 128 bits. Eligibility is tested in the lag form
+//!
+//! ```text
+//!   lag_i >= 0  <=>  Σ_j w_j (v_j - v_i) (+ NICE_0_LOAD Σ_j r_j with BIAS_ELIGIBLE) >= 0
+//!               <=>  S + B >= W (v_i - v0),   S = Σ_j w_j (v_j - v0),  W = Σ_j w_j
+//! ```
+//!
+//! over the queued entities j (current included while runnable), with v0 any common
+//! origin (the runqueue's `zero_vruntime`). That is one multiplication per entity and one
+//! per test, with no division: O(n) for the scan, O(1) per test.
+//!
+//! The rule it applies is the one [`crate::pick_eevdf`] documents: with one queued entity,
+//! that entity (current if runnable); else a runnable, eligible current is kept under
+//! RUN_TO_PARITY while its slice is protected; else the earliest deadline among the
+//! eligible, first in timeline order on ties, with current winning only with a strictly
+//! earlier deadline. Cost O(n) time, O(1) space, no allocation: fit for a runqueue lock.
+
+use super::eevdf::protect_slice;
+use super::entity::{Entity, Runqueue};
+use super::features::Features;
+use super::load::NICE_0_WEIGHT;
+use super::vtime::{vdelta, vruntime_before};
+
+/// A 128-bit two's-complement accumulator as two 64-bit limbs: exact sums of 64 × 64-bit
+/// products without `i128` (whose division the kernel lacks; only `+`, `*` are used here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Acc {
+    hi: i64,
+    lo: u64,
+}
+
+impl Acc {
+    const ZERO: Acc = Acc { hi: 0, lo: 0 };
+
+    fn add(self, o: Acc) -> Acc {
+        let (lo, carry) = self.lo.overflowing_add(o.lo);
+        Acc {
+            hi: self.hi.wrapping_add(o.hi).wrapping_add(i64::from(carry)),
+            lo,
+        }
+    }
+
+    /// `a * b` exactly, for any `a` and `b < 2^63`.
+    fn mul(a: i64, b: u64) -> Acc {
+        let ua = a.unsigned_abs();
+        let (a0, a1) = (ua & 0xffff_ffff, ua >> 32);
+        let (b0, b1) = (b & 0xffff_ffff, b >> 32);
+        // Each partial product of 32-bit halves fits in 64 bits.
+        let p00 = a0.wrapping_mul(b0);
+        let mid = a0.wrapping_mul(b1);
+        let (mid, c1) = mid.overflowing_add(a1.wrapping_mul(b0));
+        let (lo, c2) = p00.overflowing_add(mid << 32);
+        let hi = a1
+            .wrapping_mul(b1)
+            .wrapping_add(mid >> 32)
+            .wrapping_add(u64::from(c1) << 32)
+            .wrapping_add(u64::from(c2));
+        let m = Acc { hi: hi as i64, lo };
+        if a < 0 {
+            // -m = !m + 1
+            Acc {
+                hi: !m.hi,
+                lo: !m.lo,
+            }
+            .add(Acc { hi: 0, lo: 1 })
+        } else {
+            m
+        }
+    }
+
+    fn ge(self, o: Acc) -> bool {
+        (self.hi, self.lo) >= (o.hi, o.lo)
+    }
+}
+
+/// The queued entities in timeline order: the tree from its leftmost node by `rb_next`
+/// (the cached leftmost is not trusted: the walk starts at the root), then a runnable
+/// current. At most `nr_queued + 1` steps, so a corrupted tree cannot make it loop.
+struct Queued<'a, R: Runqueue> {
+    rq: &'a R,
+    next: Option<R::Se>,
+    curr: Option<R::Se>,
+    budget: u32,
+}
+
+impl<'a, R: Runqueue> Queued<'a, R> {
+    fn new(rq: &'a R) -> Self {
+        let mut first = rq.root();
+        while let Some(l) = first.and_then(|n| rq.left(n)) {
+            first = Some(l);
+        }
+        Queued {
+            rq,
+            next: first,
+            curr: rq.curr().filter(|c| c.on_rq()),
+            budget: rq.nr_queued().saturating_add(1),
+        }
+    }
+}
+
+impl<R: Runqueue> Iterator for Queued<'_, R> {
+    type Item = R::Se;
+
+    fn next(&mut self) -> Option<R::Se> {
+        self.budget = self.budget.checked_sub(1)?;
+        match self.next {
+            Some(n) => {
+                self.next = self.rq.rb_next(n);
+                Some(n)
+            }
+            None => self.curr.take(),
+        }
+    }
+}
+
+/// Eligibility recomputed from the queued entities (see the module docs).
+struct Lag {
+    all: bool,
+    zero: u64,
+    /// `S + B`: Σ w_j (v_j - v0), plus NICE_0_LOAD Σ r_j with BIAS_ELIGIBLE.
+    lhs: Acc,
+    /// `W`: Σ w_j.
+    load: u64,
+}
+
+impl Lag {
+    fn new<R: Runqueue>(rq: &R, features: Features) -> Lag {
+        let zero = rq.zero_vruntime();
+        let (mut sum, mut load, mut slices) = (Acc::ZERO, 0u64, Acc::ZERO);
+        for se in Queued::new(rq) {
+            let w = se.load().weight_down();
+            sum = sum.add(Acc::mul(vdelta(se.vruntime(), zero), w));
+            load = load.saturating_add(w);
+            slices = slices.add(Acc::mul(
+                i64::try_from(se.slice()).unwrap_or(i64::MAX),
+                NICE_0_WEIGHT,
+            ));
+        }
+        if features.contains(Features::BIAS_ELIGIBLE) {
+            sum = sum.add(slices);
+        }
+        Lag {
+            all: !features.contains(Features::ELIGIBLE),
+            zero,
+            lhs: sum,
+            load: load.min(i64::MAX as u64),
+        }
+    }
+
+    fn eligible(&self, vruntime: u64) -> bool {
+        self.all
+            || self
+                .lhs
+                .ge(Acc::mul(vdelta(vruntime, self.zero), self.load))
+    }
+}
+
+/// The entity `pick_eevdf()` must return, by linear scan. `cancel_parity` pretends
+/// current's slice protection was cancelled (the state a PREEMPT_SHORT wakeup leaves).
+fn pick_scan<R: Runqueue>(rq: &R, features: Features, cancel_parity: bool) -> Option<R::Se> {
+    let runnable = rq.curr().filter(|c| c.on_rq());
+    if rq.nr_queued() == 1 {
+        return runnable.or_else(|| Queued::new(rq).next());
+    }
+    let lag = Lag::new(rq, features);
+    let curr = runnable.filter(|c| lag.eligible(c.vruntime()));
+    if let Some(c) = curr {
+        if features.contains(Features::RUN_TO_PARITY) && protect_slice(c) && !cancel_parity {
+            return Some(c);
+        }
+    }
+    let mut best: Option<R::Se> = None;
+    // Tree entities first, in timeline order: the first of equal deadlines wins.
+    for se in Queued::new(rq).filter(|&se| Some(se) != runnable) {
+        if lag.eligible(se.vruntime())
+            && best.is_none_or(|b| vruntime_before(se.deadline(), b.deadline()))
+        {
+            best = Some(se);
+        }
+    }
+    match (best, curr) {
+        (Some(b), Some(c)) if vruntime_before(c.deadline(), b.deadline()) => Some(c),
+        (None, c) => c,
+        (b, _) => b,
+    }
+}
+
+/// `pick_eevdf()` by definition, in O(n): what [`crate::pick_eevdf`] must return for this
+/// runqueue and these features.
+pub fn pick<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
+    pick_scan(rq, features, false)
+}
+
+/// The wakeup-preemption decision of `check_preempt_wakeup_fair()` for the enqueued
+/// wakee `pse`, by definition, in O(n), on the state *before* the decision (the core's
+/// decision may cancel current's slice protection; this reads only):
+///
+/// - no current: preempt; the wakee is current: do not;
+/// - PREEMPT_SHORT (`do_preempt_short()`): a wakee with a shorter slice than current's
+///   that is eligible, and has an earlier deadline or finds current not eligible, cancels
+///   current's RUN_TO_PARITY protection;
+/// - then preempt iff `pick_eevdf()` returns the wakee.
+pub fn wakeup_preempt<R: Runqueue>(rq: &R, pse: R::Se, features: Features) -> bool {
+    let Some(curr) = rq.curr() else {
+        return true;
+    };
+    if curr == pse {
+        return false;
+    }
+    let short = features.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() && {
+        let lag = Lag::new(rq, features);
+        lag.eligible(pse.vruntime())
+            && (vruntime_before(pse.deadline(), curr.deadline()) || !lag.eligible(curr.vruntime()))
+    };
+    pick_scan(rq, features, short) == Some(pse)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::user::{UserEntity, UserRunqueue};
+    use crate::{pick_eevdf, Config, EnqueueFlags, LoadWeight};
+
+    #[test]
+    fn acc_mul_is_exact() {
+        for &(a, b) in &[
+            (0i64, 0u64),
+            (-1, 1),
+            (i64::MIN, (1 << 63) - 1),
+            (i64::MAX, (1 << 63) - 1),
+            (-123_456_789_012, 88_761),
+            (987_654_321, 15),
+        ] {
+            let want = i128::from(a) * i128::from(b);
+            let got = Acc::mul(a, b);
+            assert_eq!(
+                (i128::from(got.hi) << 64) | i128::from(got.lo),
+                want,
+                "{a} * {b}"
+            );
+        }
+        assert!(Acc::mul(-1, 1).ge(Acc::mul(-2, 1)));
+        assert!(!Acc::mul(-1, 1).ge(Acc::ZERO));
+    }
+
+    #[test]
+    fn scan_agrees_with_the_tree_on_a_small_runqueue() {
+        let ents: std::vec::Vec<UserEntity> = (0..6)
+            .map(|i| UserEntity::new(LoadWeight::from_nice(i - 3)))
+            .collect();
+        let mut rq = UserRunqueue::with_zero_vruntime(u64::MAX - 5_000_000);
+        let cfg = Config::DEFAULT;
+        for e in &ents {
+            crate::enqueue_entity(&mut rq, e.se(), EnqueueFlags::INITIAL, cfg);
+            for f in [
+                Features::DEFAULT,
+                Features::DEFAULT.with(Features::ELIGIBLE, false),
+            ] {
+                assert_eq!(pick(&rq, f), pick_eevdf(&rq, Config { features: f, ..cfg }));
+            }
+        }
+        assert!(pick(&rq, cfg.features).is_some());
+    }
+}
