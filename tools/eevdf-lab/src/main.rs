@@ -1,6 +1,8 @@
 //! The experiment lab: build the Rust and stock kernels (same tree, same config but
 //! CONFIG_SCHED_EEVDF_RUST), boot each under QEMU, run the seeds' experiments in them and
-//! report medians with 95% intervals and Rust/stock ratios.
+//! report medians with 95% intervals and Rust/stock ratios. The pair is tinyconfig-based
+//! (builds `rust`, `stock`) or, with `--kernels distro`, Debian's config (builds `distro`,
+//! `distro-stock`).
 //!
 //! Experiments (each cell is kernel × sched_feat set × workload):
 //!   latency     hackbench in the background, a periodic waker (eevdf-waker, 1 ms period)
@@ -27,7 +29,7 @@ mod stats;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use plan::{Boot, Cell, Experiment, Kernel, MatrixKind};
+use plan::{Boot, Cell, Experiment, Kernel, KernelChoice, MatrixKind, Pair};
 use report::{BootRun, KernelInfo, Raw, ReportPaths};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -66,9 +68,19 @@ struct Args {
     #[arg(long, value_delimiter = ',', value_parser = parse_experiment)]
     only: Vec<Experiment>,
 
-    /// Kernels to compare (comma-separated: rust, stock). One alone gives no ratios.
-    #[arg(long, value_delimiter = ',', value_parser = parse_kernel, default_value = "rust,stock")]
-    kernels: Vec<Kernel>,
+    /// Kernels to compare (comma-separated), from one of two pairs of builds. `rust,stock`
+    /// (the default): the tiny pair, tinyconfig + the base fragment (HZ_1000, full
+    /// preemption, little beyond what the cells need); a kernel builds in 6 to 10 minutes
+    /// here and boots fast, but it is not a kernel anyone runs. `distro`: both roles on the
+    /// distro pair, Debian's 6.12 config (modules off) + the distro fragment, builds
+    /// `distro` and `distro-stock`: the kernel users boot (HZ_250, voluntary preemption by
+    /// default, and the scheduler-path options the tiny pair leaves out: PSI, CFS
+    /// bandwidth, autogroup, NO_HZ_FULL), at about 30 minutes per kernel to build here.
+    /// `distro-rust` or `distro-stock` alone, like `rust` or `stock` alone, runs one role
+    /// (no ratios). Mixing the pairs is an error: a ratio across configurations would
+    /// measure the configurations.
+    #[arg(long, value_delimiter = ',', value_parser = KernelChoice::parse, default_value = "rust,stock")]
+    kernels: Vec<KernelChoice>,
 
     /// Guest vCPUs. 1 (the default) measures one runqueue's EEVDF decisions: under icount
     /// hackbench then repeats to about 0.5% (measured: `hackbench -g 2 -l 70`, 6 runs a
@@ -142,14 +154,6 @@ fn parse_experiment(s: &str) -> Result<Experiment, String> {
         .ok_or_else(|| format!("unknown experiment '{s}' (latency, throughput, fairness, scale)"))
 }
 
-fn parse_kernel(s: &str) -> Result<Kernel, String> {
-    match s {
-        "rust" => Ok(Kernel::Rust),
-        "stock" => Ok(Kernel::Stock),
-        _ => Err(format!("unknown kernel '{s}' (rust, stock)")),
-    }
-}
-
 fn repo_root() -> PathBuf {
     match std::env::var_os("EEVDF_REPO") {
         Some(d) => PathBuf::from(d),
@@ -208,18 +212,19 @@ fn run_checked(cmd: &mut Command, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn build(root: &Path, kernels: &[Kernel]) -> Result<()> {
-    for k in kernels {
+fn build(root: &Path, pair: Pair, kernels: &[Kernel]) -> Result<()> {
+    for &k in kernels {
+        let build = pair.build(k);
         eprintln!(
-            "==> eevdf-lab: building the {} kernel (tools/build-kernel.sh {})",
+            "==> eevdf-lab: building the {} kernel of the {} pair (tools/build-kernel.sh {build})",
             k.name(),
-            k.name()
+            pair.name()
         );
         run_checked(
             Command::new("bash")
                 .arg(root.join("tools/build-kernel.sh"))
-                .arg(k.name()),
-            &format!("tools/build-kernel.sh {}", k.name()),
+                .arg(build),
+            &format!("tools/build-kernel.sh {build}"),
         )?;
     }
     eprintln!("==> eevdf-lab: building eevdf-vm and the static guest programs");
@@ -256,19 +261,35 @@ fn build(root: &Path, kernels: &[Kernel]) -> Result<()> {
     )
 }
 
+/// Debian's configuration of the kernel, the distro pair's start ($DEBIAN_CONFIG in
+/// tools/lib.sh).
+const DEBIAN_CONFIG: &str = "/usr/src/linux-config-6.12/config.amd64_none_amd64.xz";
+
+/// The files tools/build-kernel.sh hashes into a build's `.fragments`, in its order:
+/// Debian's config (distro pair only), the config fragments, the patch series stamp.
+fn config_inputs(root: &Path, cache: &Path, pair: Pair, k: Kernel) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if pair.starts_from_debian() {
+        files.push(PathBuf::from(DEBIAN_CONFIG));
+    }
+    files.extend(
+        pair.fragments(k)
+            .iter()
+            .map(|f| root.join("kernel/configs").join(format!("{f}.config"))),
+    );
+    files.push(cache.join("src/linux-6.12.117/.sched_eevdf-series"));
+    files
+}
+
 /// Whether the build in `dir` was configured from the repository's current fragments and
-/// patch series: tools/build-kernel.sh stores that hash in `.fragments` (a `--no-build` run
-/// may boot an image built from an older series).
-fn build_is_current(root: &Path, k: Kernel, dir: &Path) -> Option<bool> {
-    let frags = match k {
-        Kernel::Rust => ["base", "eevdf"],
-        Kernel::Stock => ["base", "stock"],
-    };
-    let mut files: Vec<PathBuf> = frags
-        .iter()
-        .map(|f| root.join("kernel/configs").join(format!("{f}.config")))
-        .collect();
-    files.push(cache_dir().join("src/linux-6.12.117/.sched_eevdf-series"));
+/// patch series (and, for the distro pair, Debian's config): tools/build-kernel.sh stores
+/// that hash in `.fragments` (a `--no-build` run may boot an image built from an older
+/// series). None when an input or the stored hash is missing.
+fn build_is_current(root: &Path, pair: Pair, k: Kernel, dir: &Path) -> Option<bool> {
+    let files = config_inputs(root, &cache_dir(), pair, k);
+    if !files.iter().all(|f| f.is_file()) {
+        return None;
+    }
     let out = Command::new("sh")
         .arg("-c")
         .arg("cat \"$@\" | sha256sum | cut -c1-16")
@@ -280,15 +301,15 @@ fn build_is_current(root: &Path, k: Kernel, dir: &Path) -> Option<bool> {
     Some(String::from_utf8_lossy(&out.stdout).trim() == stored.trim())
 }
 
-fn kernel_info(root: &Path, k: Kernel) -> KernelInfo {
-    let dir = cache_dir().join("build").join(k.name());
+fn kernel_info(root: &Path, pair: Pair, k: Kernel) -> KernelInfo {
+    let dir = cache_dir().join("build").join(pair.build(k));
     let config = std::fs::read_to_string(dir.join(".config")).ok();
     KernelInfo {
         kernel: k,
         image: dir.join("arch/x86/boot/bzImage").display().to_string(),
         config_sched_eevdf_rust: config
             .map(|c| c.lines().any(|l| l == "CONFIG_SCHED_EEVDF_RUST=y")),
-        build_current: build_is_current(root, k, &dir),
+        build_current: build_is_current(root, pair, k, &dir),
     }
 }
 
@@ -332,6 +353,7 @@ impl Eta {
 
 struct Ctx<'a> {
     root: &'a Path,
+    pair: Pair,
     dir: &'a Path,
     args: &'a Args,
     cells: &'a [Cell],
@@ -342,18 +364,14 @@ struct Ctx<'a> {
 
 fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
     let b = &cx.boots[n];
-    let stem = format!("boot-{:02}-{}", n + 1, b.kernel.name());
+    let build = cx.pair.build(b.kernel);
+    let stem = format!("boot-{:02}-{build}", n + 1);
     let script = cx.dir.join(format!("{stem}.sh"));
     std::fs::write(&script, plan::guest_script(b, cx.cells)).context("writing the guest script")?;
     let est: f64 = eta.boot(b, cx.cells, 0);
     let timeout_s = (est * 4.0) as u64 + 180;
     let mut child = Command::new(cx.root.join("target/release/eevdf-vm"))
-        .args([
-            "--kernel",
-            b.kernel.name(),
-            "--cpus",
-            &cx.args.cpus.to_string(),
-        ])
+        .args(["--kernel", build, "--cpus", &cx.args.cpus.to_string()])
         .args([
             "--mem-mib",
             &cx.args.mem_mib.to_string(),
@@ -390,6 +408,13 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
     let mut first_cell_at: Option<f64> = None;
     let mut done_cells = 0usize;
     let total_cells = b.cells.len() * b.inner_reps as usize;
+    // The builds' names, padded to the longest, keep the progress lines' columns.
+    let name_w = cx
+        .boots
+        .iter()
+        .map(|b| cx.pair.build(b.kernel).len())
+        .max()
+        .unwrap_or(5);
     let future: f64 = cx.boots[n + 1..]
         .iter()
         .map(|fb| eta.boot(fb, cx.cells, 0))
@@ -408,11 +433,11 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
                 first_cell_at.get_or_insert(t_boot.elapsed().as_secs_f64());
                 let left = eta.boot(b, cx.cells, done_cells) + future;
                 eprintln!(
-                    "    [{:>6}] boot {}/{} {:<5} rep {}/{}  cell {:>2}/{}  {:<28} ETA {}",
+                    "    [{:>6}] boot {}/{} {:<name_w$} rep {}/{}  cell {:>2}/{}  {:<28} ETA {}",
                     fmt_dur(cx.t0.elapsed().as_secs_f64()),
                     n + 1,
                     cx.boots.len(),
-                    b.kernel.name(),
+                    build,
                     b.rep + 1,
                     cx.boots_per_kernel,
                     done_cells + 1,
@@ -449,9 +474,8 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
     let (info, outcomes) = parse::parse_boot(&out);
     if !status.success() {
         eprintln!(
-            "    boot {} ({}) FAILED: eevdf-vm {status}; see {}\n{}",
+            "    boot {} ({build}) FAILED: eevdf-vm {status}; see {}\n{}",
             n + 1,
-            b.kernel.name(),
             cx.dir.join(format!("{stem}.console")).display(),
             err.lines()
                 .filter(|l| l.contains("FAIL") || l.contains("error"))
@@ -502,7 +526,12 @@ fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
             .with_context(|| format!("writing {}", page.display()))?;
         eprintln!("==> eevdf-lab: wrote {}", page.display());
     }
-    println!("\n{}", report::tables(raw, &rows));
+    println!(
+        "\nkernel pair: {} ({})\n\n{}",
+        raw.pair.name(),
+        raw.pair.describe(),
+        report::tables(raw, &rows)
+    );
     let fails = rows.iter().filter(|r| r.bar_pass == Some(false)).count();
     let passes = rows.iter().filter(|r| r.bar_pass == Some(true)).count();
     println!(
@@ -515,7 +544,9 @@ fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
         .iter()
         .flat_map(|b| b.outcomes.iter().map(move |o| (b, o)))
         .filter_map(|(b, o)| match &o.status {
-            parse::Status::Failed(why) => Some(format!("{} on {}: {why}", o.id, b.kernel.name())),
+            parse::Status::Failed(why) => {
+                Some(format!("{} on {}: {why}", o.id, raw.pair.build(b.kernel)))
+            }
             _ => None,
         })
         .collect();
@@ -564,8 +595,7 @@ fn real_main() -> Result<bool> {
     if boots_per_kernel == 0 || inner_reps == 0 || args.kernels.is_empty() {
         bail!("--boots-per-kernel, --inner-reps and --kernels must be non-empty");
     }
-    let mut kernels = args.kernels.clone();
-    kernels.dedup();
+    let (pair, kernels) = plan::resolve_kernels(&args.kernels).map_err(anyhow::Error::msg)?;
     let root = repo_root();
     let cells = plan::matrix(kind, &args.only);
     if cells.is_empty() {
@@ -584,9 +614,14 @@ fn real_main() -> Result<bool> {
     };
     let est: f64 = boots.iter().map(|b| eta.boot(b, &cells, 0)).sum();
     eprintln!(
-        "==> eevdf-lab: {kind:?} matrix: {} cells x {} kernels, {} boots ({} per kernel x {} batches), {} runs per cell per boot; estimated {} once built",
+        "==> eevdf-lab: {kind:?} matrix: {} cells x {} kernels ({}), {} boots ({} per kernel x {} batches), {} runs per cell per boot; estimated {} once built",
         cells.len(),
         kernels.len(),
+        kernels
+            .iter()
+            .map(|&k| format!("{} = {}", k.name(), pair.build(k)))
+            .collect::<Vec<_>>()
+            .join(", "),
         boots.len(),
         boots_per_kernel,
         boots.iter().map(|b| b.batch).max().unwrap_or(0) + 1,
@@ -596,9 +631,9 @@ fn real_main() -> Result<bool> {
     if args.dry_run {
         for (i, b) in boots.iter().enumerate() {
             println!(
-                "boot {:>2}: {:<5} rep {} batch {}: {} cells x {}",
+                "boot {:>2}: {:<12} rep {} batch {}: {} cells x {}",
                 i + 1,
-                b.kernel.name(),
+                pair.build(b.kernel),
                 b.rep + 1,
                 b.batch + 1,
                 b.cells.len(),
@@ -612,7 +647,7 @@ fn real_main() -> Result<bool> {
     }
     let t0 = Instant::now();
     if !args.no_build {
-        build(&root, &kernels)?;
+        build(&root, pair, &kernels)?;
         eprintln!(
             "==> eevdf-lab: built in {}",
             fmt_dur(t0.elapsed().as_secs_f64())
@@ -647,12 +682,17 @@ fn real_main() -> Result<bool> {
         bootstrap_resamples: args.bootstrap_resamples,
         seed: args.seed,
         cells: cells.clone(),
-        kernels: kernels.iter().map(|&k| kernel_info(&root, k)).collect(),
+        pair,
+        kernels: kernels
+            .iter()
+            .map(|&k| kernel_info(&root, pair, k))
+            .collect(),
         boots: Vec::new(),
     };
     let t_run = Instant::now();
     let cx = Ctx {
         root: &root,
+        pair,
         dir: &dir,
         args: &args,
         cells: &cells,
@@ -662,10 +702,11 @@ fn real_main() -> Result<bool> {
     };
     for n in 0..boots.len() {
         eprintln!(
-            "==> eevdf-lab: boot {}/{}: {} kernel, rep {}, batch {}",
+            "==> eevdf-lab: boot {}/{}: {} kernel ({}), rep {}, batch {}",
             n + 1,
             boots.len(),
             boots[n].kernel.name(),
+            pair.build(boots[n].kernel),
             boots[n].rep + 1,
             boots[n].batch + 1
         );
@@ -718,8 +759,73 @@ mod tests {
             Args::try_parse_from(["eevdf-lab", "--only", "latency,scale", "--kernels", "stock"])
                 .unwrap();
         assert_eq!(a.only, vec![Experiment::Latency, Experiment::Scale]);
-        assert_eq!(a.kernels, vec![Kernel::Stock]);
+        assert_eq!(
+            plan::resolve_kernels(&a.kernels),
+            Ok((Pair::Tiny, vec![Kernel::Stock]))
+        );
         assert!(Args::try_parse_from(["eevdf-lab", "--quick", "--full"]).is_err());
         assert!(Args::try_parse_from(["eevdf-lab", "--only", "nope"]).is_err());
+        assert!(Args::try_parse_from(["eevdf-lab", "--kernels", "debug"]).is_err());
+    }
+
+    #[test]
+    fn cli_kernel_pairs() {
+        let pair_of = |argv: &[&str]| {
+            let a = Args::try_parse_from(argv).unwrap();
+            plan::resolve_kernels(&a.kernels)
+        };
+        assert_eq!(
+            pair_of(&["eevdf-lab"]),
+            Ok((Pair::Tiny, vec![Kernel::Rust, Kernel::Stock]))
+        );
+        assert_eq!(
+            pair_of(&["eevdf-lab", "--kernels", "distro"]),
+            Ok((Pair::Distro, vec![Kernel::Rust, Kernel::Stock]))
+        );
+        assert_eq!(
+            pair_of(&["eevdf-lab", "--kernels", "distro-stock"]),
+            Ok((Pair::Distro, vec![Kernel::Stock]))
+        );
+        // A mix parses item by item; resolving it is the error (exit 2, before any build).
+        let e = pair_of(&["eevdf-lab", "--kernels", "rust,distro-stock"]).unwrap_err();
+        assert!(e.contains("mixes the tiny pair (rust) with the distro pair (distro-stock)"));
+    }
+
+    #[test]
+    fn config_inputs_follow_build_kernel_sh() {
+        let (root, cache) = (Path::new("/r"), Path::new("/c"));
+        let series = "/c/src/linux-6.12.117/.sched_eevdf-series";
+        let names = |pair, k| -> Vec<String> {
+            config_inputs(root, cache, pair, k)
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect()
+        };
+        assert_eq!(
+            names(Pair::Tiny, Kernel::Rust),
+            [
+                "/r/kernel/configs/base.config",
+                "/r/kernel/configs/eevdf.config",
+                series
+            ]
+        );
+        assert_eq!(
+            names(Pair::Distro, Kernel::Rust),
+            [
+                DEBIAN_CONFIG,
+                "/r/kernel/configs/distro.config",
+                "/r/kernel/configs/eevdf.config",
+                series
+            ]
+        );
+        assert_eq!(
+            names(Pair::Distro, Kernel::Stock),
+            [
+                DEBIAN_CONFIG,
+                "/r/kernel/configs/distro.config",
+                "/r/kernel/configs/stock.config",
+                series
+            ]
+        );
     }
 }

@@ -11,12 +11,144 @@ pub enum Kernel {
 }
 
 impl Kernel {
+    /// The role's name: what the tables' columns and the ratios (rust/stock) call it.
     pub fn name(self) -> &'static str {
         match self {
             Kernel::Rust => "rust",
             Kernel::Stock => "stock",
         }
     }
+}
+
+/// Which pair of builds plays the two roles: the same tree configured two ways, once with
+/// `CONFIG_SCHED_EEVDF_RUST` (the eevdf fragment) and once without (the stock fragment).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pair {
+    /// tinyconfig + the base fragment (HZ_1000, full preemption): builds `rust` and
+    /// `stock`. Runs from before the pair was recorded used it.
+    #[default]
+    Tiny,
+    /// Debian's 6.12 config (`config.amd64_none_amd64`, modules off) + the distro fragment:
+    /// builds `distro` and `distro-stock`.
+    Distro,
+}
+
+impl Pair {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pair::Tiny => "tiny",
+            Pair::Distro => "distro",
+        }
+    }
+
+    /// For the report, after the name: which configuration, and the builds it names.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Pair::Tiny => {
+                "tinyconfig + the base fragment: HZ_1000, full preemption; \
+                 builds `rust` and `stock`"
+            }
+            Pair::Distro => {
+                "Debian's 6.12 config, config.amd64_none_amd64 without modules, + the \
+                 distro fragment: the kernel users boot, HZ_250, voluntary preemption; builds \
+                 `distro` and `distro-stock`"
+            }
+        }
+    }
+
+    /// The build that plays `role` in this pair: the name tools/build-kernel.sh, the build
+    /// directory and `eevdf-vm --kernel` know it by.
+    pub fn build(self, role: Kernel) -> &'static str {
+        match (self, role) {
+            (Pair::Tiny, Kernel::Rust) => "rust",
+            (Pair::Tiny, Kernel::Stock) => "stock",
+            (Pair::Distro, Kernel::Rust) => "distro",
+            (Pair::Distro, Kernel::Stock) => "distro-stock",
+        }
+    }
+
+    /// Whether tools/build-kernel.sh starts the pair's builds from Debian's config (else
+    /// from tinyconfig).
+    pub fn starts_from_debian(self) -> bool {
+        self == Pair::Distro
+    }
+
+    /// The config fragments (kernel/configs/NAME.config) of `role`'s build, in
+    /// tools/build-kernel.sh's order.
+    pub fn fragments(self, role: Kernel) -> [&'static str; 2] {
+        let first = match self {
+            Pair::Tiny => "base",
+            Pair::Distro => "distro",
+        };
+        match role {
+            Kernel::Rust => [first, "eevdf"],
+            Kernel::Stock => [first, "stock"],
+        }
+    }
+}
+
+/// One item of `--kernels`: a pair and the roles it runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct KernelChoice {
+    pub pair: Pair,
+    pub roles: &'static [Kernel],
+}
+
+impl KernelChoice {
+    /// `rust`, `stock` (the tiny pair's builds), `distro` (both roles on the distro pair),
+    /// `distro-rust`, `distro-stock`.
+    pub fn parse(s: &str) -> Result<KernelChoice, String> {
+        let (pair, roles): (Pair, &'static [Kernel]) = match s {
+            "rust" => (Pair::Tiny, &[Kernel::Rust]),
+            "stock" => (Pair::Tiny, &[Kernel::Stock]),
+            "distro" => (Pair::Distro, &[Kernel::Rust, Kernel::Stock]),
+            "distro-rust" => (Pair::Distro, &[Kernel::Rust]),
+            "distro-stock" => (Pair::Distro, &[Kernel::Stock]),
+            _ => {
+                return Err(format!(
+                    "unknown kernel '{s}' (rust, stock, distro, distro-rust, distro-stock)"
+                ))
+            }
+        };
+        Ok(KernelChoice { pair, roles })
+    }
+}
+
+/// The pair and the roles of a whole `--kernels` list: each role once, in the order given.
+/// Every item must name the same pair: a ratio across configurations would measure the
+/// configurations, not the scheduler.
+pub fn resolve_kernels(choices: &[KernelChoice]) -> Result<(Pair, Vec<Kernel>), String> {
+    let Some(first) = choices.first() else {
+        return Err("--kernels is empty".into());
+    };
+    if let Some(other) = choices.iter().find(|c| c.pair != first.pair) {
+        let (tiny, distro) = if first.pair == Pair::Tiny {
+            (first, other)
+        } else {
+            (other, first)
+        };
+        let names = |c: &KernelChoice| {
+            c.roles
+                .iter()
+                .map(|&k| c.pair.build(k))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(format!(
+            "--kernels mixes the tiny pair ({}) with the distro pair ({}): the two roles \
+             must be builds of one configuration (--kernels rust,stock or --kernels distro)",
+            names(tiny),
+            names(distro)
+        ));
+    }
+    let mut roles: Vec<Kernel> = Vec::new();
+    for &k in choices.iter().flat_map(|c| c.roles) {
+        if !roles.contains(&k) {
+            roles.push(k);
+        }
+    }
+    Ok((first.pair, roles))
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -490,6 +622,69 @@ pub fn guest_script(boot: &Boot, cells: &[Cell]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn kernels(list: &[&str]) -> Result<(Pair, Vec<Kernel>), String> {
+        let choices = list
+            .iter()
+            .map(|s| KernelChoice::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        resolve_kernels(&choices)
+    }
+
+    #[test]
+    fn kernel_lists_resolve_to_one_pair() {
+        use Kernel::{Rust, Stock};
+        assert_eq!(
+            kernels(&["rust", "stock"]),
+            Ok((Pair::Tiny, vec![Rust, Stock]))
+        );
+        assert_eq!(kernels(&["stock"]), Ok((Pair::Tiny, vec![Stock])));
+        assert_eq!(kernels(&["distro"]), Ok((Pair::Distro, vec![Rust, Stock])));
+        assert_eq!(kernels(&["distro-stock"]), Ok((Pair::Distro, vec![Stock])));
+        assert_eq!(
+            kernels(&["distro-stock", "distro-rust", "distro"]),
+            Ok((Pair::Distro, vec![Stock, Rust])),
+            "each role once, first mention first"
+        );
+        assert_eq!(
+            kernels(&["rust", "stock", "rust"]),
+            Ok((Pair::Tiny, vec![Rust, Stock]))
+        );
+        for mix in [
+            &["rust", "distro"][..],
+            &["distro-rust", "stock"],
+            &["distro", "rust", "stock"],
+        ] {
+            let e = kernels(mix).unwrap_err();
+            assert!(e.contains("mixes the tiny pair"), "{mix:?}: {e}");
+        }
+        assert_eq!(
+            kernels(&["distro-rust", "stock"]).unwrap_err(),
+            "--kernels mixes the tiny pair (stock) with the distro pair (distro): the two \
+             roles must be builds of one configuration (--kernels rust,stock or --kernels distro)"
+        );
+        assert!(kernels(&["debug"])
+            .unwrap_err()
+            .contains("unknown kernel 'debug'"));
+        assert!(kernels(&[]).is_err());
+    }
+
+    #[test]
+    fn builds_per_role_and_pair() {
+        use Kernel::{Rust, Stock};
+        assert_eq!(Pair::Tiny.build(Rust), "rust");
+        assert_eq!(Pair::Tiny.build(Stock), "stock");
+        assert_eq!(Pair::Distro.build(Rust), "distro");
+        assert_eq!(Pair::Distro.build(Stock), "distro-stock");
+        // tools/build-kernel.sh's configurations.
+        assert_eq!(Pair::Tiny.fragments(Rust), ["base", "eevdf"]);
+        assert_eq!(Pair::Tiny.fragments(Stock), ["base", "stock"]);
+        assert_eq!(Pair::Distro.fragments(Rust), ["distro", "eevdf"]);
+        assert_eq!(Pair::Distro.fragments(Stock), ["distro", "stock"]);
+        assert!(Pair::Distro.starts_from_debian() && !Pair::Tiny.starts_from_debian());
+        assert_eq!(Pair::default(), Pair::Tiny);
+        assert_eq!(serde_json::to_string(&Pair::Distro).unwrap(), "\"distro\"");
+    }
 
     #[test]
     fn ids_are_unique_and_spaceless() {

@@ -2,7 +2,7 @@
 //! terminal tables, the Markdown report and summary.json alike), and the plots.
 
 use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
-use crate::plan::{Cell, Experiment, FeatureSet, Kernel, MatrixKind, Workload};
+use crate::plan::{Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload};
 use crate::plot;
 use crate::stats::{self, Estimate};
 use anyhow::Result;
@@ -54,6 +54,10 @@ pub struct Raw {
     pub bootstrap_resamples: usize,
     pub seed: u64,
     pub cells: Vec<Cell>,
+    /// Which pair of builds played the rust and stock roles (absent in runs from before
+    /// `--kernels distro`: the tiny pair, the only one there was).
+    #[serde(default)]
+    pub pair: Pair,
     pub kernels: Vec<KernelInfo>,
     pub boots: Vec<BootRun>,
 }
@@ -377,14 +381,21 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
         TimingInfo::describe(raw.timing),
         raw.command
     );
+    let _ = writeln!(
+        s,
+        "Kernel pair: **{}** ({}).\n",
+        raw.pair.name(),
+        raw.pair.describe()
+    );
     let _ = writeln!(s, "{}\n", integration_note(raw));
-    let _ = writeln!(s, "## Kernels\n\n| kernel | CONFIG_SCHED_EEVDF_RUST | built from the current series | uname -r | sched features at boot |\n|---|---|---|---|---|");
+    let _ = writeln!(s, "## Kernels\n\n| kernel | build | CONFIG_SCHED_EEVDF_RUST | built from the current series | uname -r | sched features at boot |\n|---|---|---|---|---|---|");
     for k in &raw.kernels {
         let b = raw.boots.iter().find(|b| b.kernel == k.kernel);
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | `{}` |",
+            "| {} | `{}` | {} | {} | {} | `{}` |",
             k.kernel.name(),
+            raw.pair.build(k.kernel),
             match k.config_sched_eevdf_rust {
                 Some(true) => "y",
                 Some(false) => "n",
@@ -406,7 +417,7 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
         .map(|b| {
             format!(
                 "{} rep {} batch {} (exit {:?})",
-                b.kernel.name(),
+                raw.pair.build(b.kernel),
                 b.rep,
                 b.batch,
                 b.exit
@@ -501,8 +512,9 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
         let name = format!("latency_{}.png", k.name());
         plot::latency_panels(
             &format!(
-                "{} kernel: waker wakeup latency under hackbench (median of runs)",
-                k.name()
+                "{} kernel ({}): waker wakeup latency under hackbench (median of runs)",
+                k.name(),
+                raw.pair.build(k)
             ),
             &panels,
             &dir.join(&name),
@@ -530,7 +542,10 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     if !ratio_rows.is_empty() {
         let name = "ratios.png".to_string();
         plot::ratio_plot(
-            "rust/stock: ratio of medians, 95% bootstrap interval",
+            &format!(
+                "rust/stock ({} pair): ratio of medians, 95% bootstrap interval",
+                raw.pair.name()
+            ),
             &ratio_rows,
             &dir.join(&name),
         )?;
@@ -588,6 +603,7 @@ mod tests {
             bootstrap_resamples: 500,
             seed: 1,
             cells: all,
+            pair: Pair::Tiny,
             kernels: vec![],
             boots: rates
                 .iter()
@@ -649,6 +665,44 @@ mod tests {
             &["ratios.png".into()],
         );
         assert!(md.contains("```sh\neevdf-lab\n```") && md.contains("![ratios.png](ratios.png)"));
+    }
+
+    #[test]
+    fn report_names_the_pair_and_old_raw_loads() {
+        let mut raw = raw_with(&[(Kernel::Rust, 1010.0), (Kernel::Stock, 1000.0)]);
+        raw.pair = Pair::Distro;
+        raw.kernels = [Kernel::Rust, Kernel::Stock]
+            .into_iter()
+            .map(|k| KernelInfo {
+                kernel: k,
+                image: String::new(),
+                config_sched_eevdf_rust: Some(k == Kernel::Rust),
+                build_current: Some(true),
+            })
+            .collect();
+        raw.boots[1].exit = Some(1);
+        let md = markdown(&raw, &summarise(&raw), &ReportPaths { img_prefix: "" }, &[]);
+        assert!(md.contains("Kernel pair: **distro** (Debian's 6.12 config"));
+        assert!(
+            md.contains("| rust | `distro` | y |") && md.contains("| stock | `distro-stock` | n |")
+        );
+        assert!(md.contains("**Failed boots:** distro-stock rep 0"));
+        let json = serde_json::to_string(&raw).unwrap();
+        assert!(json.contains("\"pair\":\"distro\""));
+        // A raw.json from before the field: the tiny pair.
+        let old = json.replace("\"pair\":\"distro\",", "");
+        assert!(!old.contains("\"pair\""));
+        let back: Raw = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.pair, Pair::Tiny);
+        let md = markdown(
+            &back,
+            &summarise(&back),
+            &ReportPaths { img_prefix: "" },
+            &[],
+        );
+        assert!(
+            md.contains("Kernel pair: **tiny** (tinyconfig") && md.contains("| rust | `rust` |")
+        );
     }
 
     #[test]
