@@ -8,6 +8,8 @@
 //! lock. Writes:
 //!
 //! - `0` resets every CPU's counts;
+//! - `off` stops the checks (every hook returns at once) and `on` restarts them: the two
+//!   measure what the checks cost within one boot; the file shows `enabled 0|1` last;
 //! - `corrupt min_deadline` or `corrupt min_slice` makes the next check of a non-empty
 //!   timeline find its root's augmented value off by one (restored after that check): the
 //!   check must report it, with a WARN naming the invariant.
@@ -16,7 +18,7 @@
 
 use super::api::{parse_u64, seq_print, DebugFile, SeqBuf};
 use super::runqueue::{cpu_possible_ids, online_cpus, RqGuard};
-use crate::verify::{plant, Plant, NAMES};
+use crate::verify::{enabled, plant, set_enabled, Plant, NAMES};
 use kernel::error::{code::EINVAL, Result};
 
 /// `/sys/kernel/debug/sched/eevdf/verify`.
@@ -50,7 +52,7 @@ impl DebugFile for VerifyFile {
         for a in all {
             seq_print!(m, " {a}")?;
         }
-        seq_print!(m, "\n")
+        seq_print!(m, "\nenabled {}\n", u8::from(enabled()))
     }
 
     fn write(&self, input: &[u8]) -> Result {
@@ -58,6 +60,8 @@ impl DebugFile for VerifyFile {
         match word {
             b"corrupt min_deadline" => plant(Plant::MinDeadline),
             b"corrupt min_slice" => plant(Plant::MinSlice),
+            b"off" => set_enabled(false),
+            b"on" => set_enabled(true),
             _ => {
                 if parse_u64(input)? != 0 {
                     return Err(EINVAL);

@@ -63,9 +63,22 @@ mod on {
     use core::{
         ffi::{c_char, c_void, CStr},
         fmt,
-        sync::atomic::{AtomicU8, Ordering},
+        sync::atomic::{AtomicBool, AtomicU8, Ordering},
     };
     use kernel::bindings;
+
+    /// Whether the checks run (`echo off|on > /sys/kernel/debug/sched/eevdf/verify`; on at
+    /// boot): off, every hook returns at once, which measures what the checks cost in one
+    /// boot. A toggle is seen by each hook at its next call.
+    static ENABLED: AtomicBool = AtomicBool::new(true);
+
+    pub(crate) fn set_enabled(on: bool) {
+        ENABLED.store(on, Ordering::Relaxed);
+    }
+
+    pub(crate) fn enabled() -> bool {
+        ENABLED.load(Ordering::Relaxed)
+    }
 
     /// The pending [`Plant`] (0: none). An atomic of `core`: 6.12's kernel crate has no
     /// atomics of its own, and this is one flag written by debugfs and taken once by
@@ -196,6 +209,9 @@ mod on {
     }
 
     pub(crate) fn timeline(rq: &CfsRq, site: &CStr) {
+        if !enabled() {
+            return;
+        }
         let planted = take_plant(rq);
         count(rq, Count::Checks);
         if let Err(e) = check_invariants(rq) {
@@ -210,6 +226,9 @@ mod on {
     }
 
     pub(crate) fn pick(rq: &CfsRq, got: Option<Se>, features: Features) {
+        if !enabled() {
+            return;
+        }
         count(rq, Count::Picks);
         let want = reference::pick(rq, features);
         if got != want {
@@ -227,11 +246,15 @@ mod on {
         }
     }
 
-    pub(crate) fn wakeup_before(rq: &CfsRq, pse: Se, features: Features) -> bool {
-        reference::wakeup_preempt(rq, pse, features)
+    /// `None` while the checks are off.
+    pub(crate) fn wakeup_before(rq: &CfsRq, pse: Se, features: Features) -> Option<bool> {
+        enabled().then(|| reference::wakeup_preempt(rq, pse, features))
     }
 
-    pub(crate) fn wakeup_after(rq: &CfsRq, want: bool, got: bool) {
+    pub(crate) fn wakeup_after(rq: &CfsRq, want: Option<bool>, got: bool) {
+        let Some(want) = want else {
+            return;
+        };
         count(rq, Count::Wakeups);
         if got != want {
             diverged(
@@ -260,7 +283,7 @@ mod on {
 }
 
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
-pub(crate) use on::plant;
+pub(crate) use on::{enabled, plant, set_enabled};
 
 /// Compares a pick with the reference's (the same features).
 #[inline(always)]
@@ -272,21 +295,21 @@ pub(crate) fn pick(rq: &CfsRq, got: Option<Se>, features: Features) {
 }
 
 /// The reference's wakeup-preemption decision, taken before the core's (which may cancel
-/// current's slice protection); `false` without the option.
+/// current's slice protection); `None` without the option or with the checks off.
 #[inline(always)]
-pub(crate) fn wakeup_before(rq: &CfsRq, pse: Se, features: Features) -> bool {
+pub(crate) fn wakeup_before(rq: &CfsRq, pse: Se, features: Features) -> Option<bool> {
     #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
     return on::wakeup_before(rq, pse, features);
     #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]
     {
         let _ = (rq, pse, features);
-        false
+        None
     }
 }
 
 /// Compares the core's wakeup decision with [`wakeup_before`]'s.
 #[inline(always)]
-pub(crate) fn wakeup_after(rq: &CfsRq, want: bool, got: bool) {
+pub(crate) fn wakeup_after(rq: &CfsRq, want: Option<bool>, got: bool) {
     #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
     on::wakeup_after(rq, want, got);
     #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]

@@ -19,6 +19,12 @@ for w in "corrupt" "corrupt min_vruntime" "corrupt min_deadline x" "1" "-1" "x" 
 done
 hackbench -g 1 -l 20 >/dev/null || fail "hackbench"
 
+# off/on (what the cost measurement uses) is reported back.
+echo off >"$f" || fail "writing off"
+grep -qx 'enabled 0' "$f" || fail "off did not show as 'enabled 0'"
+echo on >"$f" || fail "writing on"
+grep -qx 'enabled 1' "$f" || fail "on did not show as 'enabled 1'"
+
 echo "verify counters after the suite:"
 cat "$f"
 set -- $(grep '^all ' "$f")
