@@ -43,6 +43,9 @@ pub enum Count {
 /// The counters' names in `/sys/kernel/debug/sched/eevdf/verify`, in index order.
 pub const NAMES: [&str; 4] = ["checks", "picks", "wakeups", "divergences"];
 
+#[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+const _: () = assert!(NAMES.len() == kernel::bindings::SCHED_EEVDF_NR_VERIFY as usize);
+
 /// A planted corruption, for the test that the oracle catches one
 /// (`echo corrupt min_deadline > /sys/kernel/debug/sched/eevdf/verify`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,11 +64,11 @@ pub const DUMP_MAX: u32 = 16;
 mod on {
     use super::*;
     use core::{
-        ffi::{c_char, c_void, CStr},
+        ffi::{c_void, CStr},
         fmt,
         sync::atomic::{AtomicBool, AtomicU8, Ordering},
     };
-    use kernel::bindings;
+    use kernel::{bindings, ffi::c_char};
 
     /// Whether the checks run (`echo off|on > /sys/kernel/debug/sched/eevdf/verify`; on at
     /// boot): off, every hook returns at once, which measures what the checks cost in one
@@ -97,7 +100,7 @@ mod on {
         // `args` lives across the call.
         unsafe {
             bindings::_printk_deferred(
-                c"\x014sched_eevdf: VERIFY: %pA\n".as_ptr(),
+                c"\x014sched_eevdf: VERIFY: %pA\n".as_ptr().cast::<c_char>(),
                 (&raw const args).cast::<c_void>(),
             );
         }
@@ -181,7 +184,7 @@ mod on {
             bindings::sched_eevdf_verify_warn(
                 what.as_ptr().cast::<c_char>(),
                 what.len() as i32,
-                site.as_ptr(),
+                site.as_ptr().cast::<c_char>(),
             )
         };
     }
@@ -265,25 +268,31 @@ mod on {
             );
         }
     }
-
-    /// Called by fair.c after it completed a change of `cfs_rq`'s timeline at `site`.
-    ///
-    /// # Safety
-    ///
-    /// `cfs_rq` is valid and its runqueue lock held; `site` is a NUL-terminated string.
-    #[no_mangle]
-    pub unsafe extern "C" fn sched_eevdf_verify(
-        cfs_rq: *mut bindings::cfs_rq,
-        site: *const c_char,
-    ) {
-        // SAFETY: guaranteed by the caller.
-        let (rq, site) = unsafe { (CfsRq::from_raw(cfs_rq), CStr::from_ptr(site)) };
-        timeline(rq, site);
-    }
 }
 
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
 pub(crate) use on::{enabled, plant, set_enabled};
+
+/// Called by fair.c after it completed a change of `cfs_rq`'s timeline at `site`.
+///
+/// # Safety
+///
+/// `cfs_rq` is valid and its runqueue lock held; `site` is a NUL-terminated string.
+#[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+#[no_mangle]
+pub unsafe extern "C" fn sched_eevdf_verify(
+    cfs_rq: *mut kernel::bindings::cfs_rq,
+    site: *const kernel::ffi::c_char,
+) {
+    // SAFETY: guaranteed by the caller.
+    let (rq, site) = unsafe {
+        (
+            CfsRq::from_raw(cfs_rq),
+            core::ffi::CStr::from_ptr(site.cast()),
+        )
+    };
+    on::timeline(rq, site);
+}
 
 /// Compares a pick with the reference's (the same features).
 #[inline(always)]
