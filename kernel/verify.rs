@@ -169,22 +169,56 @@ mod on {
         }
     }
 
+    /// A call site's name for the log: fair.c's `__func__`, or a literal here. Kept as the
+    /// C pointer and printed by printk's `%s`: making it a `CStr` would measure it, with an
+    /// overflow-checked `len + 1` (a panic path under the runqueue lock).
+    ///
+    /// # Invariants
+    ///
+    /// The pointer is a NUL-terminated string that lives as long as the kernel.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Site(*const c_char);
+
+    impl Site {
+        /// # Safety
+        ///
+        /// `p` is a NUL-terminated string that lives as long as the kernel.
+        pub(crate) unsafe fn from_raw(p: *const c_char) -> Site {
+            // INVARIANT: guaranteed by the caller.
+            Site(p)
+        }
+
+        const fn literal(s: &'static CStr) -> Site {
+            // INVARIANT: a `'static` C string literal.
+            Site(s.as_ptr().cast())
+        }
+    }
+
     /// Reports a divergence: the log lines, the count, one WARN naming `what`.
-    fn diverged(rq: &CfsRq, what: &'static str, detail: fmt::Arguments<'_>, site: &CStr) {
+    fn diverged(rq: &CfsRq, what: &'static str, detail: fmt::Arguments<'_>, site: Site) {
         count(rq, Count::Divergences);
-        log(format_args!(
-            "CPU {}: {what} after {}: {detail}",
-            cpu(rq),
-            site.to_str().unwrap_or("?")
-        ));
+        // SAFETY: every conversion has its argument: `%d` an `int`, `%.*s` an `int` length
+        // and `what`'s bytes (valid for that length), `%s` the site (NUL-terminated, by
+        // `Site`'s invariant), `%pA` a `*const fmt::Arguments` that lives across the call.
+        unsafe {
+            bindings::_printk_deferred(
+                c"\x014sched_eevdf: VERIFY: CPU %d: %.*s after %s: %pA\n"
+                    .as_ptr()
+                    .cast::<c_char>(),
+                cpu(rq),
+                what.len() as i32,
+                what.as_ptr().cast::<c_char>(),
+                site.0,
+                (&raw const detail).cast::<c_void>(),
+            );
+        }
         dump(rq);
-        // SAFETY: `what` is valid for `what.len()` bytes (printed with "%.*s"), `site` is a
-        // NUL-terminated string; the function only formats a WARN.
+        // SAFETY: as above, for the same `what` and site; the function only formats a WARN.
         unsafe {
             bindings::sched_eevdf_verify_warn(
                 what.as_ptr().cast::<c_char>(),
                 what.len() as i32,
-                site.as_ptr().cast::<c_char>(),
+                site.0,
             )
         };
     }
@@ -211,7 +245,7 @@ mod on {
         }
     }
 
-    pub(crate) fn timeline(rq: &CfsRq, site: &CStr) {
+    pub(crate) fn timeline(rq: &CfsRq, site: Site) {
         if !enabled() {
             return;
         }
@@ -244,7 +278,7 @@ mod on {
                     index(got),
                     index(want)
                 ),
-                c"pick_eevdf",
+                Site::literal(c"pick_eevdf"),
             );
         }
     }
@@ -264,7 +298,7 @@ mod on {
                 rq,
                 "wakeup_preempt",
                 format_args!("core says preempt={got}, the reference {want}"),
-                c"check_preempt_wakeup_fair",
+                Site::literal(c"check_preempt_wakeup_fair"),
             );
         }
     }
@@ -284,13 +318,8 @@ pub unsafe extern "C" fn sched_eevdf_verify(
     cfs_rq: *mut kernel::bindings::cfs_rq,
     site: *const kernel::ffi::c_char,
 ) {
-    // SAFETY: guaranteed by the caller.
-    let (rq, site) = unsafe {
-        (
-            CfsRq::from_raw(cfs_rq),
-            core::ffi::CStr::from_ptr(site.cast()),
-        )
-    };
+    // SAFETY: guaranteed by the caller; fair.c passes its `__func__`.
+    let (rq, site) = unsafe { (CfsRq::from_raw(cfs_rq), on::Site::from_raw(site)) };
     on::timeline(rq, site);
 }
 

@@ -82,6 +82,17 @@ struct Args {
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=10))]
     icount_shift: Option<u32>,
 
+    /// TCG only: run all vCPUs in one host thread (`-accel tcg,thread=single`) instead of
+    /// one thread each. Slower (one host core for all vCPUs), but QEMU 7.2's multi-threaded
+    /// TCG can let a vCPU run stale code after another rewrote it: a kernel that patches
+    /// its text at run time (JUMP_LABEL: static keys, e.g. Debian's config and so the
+    /// distro flavours) then dies with `Oops: int3` in code whose breakpoint was already
+    /// removed (seen here in a distro-debug boot, in sched_clock_tick() right after
+    /// "sched_clock: Marking stable"). The tiny flavours have no JUMP_LABEL. Implied by
+    /// --icount-shift.
+    #[arg(long)]
+    tcg_single_thread: bool,
+
     /// Extra kernel command-line arguments.
     #[arg(long, default_value = "")]
     append: String,
@@ -399,6 +410,7 @@ struct Run<'a> {
     initrd: &'a Path,
     accel: Accel,
     icount_shift: Option<u32>,
+    tcg_single_thread: bool,
     cpus: u32,
     mem_mib: u32,
     append: &'a str,
@@ -432,6 +444,7 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
     .args(["-append", &cmdline]);
     match r.accel {
         Accel::Kvm => cmd.args(["-accel", "kvm", "-cpu", "host"]),
+        _ if r.tcg_single_thread => cmd.args(["-accel", "tcg,thread=single", "-cpu", "max"]),
         _ => cmd.args(["-accel", "tcg", "-cpu", "max"]),
     };
     if let Some(shift) = r.icount_shift {
@@ -589,6 +602,7 @@ fn choose_accel(args: &Args, kernel: &Path) -> Result<Accel> {
         initrd: &initrd,
         accel: Accel::Kvm,
         icount_shift: None,
+        tcg_single_thread: false,
         cpus: 1,
         mem_mib: 256,
         append: "quiet",
@@ -662,6 +676,7 @@ fn real_main() -> Result<ExitCode> {
         initrd: &initrd,
         accel,
         icount_shift: args.icount_shift,
+        tcg_single_thread: args.tcg_single_thread,
         cpus: args.cpus,
         mem_mib: args.mem_mib,
         append: &args.append,
