@@ -1,17 +1,20 @@
 #!/bin/sh
 # hackbench in processes and threads, over pipes and sockets, then a fork and
 # exit storm: the fair class's enqueue/dequeue/pick/wakeup paths under load.
+# EEVDF_LOAD (eevdf-guest-tests -s): the share of the loops to run, at least a floor.
+scaled() { n=$(( $1 * ${EEVDF_LOAD:-100} / 100 )); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
 set -e
 for mode in "" "-T"; do
 	for ipc in "" "-p"; do
-		out=$(hackbench $mode $ipc -g 4 -l 100)
+		out=$(hackbench $mode $ipc -g 4 -l "$(scaled 100 10)")
 		echo "hackbench $mode $ipc: $(echo "$out" | grep Time)"
 		echo "$out" | grep -q '^Time: [0-9]'
 	done
 done
 # fork/exit storm
 i=0
-while [ $i -lt 400 ]; do
+forks=$(scaled 400 50)
+while [ $i -lt "$forks" ]; do
 	true &
 	i=$((i + 1))
 done

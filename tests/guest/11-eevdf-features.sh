@@ -2,6 +2,8 @@
 # The EEVDF features in /sys/kernel/debug/sched/features: ELIGIBLE (on) and
 # BIAS_ELIGIBLE (off) are listed, a bad name is refused with EINVAL and changes
 # nothing, and every EEVDF feature toggles hundreds of times under hackbench.
+# EEVDF_LOAD (eevdf-guest-tests -s): the share of the loops to run, at least a floor.
+scaled() { n=$(( $1 * ${EEVDF_LOAD:-100} / 100 )); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
 f=/sys/kernel/debug/sched/features
 [ "$EEVDF_KERNEL" = stock ] && exit 77
 set -e
@@ -18,10 +20,11 @@ echo "bad name refused: $err"
 echo "$err" | grep -qi 'invalid argument'
 [ "$(cat $f)" = "$before" ]
 # Toggle every feature while hackbench runs.
-hackbench -g 2 -l 500 >/tmp/hb.out 2>&1 &
+hackbench -g 2 -l "$(scaled 500 50)" >/tmp/hb.out 2>&1 &
 hb=$!
 n=0
-while [ $n -lt 150 ]; do
+rounds=$(scaled 150 15)
+while [ $n -lt "$rounds" ]; do
 	for x in $feats; do
 		echo "NO_$x" >$f
 		echo "$x" >$f

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Nested cgroups with different cpu.weight under load, nice churn on busy
 # tasks (running and queued), and tasks moving between policies.
+# EEVDF_LOAD (eevdf-guest-tests -s): the share of the loops to run, at least a floor.
+scaled() { n=$(( $1 * ${EEVDF_LOAD:-100} / 100 )); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
 set -e
 cg=/sys/fs/cgroup
 mkdir -p $cg
@@ -16,7 +18,7 @@ echo 300 >$cg/a/d/cpu.weight
 echo 100 >$cg/c/cpu.weight
 pids=""
 for g in a/d a/b c a/b; do
-	sh -c "echo \$\$ > $cg/$g/cgroup.procs; exec hackbench -g 1 -l 200" >/dev/null &
+	sh -c "echo \$\$ > $cg/$g/cgroup.procs; exec hackbench -g 1 -l $(scaled 200 20)" >/dev/null &
 	pids="$pids $!"
 done
 hogs=""
@@ -29,7 +31,8 @@ done
 # a slow (TCG, debug) guest leaves its tasks preempted inside RCU read-side
 # sections for longer than the RCU stall timeout -- on stock 6.12 as well.
 k=0
-while [ $k -lt 30 ]; do
+rounds=$(scaled 30 5)
+while [ $k -lt "$rounds" ]; do
 	for p in $hogs; do
 		renice -n $(( (k * 7 + p) % 11 - 5 )) -p $p >/dev/null 2>&1 || true
 	done
