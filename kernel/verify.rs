@@ -13,8 +13,9 @@
 //!
 //! A divergence prints the invariant or decision, the call site and the runqueue
 //! (bounded: [`DUMP_MAX`] entities), with `printk_deferred` since the runqueue lock is
-//! held; counts in `struct rq::eevdf_verify`; and ends in one `WARN` naming it
-//! (`sched_eevdf_verify_warn()` in fair.c, patch 0006), which fails a guest run.
+//! held; counts in `struct rq::eevdf_verify`; and, the first time in a boot, ends in a
+//! `WARN` naming it (`sched_eevdf_verify_warn()` in fair.c, patch 0006, issued from an
+//! irq_work once the lock is dropped), which fails a guest run.
 //!
 //! The checks cost O(n log n) per timeline change and O(n) per decision: a debug option
 //! (Documentation/kernel-integration.md#verify says what it makes too slow under TCG).

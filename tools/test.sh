@@ -69,7 +69,13 @@ cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eev
 guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT]
 	local tcg=()
 	case "$1" in distro*) tcg=(--tcg-single-thread) ;; esac
-	printf 'eevdf-guest-tests -k %s -t 600 -s %s\n' "$2" "${5:-100}" >"$KBUILD_ROOT/guest-$1.sh"
+	# The suite, then the live oracle's counters over it (VERIFY kernels only).
+	cat >"$KBUILD_ROOT/guest-$1.sh" <<-EOF
+		eevdf-guest-tests -k $2 -t 600 -s ${5:-100}; rc=\$?
+		f=/sys/kernel/debug/sched/eevdf/verify
+		[ -e \$f ] && { echo "VERIFY counters after the suite:"; cat \$f; }
+		exit \$rc
+	EOF
 	target/release/eevdf-vm --kernel "$1" --cpus 4 --mem-mib 1024 --timeout-s "$3" "${tcg[@]}" \
 		--append "$4" "$KBUILD_ROOT/guest-$1.sh"
 }
