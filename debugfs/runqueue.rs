@@ -98,3 +98,34 @@ impl Drop for RqGuard {
         unsafe { bindings::sched_eevdf_rq_unlock_irqrestore(self.rq, &mut self.rf) };
     }
 }
+
+/// Prints a per-CPU counter table: a header `cpu NAME...`, one line per online CPU with the
+/// counts `read` takes under that CPU's runqueue lock (printed after dropping it), and a
+/// line `all` with the sums. The format of the `stats` and `verify` files.
+pub fn show_per_cpu<const N: usize>(
+    m: &mut super::api::SeqBuf<'_>,
+    names: &[&str],
+    read: impl Fn(&RqGuard) -> [u64; N],
+) -> Result {
+    use super::api::seq_print;
+    seq_print!(m, "cpu")?;
+    for n in names {
+        seq_print!(m, " {n}")?;
+    }
+    seq_print!(m, "\n")?;
+    let mut all = [0u64; N];
+    for cpu in online_cpus() {
+        let counts = read(&RqGuard::lock(cpu)?);
+        seq_print!(m, "{cpu}")?;
+        for (a, c) in all.iter_mut().zip(counts) {
+            *a = a.wrapping_add(c);
+            seq_print!(m, " {c}")?;
+        }
+        seq_print!(m, "\n")?;
+    }
+    seq_print!(m, "all")?;
+    for a in all {
+        seq_print!(m, " {a}")?;
+    }
+    seq_print!(m, "\n")
+}

@@ -129,8 +129,8 @@ pub use file::StatsFile;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
 mod file {
     use super::{Counts, Stat, NAMES, NR};
-    use crate::debugfs::api::{parse_u64, seq_print, DebugFile, SeqBuf};
-    use crate::debugfs::runqueue::{cpu_possible_ids, online_cpus, RqGuard};
+    use crate::debugfs::api::{parse_u64, DebugFile, SeqBuf};
+    use crate::debugfs::runqueue::{cpu_possible_ids, show_per_cpu, RqGuard};
     use kernel::{
         bindings,
         error::{code::EINVAL, Result},
@@ -191,27 +191,7 @@ mod file {
         const WRITABLE: bool = true;
 
         fn show(&self, m: &mut SeqBuf<'_>) -> Result {
-            seq_print!(m, "cpu")?;
-            for n in NAMES {
-                seq_print!(m, " {n}")?;
-            }
-            seq_print!(m, "\n")?;
-            let mut all = [0u64; NR];
-            for cpu in online_cpus() {
-                // Copy under the lock, print after dropping it.
-                let counts = RqGuard::lock(cpu)?.counts();
-                seq_print!(m, "{cpu}")?;
-                for (a, c) in all.iter_mut().zip(counts) {
-                    *a = a.wrapping_add(c);
-                    seq_print!(m, " {c}")?;
-                }
-                seq_print!(m, "\n")?;
-            }
-            seq_print!(m, "all")?;
-            for a in all {
-                seq_print!(m, " {a}")?;
-            }
-            seq_print!(m, "\n")
+            show_per_cpu(m, NAMES, RqGuard::counts)
         }
 
         /// `0` resets every CPU's counts (possible CPUs, so an offline CPU does not come back

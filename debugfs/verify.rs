@@ -17,7 +17,7 @@
 //! Anything else fails with EINVAL and changes nothing.
 
 use super::api::{parse_u64, seq_print, DebugFile, SeqBuf};
-use super::runqueue::{cpu_possible_ids, online_cpus, RqGuard};
+use super::runqueue::{cpu_possible_ids, show_per_cpu, RqGuard};
 use crate::verify::{enabled, plant, set_enabled, Plant, NAMES};
 use kernel::error::{code::EINVAL, Result};
 
@@ -28,31 +28,11 @@ impl DebugFile for VerifyFile {
     const WRITABLE: bool = true;
 
     fn show(&self, m: &mut SeqBuf<'_>) -> Result {
-        seq_print!(m, "cpu")?;
-        for n in NAMES {
-            seq_print!(m, " {n}")?;
-        }
-        seq_print!(m, "\n")?;
-        let mut all = [0u64; NAMES.len()];
-        for cpu in online_cpus() {
-            // Copy under the lock, print after dropping it.
-            let counts = {
-                let g = RqGuard::lock(cpu)?;
-                // SAFETY: the guard holds the runqueue lock the counters are written under.
-                unsafe { (*g.as_ptr()).eevdf_verify }
-            };
-            seq_print!(m, "{cpu}")?;
-            for (a, c) in all.iter_mut().zip(counts) {
-                *a = a.wrapping_add(c);
-                seq_print!(m, " {c}")?;
-            }
-            seq_print!(m, "\n")?;
-        }
-        seq_print!(m, "all")?;
-        for a in all {
-            seq_print!(m, " {a}")?;
-        }
-        seq_print!(m, "\nenabled {}\n", u8::from(enabled()))
+        show_per_cpu(m, &NAMES, |g| {
+            // SAFETY: the guard holds the runqueue lock the counters are written under.
+            unsafe { (*g.as_ptr()).eevdf_verify }
+        })?;
+        seq_print!(m, "enabled {}\n", u8::from(enabled()))
     }
 
     fn write(&self, input: &[u8]) -> Result {
@@ -68,7 +48,7 @@ impl DebugFile for VerifyFile {
                 }
                 for cpu in cpu_possible_ids() {
                     let g = RqGuard::lock(cpu)?;
-                    // SAFETY: as in `show`.
+                    // SAFETY: the guard holds the runqueue lock the counters are written under.
                     unsafe { (*g.as_ptr()).eevdf_verify = [0; NAMES.len()] };
                 }
             }
