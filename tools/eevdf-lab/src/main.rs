@@ -75,7 +75,7 @@ struct Args {
     /// distro pair, Debian's 6.12 config (modules off) + the distro fragment, builds
     /// `distro` and `distro-stock`: the kernel users boot (HZ_250, voluntary preemption by
     /// default, and the scheduler-path options the tiny pair leaves out: PSI, CFS
-    /// bandwidth, autogroup, NO_HZ_FULL), at about 30 minutes per kernel to build here.
+    /// bandwidth, autogroup, NO_HZ_FULL), at 21 to 23 minutes per kernel to build here.
     /// `distro-rust` or `distro-stock` alone, like `rust` or `stock` alone, runs one role
     /// (no ratios). Mixing the pairs is an error: a ratio across configurations would
     /// measure the configurations.
