@@ -368,41 +368,39 @@ macro_rules! kernel_features {
 }
 eevdf_feature_table!(kernel_features);
 
-/// The core's [`Config`], from the `sched_feat()` bits ([`features`]) and the live
+/// The core's [`Config`], from the `sched_feat()` bits ([`feature_bits`]) and the live
 /// `sysctl_sched_base_slice`: a debugfs write takes effect at the next call.
 #[inline]
 pub fn config() -> Config {
-    let features = features();
+    let bits = feature_bits();
     // SAFETY: a plain read of a global word; debugfs and `update_sysctl()` update it
     // with single stores, so a racing read sees the old or the new value (READ_ONCE).
     let base = unsafe { ptr::read_volatile(&raw const bindings::sysctl_sched_base_slice) };
     Config {
-        features,
+        features: Features::from_bits_truncate(bits),
         base_slice_ns: u64::from(base),
         tick_nsec: bindings::SCHED_EEVDF_TICK_NSEC,
     }
 }
 
-/// The live `sched_feat()` bits: with SCHED_DEBUG, `sysctl_sched_features` is the word
+/// The live `sched_feat()` word: with SCHED_DEBUG, `sysctl_sched_features` is the word
 /// that /sys/kernel/debug/sched/features writes.
 #[cfg(CONFIG_SCHED_DEBUG)]
 #[inline(always)]
-fn features() -> Features {
+fn feature_bits() -> u32 {
     // SAFETY: a plain read of a global word; debugfs updates it with single stores, so a
     // racing read sees the old or the new value (READ_ONCE).
-    Features::from_bits_truncate(unsafe {
-        ptr::read_volatile(&raw const bindings::sysctl_sched_features)
-    })
+    unsafe { ptr::read_volatile(&raw const bindings::sysctl_sched_features) }
 }
 
-/// The `sched_feat()` bits without SCHED_DEBUG: constants, the table's defaults. sched.h
+/// The `sched_feat()` word without SCHED_DEBUG: a constant, the table's defaults. sched.h
 /// then gives each C file a `static const` copy of features.h's defaults instead of a
 /// global word (nothing can change them), and fair.c is compiled for those; `with_config!`
 /// keeps only its default-set copy.
 #[cfg(not(CONFIG_SCHED_DEBUG))]
 #[inline(always)]
-fn features() -> Features {
-    Features::DEFAULT
+fn feature_bits() -> u32 {
+    Features::DEFAULT.bits()
 }
 
 // The core's defaults are features.h's (bindgen sees sched.h's `static const` word as a
