@@ -10,8 +10,14 @@ use kernel::{
 
 /// The CPU ids below `nr_cpu_ids`.
 pub fn cpu_possible_ids() -> core::ops::Range<u32> {
+    // As cpumask.h: `nr_cpu_ids` is the constant `NR_CPUS` (a macro, which bindgen does
+    // not see) with one CPU or a forced count (FORCE_NR_CPUS, which !SMP sets).
+    #[cfg(any(CONFIG_NR_CPUS = "1", CONFIG_FORCE_NR_CPUS))]
+    let n = bindings::NR_CPUS;
+    #[cfg(not(any(CONFIG_NR_CPUS = "1", CONFIG_FORCE_NR_CPUS)))]
     // SAFETY: `nr_cpu_ids` is set once during early boot, long before debugfs exists.
-    0..unsafe { bindings::nr_cpu_ids }
+    let n = unsafe { bindings::nr_cpu_ids };
+    0..n
 }
 
 /// Whether `cpu` is online now (`cpu_online()`). A CPU may go offline right after; its

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/sys/kernel/debug/sched/eevdf/timeline`: every CPU's `cfs_rq`s (the root and each
-//! runnable group's) with V, the sums and every queued entity in tree order.
+//! `/sys/kernel/debug/sched/eevdf/timeline`: every CPU's `cfs_rq`s (the root and, with
+//! FAIR_GROUP_SCHED, each runnable group's) with V, the sums and every queued entity in
+//! tree order.
 //!
 //! Per CPU: the snapshot buffer is allocated first; then, under the runqueue lock, the
 //! `cfs_rq`s are walked breadth first from the root (a group entity's own `cfs_rq` follows
@@ -64,8 +65,14 @@ struct SeRow {
 
 #[derive(Clone, Copy)]
 enum Who {
-    Task { pid: i32, comm: [u8; 16] },
-    Group { cgroup: u64 },
+    Task {
+        pid: i32,
+        comm: [u8; 16],
+    },
+    #[cfg(CONFIG_FAIR_GROUP_SCHED)]
+    Group {
+        cgroup: u64,
+    },
 }
 
 #[derive(Clone, Copy)]
@@ -120,6 +127,7 @@ struct Snapshot {
 ///
 /// `se` is a queued group entity under the held runqueue lock: its `my_q`, task group and
 /// cgroup are alive.
+#[cfg(CONFIG_FAIR_GROUP_SCHED)]
 unsafe fn group_cgroup(se: Se) -> Option<u64> {
     // SAFETY: guaranteed by the caller; each pointer is checked before use.
     unsafe {
@@ -197,29 +205,43 @@ impl Snapshot {
         true
     }
 
-    fn take_se(&mut self, se: Se, running: bool, v: u64, el: &Eligibility) -> bool {
+    /// Who `se` is: a task, or a group, whose own `cfs_rq` goes on the work list. `None`
+    /// when the work list is full.
+    fn who(&mut self, se: Se) -> Option<Who> {
         let p = se.as_ptr();
-        // SAFETY: `se` is queued on a cfs_rq whose lock is held: the entity, and for a
-        // task entity its task, are alive.
-        let who = unsafe {
-            if (*p).my_q.is_null() {
-                let off = core::mem::offset_of!(bindings::task_struct, se);
-                let task = p.byte_sub(off).cast::<bindings::task_struct>();
-                let mut comm = [0u8; 16];
-                for (c, s) in comm.iter_mut().zip((*task).comm.iter()) {
-                    *c = *s as u8;
+        #[cfg(CONFIG_FAIR_GROUP_SCHED)]
+        {
+            // SAFETY: `se` is queued on a cfs_rq whose lock is held: the entity is alive.
+            let my_q = unsafe { (*p).my_q };
+            if !my_q.is_null() {
+                // SAFETY: `se` is a queued group entity (as above).
+                let cgroup = unsafe { group_cgroup(se) }.unwrap_or(0);
+                if !self.queue.try_push((my_q, Some(cgroup))) {
+                    return None;
                 }
-                Who::Task {
-                    pid: (*task).pid,
-                    comm,
-                }
-            } else {
-                let cgroup = group_cgroup(se).unwrap_or(0);
-                if !self.queue.try_push(((*p).my_q, Some(cgroup))) {
-                    return false;
-                }
-                Who::Group { cgroup }
+                return Some(Who::Group { cgroup });
             }
+        }
+        // `task_of()`: a task's entity (every entity, without group scheduling).
+        // SAFETY: `se` is queued on a cfs_rq whose lock is held: the entity and its task
+        // are alive, and the entity is the task's `se`.
+        unsafe {
+            let off = core::mem::offset_of!(bindings::task_struct, se);
+            let task = p.byte_sub(off).cast::<bindings::task_struct>();
+            let mut comm = [0u8; 16];
+            for (c, s) in comm.iter_mut().zip((*task).comm.iter()) {
+                *c = *s as u8;
+            }
+            Some(Who::Task {
+                pid: (*task).pid,
+                comm,
+            })
+        }
+    }
+
+    fn take_se(&mut self, se: Se, running: bool, v: u64, el: &Eligibility) -> bool {
+        let Some(who) = self.who(se) else {
+            return false;
         };
         self.rows.try_push(Row::Se(SeRow {
             running,
@@ -249,12 +271,18 @@ fn print_name(m: &mut SeqBuf<'_>, bytes: &[u8]) -> Result {
     seq_print!(m, "{s}")
 }
 
-/// Prints a group's cgroup path (cgroup v2; the kernfs id when the lookup fails, e.g.
-/// for a cgroup v1 hierarchy or a group removed since the snapshot).
+/// Prints a `cfs_rq`'s cgroup: `/` for the root, a group's cgroup path otherwise.
 fn print_cgroup(m: &mut SeqBuf<'_>, cgroup: Option<u64>) -> Result {
-    let Some(id) = cgroup else {
-        return seq_print!(m, "/");
-    };
+    match cgroup {
+        None => seq_print!(m, "/"),
+        Some(id) => print_cgroup_path(m, id),
+    }
+}
+
+/// Prints the path of the cgroup whose kernfs id is `id` (cgroup v2; the id when the
+/// lookup fails, e.g. for a cgroup v1 hierarchy or a group removed since the snapshot).
+#[cfg(CONFIG_FAIR_GROUP_SCHED)]
+fn print_cgroup_path(m: &mut SeqBuf<'_>, id: u64) -> Result {
     let mut buf = [0u8; 256];
     // SAFETY: `buf` is writable for its length; the lookup takes its own references and
     // may sleep, which is fine here (no lock held, process context).
@@ -263,6 +291,13 @@ fn print_cgroup(m: &mut SeqBuf<'_>, cgroup: Option<u64>) -> Result {
         return seq_print!(m, "cgroup-id:{id}");
     }
     print_name(m, &buf)
+}
+
+/// Without group scheduling only the root `cfs_rq` is walked, so no row has a cgroup
+/// (and the kernel may have no cgroups to look one up in).
+#[cfg(not(CONFIG_FAIR_GROUP_SCHED))]
+fn print_cgroup_path(m: &mut SeqBuf<'_>, id: u64) -> Result {
+    seq_print!(m, "cgroup-id:{id}")
 }
 
 fn flag(b: bool) -> char {
@@ -308,6 +343,7 @@ impl Snapshot {
                     seq_print!(m, "  {state} ")?;
                     match s.who {
                         Who::Task { pid, .. } => seq_print!(m, "{pid:>8}")?,
+                        #[cfg(CONFIG_FAIR_GROUP_SCHED)]
                         Who::Group { .. } => seq_print!(m, "{:>8}", "-")?,
                     }
                     seq_print!(
@@ -323,6 +359,7 @@ impl Snapshot {
                     )?;
                     match s.who {
                         Who::Task { comm, .. } => print_name(m, &comm)?,
+                        #[cfg(CONFIG_FAIR_GROUP_SCHED)]
                         Who::Group { cgroup } => print_cgroup(m, Some(cgroup))?,
                     }
                     seq_print!(m, "\n")?;

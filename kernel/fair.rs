@@ -225,12 +225,34 @@ impl CfsRq {
         }
     }
 
+    /// `rq_of()`: the runqueue this `cfs_rq` belongs to, whose lock is held.
+    ///
+    /// Only for the `cfs_rq`s of a runqueue, which fair.c passes to the entry points (not
+    /// the KUnit suites' private ones, which no runqueue holds).
+    #[inline(always)]
+    pub(crate) fn rq(&self) -> *mut bindings::rq {
+        #[cfg(CONFIG_FAIR_GROUP_SCHED)]
+        // SAFETY: by the type invariant the cfs_rq is valid; `cfs_rq->rq` is set when the
+        // cfs_rq is made and never changes.
+        let rq = unsafe { (*self.raw()).rq };
+        #[cfg(not(CONFIG_FAIR_GROUP_SCHED))]
+        // SAFETY: without group scheduling a runqueue's only cfs_rq is the one embedded in
+        // it, `rq->cfs` (C's `rq_of()` is this `container_of()`), so the result is the
+        // start of the same `struct rq`.
+        let rq = unsafe {
+            self.raw()
+                .byte_sub(core::mem::offset_of!(bindings::rq, cfs))
+                .cast::<bindings::rq>()
+        };
+        rq
+    }
+
     /// Counts `s` in this CPU's counters (`/sys/kernel/debug/sched/eevdf/stats`).
     #[inline(always)]
     fn count(&self, s: Stat) {
         // SAFETY: by the type invariant the cfs_rq is valid and the lock of its runqueue,
-        // `cfs_rq->rq`, is held.
-        unsafe { stats::count((*self.raw()).rq, s) }
+        // `rq_of(cfs_rq)`, is held.
+        unsafe { stats::count(self.rq(), s) }
     }
 
     #[inline]
@@ -346,25 +368,48 @@ macro_rules! kernel_features {
 }
 eevdf_feature_table!(kernel_features);
 
-/// The core's [`Config`], from the live `sched_feat()` bits and
+/// The core's [`Config`], from the `sched_feat()` bits ([`feature_bits`]) and the live
 /// `sysctl_sched_base_slice`: a debugfs write takes effect at the next call.
 #[inline]
 pub fn config() -> Config {
-    // SAFETY: plain reads of two global words; debugfs and the sysctl update
-    // them with single stores, so a racing read sees the old or the new value
-    // (READ_ONCE).
-    let (bits, base) = unsafe {
-        (
-            ptr::read_volatile(&raw const bindings::sysctl_sched_features),
-            ptr::read_volatile(&raw const bindings::sysctl_sched_base_slice),
-        )
-    };
+    let bits = feature_bits();
+    // SAFETY: a plain read of a global word; debugfs and `update_sysctl()` update it
+    // with single stores, so a racing read sees the old or the new value (READ_ONCE).
+    let base = unsafe { ptr::read_volatile(&raw const bindings::sysctl_sched_base_slice) };
     Config {
         features: Features::from_bits_truncate(bits),
         base_slice_ns: u64::from(base),
         tick_nsec: bindings::SCHED_EEVDF_TICK_NSEC,
     }
 }
+
+/// The live `sched_feat()` word: with SCHED_DEBUG, `sysctl_sched_features` is the word
+/// that /sys/kernel/debug/sched/features writes.
+#[cfg(CONFIG_SCHED_DEBUG)]
+#[inline(always)]
+fn feature_bits() -> u32 {
+    // SAFETY: a plain read of a global word; debugfs updates it with single stores, so a
+    // racing read sees the old or the new value (READ_ONCE).
+    unsafe { ptr::read_volatile(&raw const bindings::sysctl_sched_features) }
+}
+
+/// The `sched_feat()` word without SCHED_DEBUG: a constant, the table's defaults. sched.h
+/// then gives each C file a `static const` copy of features.h's defaults instead of a
+/// global word (nothing can change them), and fair.c is compiled for those; `with_config!`
+/// keeps only its default-set copy.
+#[cfg(not(CONFIG_SCHED_DEBUG))]
+#[inline(always)]
+fn feature_bits() -> u32 {
+    Features::DEFAULT.bits()
+}
+
+// The core's defaults are features.h's (bindgen sees sched.h's `static const` word as a
+// constant), or this does not compile.
+#[cfg(not(CONFIG_SCHED_DEBUG))]
+const _: () = assert!(
+    Features::from_bits_truncate(bindings::sysctl_sched_features).bits()
+        == Features::DEFAULT.bits()
+);
 
 /// `with_config!(cfg, (a: A, ...) -> T => body)`: `body` with `cfg` = [`config()`],
 /// compiled twice. Inline, with the default feature set as a constant, where every feature

@@ -18,14 +18,22 @@ pub mod rbtree_augmented;
 pub mod verify;
 
 /// `/sys/kernel/debug/sched/eevdf/`: the repository's debugfs/ directory.
+///
+/// The directory, and what only its files use, exists with SCHED_DEBUG, which makes
+/// `/sys/kernel/debug/sched/` (kernel/sched/debug.c, where patch 0005 puts the runqueue
+/// accessors too). The counters' table is the entry points' too: always built.
 #[path = "../debugfs"]
 pub mod debugfs {
+    #[cfg(CONFIG_SCHED_DEBUG)]
     pub mod api;
+    #[cfg(CONFIG_SCHED_DEBUG)]
     pub mod files;
+    #[cfg(CONFIG_SCHED_DEBUG)]
     pub mod runqueue;
     pub mod stats;
+    #[cfg(CONFIG_SCHED_DEBUG)]
     pub mod timeline;
-    #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+    #[cfg(all(CONFIG_SCHED_EEVDF_RUST_VERIFY, CONFIG_SCHED_DEBUG))]
     pub mod verify;
 }
 
@@ -41,5 +49,5 @@ mod kunit_core;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
 mod kunit_bindings;
 
-#[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
+#[cfg(all(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST, CONFIG_SCHED_DEBUG))]
 mod kunit_debugfs;

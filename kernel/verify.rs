@@ -76,6 +76,8 @@ mod on {
     /// boot. A toggle is seen by each hook at its next call.
     static ENABLED: AtomicBool = AtomicBool::new(true);
 
+    /// Turns the checks off or on (the debugfs file's switch: with SCHED_DEBUG).
+    #[cfg(CONFIG_SCHED_DEBUG)]
     pub(crate) fn set_enabled(on: bool) {
         ENABLED.store(on, Ordering::Relaxed);
     }
@@ -89,6 +91,8 @@ mod on {
     /// whichever CPU checks a timeline next (`swap`: exactly one taker).
     static PLANT: AtomicU8 = AtomicU8::new(0);
 
+    /// Plants `p` (the debugfs file's test switch: with SCHED_DEBUG).
+    #[cfg(CONFIG_SCHED_DEBUG)]
     pub(crate) fn plant(p: Plant) {
         PLANT.store(p as u8, Ordering::Relaxed);
     }
@@ -107,20 +111,29 @@ mod on {
         }
     }
 
-    /// Counts one `c` on the runqueue of `rq`.
+    /// Counts one `c` on the runqueue of `rq` (shown by the debugfs file with SCHED_DEBUG;
+    /// in `struct rq` for a crash dump either way).
     fn count(rq: &CfsRq, c: Count) {
         // SAFETY: by `CfsRq`'s invariant the cfs_rq is valid and the lock of its runqueue,
-        // `cfs_rq->rq`, is held: the counters are written only under that lock.
-        let counts = unsafe { &mut (*(*rq.raw()).rq).eevdf_verify };
+        // `rq_of(cfs_rq)`, is held: the counters are written only under that lock.
+        let counts = unsafe { &mut (*rq.rq()).eevdf_verify };
         if let Some(n) = counts.get_mut(c as usize) {
             *n = n.wrapping_add(1);
         }
     }
 
-    /// The CPU of `rq`.
+    /// The CPU of `rq` (`cpu_of()`).
     fn cpu(rq: &CfsRq) -> i32 {
+        #[cfg(CONFIG_SMP)]
         // SAFETY: as in `count`.
-        unsafe { (*(*rq.raw()).rq).cpu }
+        let cpu = unsafe { (*rq.rq()).cpu };
+        // One CPU, and `struct rq` has no `cpu`.
+        #[cfg(not(CONFIG_SMP))]
+        let cpu = {
+            let _ = rq;
+            0
+        };
+        cpu
     }
 
     /// Prints the runqueue: its sums and up to [`DUMP_MAX`] entities in timeline order,
@@ -305,7 +318,8 @@ mod on {
     }
 }
 
-#[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+// The debugfs file's switches (with SCHED_DEBUG, which makes its directory).
+#[cfg(all(CONFIG_SCHED_EEVDF_RUST_VERIFY, CONFIG_SCHED_DEBUG))]
 pub(crate) use on::{enabled, plant, set_enabled};
 
 /// Called by fair.c after it completed a change of `cfs_rq`'s timeline at `site`.

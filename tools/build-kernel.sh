@@ -6,6 +6,13 @@
 #   tools/build-kernel.sh stock   base + stock            (CONFIG_SCHED_EEVDF_RUST=n, same tree)
 #   tools/build-kernel.sh nostats base + eevdf + nostats  (rust without the counters: tools/stats-cost.sh)
 #
+# Build-only checks that the glue builds in every configuration of the C core
+# (tools/test.sh --full builds them; the fragment goes last, so that it wins):
+#
+#   tools/build-kernel.sh rust-nosmp    base + eevdf + nosmp    (CONFIG_SMP=n)
+#   tools/build-kernel.sh rust-nodebug  base + eevdf + nodebug  (CONFIG_SCHED_DEBUG=n)
+#   tools/build-kernel.sh rust-nogroup  base + eevdf + nogroup  (CONFIG_FAIR_GROUP_SCHED=n)
+#
 # The distro flavours start from Debian's own configuration of this kernel
 # (linux-config-6.12, $DEBIAN_CONFIG) with its modules turned off, instead of tinyconfig:
 #
@@ -26,10 +33,13 @@ rust) frags=(base eevdf) ;;
 debug) frags=(base eevdf debug) ;;
 stock) frags=(base stock) ;;
 nostats) frags=(base eevdf nostats) ;;
+rust-nosmp) frags=(base eevdf nosmp) ;;
+rust-nodebug) frags=(base eevdf nodebug) ;;
+rust-nogroup) frags=(base eevdf nogroup) ;;
 distro) start=debian frags=(distro eevdf) ;;
 distro-stock) start=debian frags=(distro stock) ;;
 distro-debug) start=debian frags=(distro eevdf debug sanitizers) ;;
-*) die "unknown configuration '$name' (want rust, debug, stock, nostats, distro, distro-stock or distro-debug)" ;;
+*) die "unknown configuration '$name' (want rust, debug, stock, nostats, rust-nosmp, rust-nodebug, rust-nogroup, distro, distro-stock or distro-debug)" ;;
 esac
 if [ "$start" = debian ] && [ ! -f "$DEBIAN_CONFIG" ]; then
 	die "$DEBIAN_CONFIG missing: run tools/setup.sh (it installs linux-config-6.12)"

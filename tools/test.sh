@@ -11,9 +11,10 @@
 #           build, to stay inside CI's hour on a 2-core machine.
 #
 #   --full: also build the rust, debug, distro, distro-stock and stock kernels and run
-#           their guest suites (distro in the three preemption modes at full load), and
-#           smoke-test the experiment lab (eevdf-lab --smoke) on stock. Longer than CI's
-#           budget: Documentation/building.md#measured-times has the times.
+#           their guest suites (distro in the three preemption modes at full load),
+#           smoke-test the experiment lab (eevdf-lab --smoke) on stock, and build (only)
+#           the rust kernel without SMP, without SCHED_DEBUG and without FAIR_GROUP_SCHED.
+#           Longer than CI's budget: Documentation/building.md#measured-times has the times.
 #
 # Stops at the first failing stage and says which.
 source "$(dirname "$0")/lib.sh"
@@ -143,6 +144,14 @@ if [ "$full" = 1 ]; then
 	# checks the guest programs, the protocol and the report end to end.
 	cargo build --quiet --release --locked -p eevdf-lab
 	target/release/eevdf-lab --smoke --no-build --kernels stock --out-dir "$KBUILD_ROOT/lab-smoke"
+
+	# Build-only: the glue builds without SMP, SCHED_DEBUG or FAIR_GROUP_SCHED, as the
+	# C core does (kernel/configs/nosmp.config, nodebug.config, nogroup.config).
+	for k in rust-nosmp rust-nodebug rust-nogroup; do
+		stage "kernel: $k build (build only)"
+		bash tools/build-kernel.sh "$k"
+		no_panic "$k"
+	done
 fi
 
 
