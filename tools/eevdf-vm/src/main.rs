@@ -44,8 +44,9 @@ enum Accel {
 #[derive(Parser, Debug)]
 #[command(version, about, long_about = None)]
 struct Args {
-    /// Kernel to boot: `rust`, `debug`, `stock`, `nostats`, `distro`, `distro-stock` or
-    /// `distro-debug` (the O= builds of tools/build-kernel.sh), or a path to a bzImage.
+    /// Kernel to boot: `rust`, `debug`, `stock`, `nostats`, `rust-nosmp`, `rust-nodebug`,
+    /// `rust-nogroup`, `distro`, `distro-stock` or `distro-debug` (the O= builds of
+    /// tools/build-kernel.sh), or a path to a bzImage.
     #[arg(long, default_value = "rust")]
     kernel: String,
 
@@ -199,12 +200,11 @@ fn cache_dir() -> PathBuf {
 
 fn kernel_image(spec: &str) -> Result<PathBuf> {
     let path = match spec {
-        "rust" | "debug" | "stock" | "nostats" | "distro" | "distro-stock" | "distro-debug" => {
-            cache_dir()
-                .join("build")
-                .join(spec)
-                .join("arch/x86/boot/bzImage")
-        }
+        "rust" | "debug" | "stock" | "nostats" | "rust-nosmp" | "rust-nodebug" | "rust-nogroup"
+        | "distro" | "distro-stock" | "distro-debug" => cache_dir()
+            .join("build")
+            .join(spec)
+            .join("arch/x86/boot/bzImage"),
         p => PathBuf::from(p),
     };
     if !path.is_file() {
