@@ -64,12 +64,9 @@ stage "guest programs: eevdf-guest for musl (eevdf-slice, eevdf-waker, ...)"
 cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eevdf-guest
 
 # Every guest test in one boot of KERNEL at 4 vCPUs, with extra kernel arguments; any
-# kernel report (WARN, lockdep, KASAN, UBSAN, VERIFY, ...) fails it. The distro kernels
-# patch their text at run time (JUMP_LABEL), which QEMU 7.2's multi-threaded TCG can get
-# wrong (an int3 Oops; eevdf-vm --help): they run with all vCPUs in one host thread.
+# kernel report (WARN, lockdep, KASAN, UBSAN, VERIFY, ...) fails it. (eevdf-vm runs the
+# distro kernels, which patch their text at run time, with single-threaded TCG.)
 guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT]
-	local tcg=()
-	case "$1" in distro*) tcg=(--tcg-single-thread) ;; esac
 	# The suite, then the live oracle's counters over it (VERIFY kernels only).
 	cat >"$KBUILD_ROOT/guest-$1.sh" <<-EOF
 		eevdf-guest-tests -k $2 -t 600 -s ${5:-100}; rc=\$?
@@ -77,7 +74,7 @@ guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT]
 		[ -e \$f ] && { echo "VERIFY counters after the suite:"; cat \$f; }
 		exit \$rc
 	EOF
-	target/release/eevdf-vm --kernel "$1" --cpus 4 --mem-mib 1024 --timeout-s "$3" "${tcg[@]}" \
+	target/release/eevdf-vm --kernel "$1" --cpus 4 --mem-mib 1024 --timeout-s "$3" \
 		--append "$4" "$KBUILD_ROOT/guest-$1.sh"
 }
 # The no-panic check: overflow checks are on (CONFIG_RUST_OVERFLOW_CHECKS), so a `+` that

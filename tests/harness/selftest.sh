@@ -7,9 +7,6 @@
 #      (min_deadline) -> the live oracle WARNs naming the invariant, 125.
 source "$(dirname "$0")/../../tools/lib.sh"
 kernel=${1:-debug}
-# The distro kernels need single-threaded TCG (eevdf-vm --help, --tcg-single-thread).
-tcg=()
-case "$kernel" in distro*) tcg=(--tcg-single-thread) ;; esac
 vm=$EEVDF_REPO/target/release/eevdf-vm
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -28,7 +25,7 @@ G
 # Boot the debug kernel on a script; the runner's exit status goes to $rc.
 boot() { # timeout_s script
 	rc=0
-	"$vm" --kernel "$kernel" "${tcg[@]}" --timeout-s "$1" "$2" >"$tmp/out" 2>&1 || rc=$?
+	"$vm" --kernel "$kernel" --timeout-s "$1" "$2" >"$tmp/out" 2>&1 || rc=$?
 }
 
 boot 120 "$tmp/broken.sh"

@@ -383,11 +383,6 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
                 "--icount-shift".to_string(),
                 cx.args.icount_shift.to_string(),
             ],
-            // The distro kernels patch their text at run time (JUMP_LABEL), which QEMU 7.2's
-            // multi-threaded TCG can get wrong (eevdf-vm --help); icount is single-threaded.
-            report::Timing::Realtime if cx.pair == Pair::Distro => {
-                vec!["--tcg-single-thread".to_string()]
-            }
             report::Timing::Realtime => vec![],
         })
         .arg("--log")

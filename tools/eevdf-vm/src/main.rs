@@ -89,8 +89,9 @@ struct Args {
     /// its text at run time (JUMP_LABEL: static keys, e.g. Debian's config and so the
     /// distro flavours) then dies with `Oops: int3` in code whose breakpoint was already
     /// removed (seen here in a distro-debug boot, in sched_clock_tick() right after
-    /// "sched_clock: Marking stable"). The tiny flavours have no JUMP_LABEL. Implied by
-    /// --icount-shift.
+    /// "sched_clock: Marking stable"). Implied by --icount-shift, and chosen without this
+    /// flag for a build whose .config (beside the image's build directory) has
+    /// CONFIG_JUMP_LABEL=y; the tiny flavours have none.
     #[arg(long)]
     tcg_single_thread: bool,
 
@@ -196,6 +197,18 @@ fn cache_dir() -> PathBuf {
             PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sched_eevdf")
         }
     }
+}
+
+/// Whether the kernel at `image` (`<build>/arch/x86/boot/bzImage`) was configured with
+/// `CONFIG_JUMP_LABEL=y`, read from `<build>/.config`: such a kernel rewrites its text at
+/// run time, which needs single-threaded TCG (see `--tcg-single-thread`). False when there
+/// is no such file (an image from elsewhere: pass the flag).
+fn patches_its_text(image: &Path) -> bool {
+    image
+        .ancestors()
+        .nth(4)
+        .and_then(|build| std::fs::read_to_string(build.join(".config")).ok())
+        .is_some_and(|c| c.lines().any(|l| l == "CONFIG_JUMP_LABEL=y"))
 }
 
 fn kernel_image(spec: &str) -> Result<PathBuf> {
@@ -661,12 +674,18 @@ fn real_main() -> Result<ExitCode> {
     std::fs::create_dir_all(&dir)?;
     let initrd = dir.join(format!("initramfs.{}.cpio", std::process::id()));
     std::fs::write(&initrd, initrd_data).context("writing the initramfs")?;
+    let single_thread = args.tcg_single_thread || patches_its_text(&kernel);
     eprintln!(
-        "eevdf-vm: booting {} ({:?}{}, {} CPUs, {} MiB, timeout {} s)",
+        "eevdf-vm: booting {} ({:?}{}{}, {} CPUs, {} MiB, timeout {} s)",
         kernel.display(),
         accel,
         args.icount_shift
             .map_or(String::new(), |s| format!(" icount shift={s}")),
+        if single_thread && args.icount_shift.is_none() && accel == Accel::Tcg {
+            " single-threaded"
+        } else {
+            ""
+        },
         args.cpus,
         args.mem_mib,
         args.timeout_s
@@ -676,7 +695,7 @@ fn real_main() -> Result<ExitCode> {
         initrd: &initrd,
         accel,
         icount_shift: args.icount_shift,
-        tcg_single_thread: args.tcg_single_thread,
+        tcg_single_thread: single_thread,
         cpus: args.cpus,
         mem_mib: args.mem_mib,
         append: &args.append,
