@@ -55,6 +55,10 @@ impl Record {
 /// The periodic waker: how late each absolute-time wakeup was.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WakerResult {
+    /// The measured tasks' scheduling policy, read back with sched_getattr (`other`,
+    /// `batch` or `idle`: the fair class). Empty in records from before it was kept.
+    #[serde(default)]
+    pub policy: String,
     /// Period between wakeups, in microseconds.
     pub interval_us: u64,
     /// The slice asked for with sched_setattr (sched_runtime), ns; 0 = left at the base slice.
@@ -101,6 +105,10 @@ pub struct WakerResult {
 /// Two processes bouncing a byte over two pipes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PingPongResult {
+    /// The measured tasks' scheduling policy, read back with sched_getattr (`other`,
+    /// `batch` or `idle`: the fair class). Empty in records from before it was kept.
+    #[serde(default)]
+    pub policy: String,
     pub round_trips: u64,
     pub duration_s: f64,
     /// Two switches per round trip: the rate the fair class sustains.
@@ -114,6 +122,10 @@ pub struct PingPongResult {
 /// CPU hogs on one CPU: each one's share of the CPU against its weight-ideal share.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShareResult {
+    /// The measured tasks' scheduling policy, read back with sched_getattr (`other`,
+    /// `batch` or `idle`: the fair class). Empty in records from before it was kept.
+    #[serde(default)]
+    pub policy: String,
     pub duration_s: f64,
     pub hogs: Vec<HogShare>,
     /// max |share - ideal| over the hogs, in percentage points.
@@ -135,6 +147,10 @@ pub struct HogShare {
 /// Many runnable tasks on one CPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScaleResult {
+    /// The measured tasks' scheduling policy, read back with sched_getattr (`other`,
+    /// `batch` or `idle`: the fair class). Empty in records from before it was kept.
+    #[serde(default)]
+    pub policy: String,
     pub tasks: u32,
     /// `yield` (each task loops on sched_yield: every switch is a pick) or `spin`.
     pub mode: String,
@@ -148,6 +164,23 @@ pub struct ScaleResult {
     /// `/proc/schedstat` of that CPU: schedule() calls and summed run delay over the run.
     pub sched_count: Option<u64>,
     pub run_delay_ns: Option<u64>,
+}
+
+/// The calling thread's policy name, read back with sched_getattr, if it is in the fair
+/// class (SCHED_OTHER, SCHED_BATCH or SCHED_IDLE); an error naming `tool` otherwise. The
+/// workloads call it before measuring, so that a record labelled with the fair class
+/// cannot come from an RT or deadline task (a shell started under `chrt`, say).
+pub fn fair_policy(tool: &str) -> io::Result<String> {
+    let attr = sys::getattr(0)?;
+    match attr.sched_policy {
+        sys::SCHED_OTHER | sys::SCHED_BATCH | sys::SCHED_IDLE => {
+            Ok(sys::policy_name(attr.sched_policy))
+        }
+        p => Err(io::Error::other(format!(
+            "{tool} measures the fair class, but it runs as {}: start it as a SCHED_OTHER task",
+            sys::policy_name(p)
+        ))),
+    }
 }
 
 /// Percentiles the waker reports for plots.
@@ -381,6 +414,7 @@ mod tests {
             switches_per_s: 20.0,
             system_ctxsw_per_s: 25.0,
             cpu: Some(0),
+            policy: "other".into(),
         });
         let line = r.to_line();
         assert!(line.starts_with("@@json {\"kind\":\"ping_pong\""));

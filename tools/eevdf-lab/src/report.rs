@@ -571,6 +571,7 @@ mod tests {
                 switches_per_s: rate,
                 system_ctxsw_per_s: rate,
                 cpu: Some(0),
+                policy: "other".into(),
             })],
             hackbench_s: vec![],
         }

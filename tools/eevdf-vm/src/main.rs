@@ -7,7 +7,7 @@
 //! target/x86_64-unknown-linux-musl/release, from package tools/eevdf-guest) and guest
 //! tests (tests/guest/), all in an initramfs this program writes for every run. The
 //! script and any `--file` go to /job in the guest, which runs `sh /job/run.sh`
-//! after mounting proc, sys, devtmpfs, debugfs, tmpfs and cgroup2.
+//! after mounting proc, sys, devtmpfs, debugfs, tmpfs (/tmp and /dev/shm) and cgroup2.
 //!
 //! The run fails, whatever the script returns, when the kernel prints a WARNING,
 //! BUG, Oops, lockdep report, KASAN or UBSAN report, RCU stall, soft or hard
@@ -237,6 +237,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmp /tmp
+mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
 mkdir -p /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 ln -s /proc/self/fd /dev/fd 2>/dev/null
 echo EEVDF-GUEST-START

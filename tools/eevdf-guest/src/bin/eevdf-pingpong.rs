@@ -47,6 +47,7 @@ fn xfer(read_fd: libc::c_int, write_fd: libc::c_int, first_write: bool) -> bool 
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    let policy = eevdf_guest::fair_policy("eevdf-pingpong")?;
     let cpu = u32::try_from(args.cpu).ok();
     if let Some(c) = cpu {
         sys::pin_to_cpu(0, c).with_context(|| format!("pinning to CPU {c}"))?;
@@ -95,6 +96,7 @@ fn main() -> Result<()> {
         switches_per_s: 2.0 * n as f64 / dt,
         system_ctxsw_per_s: ctx as f64 / dt,
         cpu,
+        policy,
     };
     println!(
         "eevdf-pingpong: {n} round trips in {dt:.2} s: {:.0} switches/s ({:.0} on the machine)",

@@ -41,6 +41,7 @@ struct Args {
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    let policy = eevdf_guest::fair_policy("eevdf-scale")?;
     let _ = sys::pin_to_cpu(0, if args.cpu == 0 { 1 } else { 0 });
     let mut pids = Vec::new();
     for _ in 0..args.tasks {
@@ -96,6 +97,7 @@ fn main() -> Result<()> {
         ns_per_switch: dt * 1e9 / switches.max(1) as f64,
         sched_count,
         run_delay_ns,
+        policy,
     };
     println!(
         "eevdf-scale: {} tasks ({}): {:.0} switches/s, {:.0} ns per switch",

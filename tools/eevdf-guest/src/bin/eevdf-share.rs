@@ -75,6 +75,7 @@ fn teardown_groups(groups: &[(String, u32)]) {
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    let policy = eevdf_guest::fair_policy("eevdf-share")?;
     let hogs: Vec<(i32, String)> = args
         .hogs
         .iter()
@@ -156,6 +157,7 @@ fn main() -> Result<()> {
         duration_s: dt,
         hogs: out,
         max_abs_err_pp,
+        policy,
     });
     println!("{}", r.to_line());
     Ok(())

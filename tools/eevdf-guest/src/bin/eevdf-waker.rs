@@ -87,6 +87,7 @@ fn main() -> Result<()> {
     sys::set_own_slice_ns(slice_ns, 0)
         .with_context(|| format!("sched_setattr(SCHED_OTHER, sched_runtime={slice_ns})"))?;
     let slice_effective_ns = sys::own_slice_ns().context("sched_getattr")?;
+    let policy = eevdf_guest::fair_policy("eevdf-waker")?;
 
     let interval_ns = args.interval_us * 1000;
     let max_samples = (args.duration_ms * 1000 / args.interval_us) as usize + 1;
@@ -159,6 +160,7 @@ fn main() -> Result<()> {
         }
     }
     let r = Record::Waker(WakerResult {
+        policy,
         interval_us: args.interval_us,
         slice_requested_ns: slice_ns,
         slice_effective_ns,
