@@ -1,24 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! debugfs for Rust. Linux 6.12 has no Rust debugfs API; this is the part the project
-//! needs: directories, and files whose reads are a `seq_file` show callback and whose
+//! needs: directories, and files whose contents are rendered once per open and whose
 //! writes go to a handler that parses strictly.
 //!
 //! Three layers:
 //!
 //! - raw: `bindings::debugfs_create_dir()`, `debugfs_create_file()`, `debugfs_remove()`,
-//!   `single_open()`, `seq_read()`, `seq_write()`...;
+//!   `simple_read_from_buffer()`, `default_llseek()`...;
 //! - thin unsafe adapters: the `extern "C"` callbacks of [`Vtable`], which turn the C
-//!   pointers back into the `&'static T` a file was created with;
-//! - the safe API: [`Dir`], [`DebugFile`], [`SeqBuf`] and the parser [`parse_u64`].
+//!   pointers back into the `&'static T` a file was created with and the [`Open`] state
+//!   of one open file;
+//! - the safe API: [`Dir`], [`DebugFile`], [`Text`] and the parser [`parse_u64`].
+//!
+//! Reads: `open()` calls [`DebugFile::show`] once, into a [`Text`] that grows as needed,
+//! and every `read()` and `lseek()` of that open file serves that text. A file whose
+//! show walks the runqueues (the timeline: every queued entity of every CPU, under each
+//! runqueue's lock) therefore walks them once per open, whatever the reader's buffer
+//! size; a `seq_file` would call it again from the start each time its buffer doubled.
+//! The text is allocated in process context with no lock held: show takes its locks
+//! only to copy values, and formats after dropping them.
 //!
 //! Writes are all-or-nothing: one `write(2)` of at most [`WRITE_MAX`] bytes at offset 0,
 //! handed whole to [`DebugFile::write`], which must change nothing when it fails.
 
-use core::{ffi::c_void, fmt, marker::PhantomData, ptr::NonNull};
+use core::{fmt, marker::PhantomData, ptr::NonNull};
 use kernel::{
+    alloc::{flags::GFP_KERNEL, KBox, KVVec},
     bindings,
-    error::{code::EINVAL, from_err_ptr, from_result, Result},
+    error::{
+        code::{EFBIG, EINVAL, ENOMEM},
+        from_err_ptr, from_result, Error, Result,
+    },
     str::CStr,
     uaccess::UserSlice,
 };
@@ -26,14 +39,20 @@ use kernel::{
 /// The longest write a file accepts, in bytes; longer writes fail with EINVAL.
 pub const WRITE_MAX: usize = 64;
 
+/// The most text one open file renders, in bytes: a show that would print more fails
+/// the `open()` with EFBIG rather than use the memory (the timeline of 32768 rows per CPU
+/// is about 3 MiB per CPU).
+pub const TEXT_MAX: usize = 256 << 20;
+
 /// What a debugfs file does when read or written.
 pub trait DebugFile: Sync + Sized + 'static {
     /// Whether the file takes writes: mode 0644 if so, 0444 if not.
     const WRITABLE: bool = false;
 
-    /// Prints the file's contents. Called for each read from offset 0 (`single_open()`);
-    /// called again, from the start, when the output did not fit the buffer.
-    fn show(&self, m: &mut SeqBuf<'_>) -> Result;
+    /// Prints the file's contents: called once per `open()`, in process context with no
+    /// lock held. It may take locks to copy values, but must print after dropping them:
+    /// printing may allocate.
+    fn show(&self, m: &mut Text) -> Result;
 
     /// Handles one write of the whole value: at most [`WRITE_MAX`] bytes, from offset 0.
     /// Must change nothing when it returns an error.
@@ -42,45 +61,90 @@ pub trait DebugFile: Sync + Sized + 'static {
     }
 }
 
-/// The output of [`DebugFile::show`]: a `seq_file` being filled.
-///
-/// # Invariants
-///
-/// `m` is the valid `seq_file` of the read in progress, used only by this thread.
-pub struct SeqBuf<'a> {
-    m: NonNull<bindings::seq_file>,
-    overflowed: bool,
-    _read: PhantomData<&'a mut bindings::seq_file>,
+/// The text of one open file, filled by [`DebugFile::show`]; it grows as it is printed to
+/// (with `GFP_KERNEL`: never print to it under a spinlock).
+pub struct Text {
+    buf: KVVec<u8>,
+    /// Why the last `write_str` failed, for [`Text::print`] to return.
+    err: Option<Error>,
 }
 
-impl SeqBuf<'_> {
-    /// Appends formatted text. Fails once the buffer is full: `show` should then return
-    /// the error, and `seq_read()` calls it again with a larger buffer.
+impl Text {
+    /// An empty text.
+    pub fn new() -> Text {
+        Text {
+            buf: KVVec::new(),
+            err: None,
+        }
+    }
+
+    /// Appends formatted text: ENOMEM when it cannot grow, EFBIG past [`TEXT_MAX`].
     pub fn print(&mut self, args: fmt::Arguments<'_>) -> Result {
-        fmt::write(self, args).map_err(|_| EINVAL)
+        fmt::write(self, args).map_err(|_| self.err.take().unwrap_or(ENOMEM))
+    }
+
+    /// What has been printed so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.buf.as_slice()
     }
 }
 
-impl fmt::Write for SeqBuf<'_> {
+impl Default for Text {
+    fn default() -> Self {
+        Text::new()
+    }
+}
+
+impl fmt::Write for Text {
+    /// Appends `s`, growing the buffer to twice its size (at least a page, at most
+    /// [`TEXT_MAX`]) when it does not fit: amortised linear. The growth is written out
+    /// with checked arithmetic rather than `KVVec::extend_from_slice()`, whose inlined
+    /// `reserve()` has overflow-checked arithmetic: this crate has no panic path
+    /// (tools/no-panic.sh).
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        // SAFETY: by the type invariant `m` is valid; `s` is valid for `s.len()` bytes.
-        let rc = unsafe { bindings::seq_write(self.m.as_ptr(), s.as_ptr().cast(), s.len()) };
-        if rc != 0 {
-            self.overflowed = true;
+        let len = self.buf.len();
+        let Some(need) = len.checked_add(s.len()).filter(|&n| n <= TEXT_MAX) else {
+            self.err = Some(EFBIG);
             return Err(fmt::Error);
+        };
+        if need > self.buf.capacity() {
+            let cap = self
+                .buf
+                .capacity()
+                .saturating_mul(2)
+                .clamp(4096, TEXT_MAX)
+                .max(need);
+            let Ok(mut bigger) = KVVec::<u8>::with_capacity(cap, GFP_KERNEL) else {
+                self.err = Some(ENOMEM);
+                return Err(fmt::Error);
+            };
+            // SAFETY: `bigger` has room for `cap >= need >= len` bytes and the two
+            // buffers are distinct; the first `len` bytes of `self.buf` are initialised.
+            unsafe {
+                core::ptr::copy_nonoverlapping(self.buf.as_ptr(), bigger.as_mut_ptr(), len);
+                bigger.set_len(len);
+            }
+            self.buf = bigger;
+        }
+        // SAFETY: `need <= capacity`, so the `s.len()` bytes after the first `len` are
+        // allocated; `s` cannot overlap the buffer, which only this value owns. After the
+        // copy the first `need` bytes are initialised.
+        unsafe {
+            core::ptr::copy_nonoverlapping(s.as_ptr(), self.buf.as_mut_ptr().add(len), s.len());
+            self.buf.set_len(need);
         }
         Ok(())
     }
 }
 
-/// `seq_printf()`: `seq_print!(m, "fmt", args...)` appends to a [`SeqBuf`] and returns its
+/// `seq_printf()`-like: `text!(m, "fmt", args...)` appends to a [`Text`] and returns its
 /// `Result`.
-macro_rules! seq_print {
+macro_rules! text {
     ($m:expr, $($arg:tt)*) => {
         $m.print(core::format_args!($($arg)*))
     };
 }
-pub(crate) use seq_print;
+pub(crate) use text;
 
 /// Parses a decimal `u64` written to a debugfs file: ASCII digits, optionally one
 /// trailing newline (what `echo` adds). Nothing else: no sign, no spaces, no base prefix,
@@ -97,7 +161,7 @@ pub fn parse_u64(input: &[u8]) -> Result<u64> {
         }
         v = v
             .checked_mul(10)
-            .and_then(|v| v.checked_add(u64::from(b - b'0')))
+            .and_then(|v| v.checked_add(u64::from(b.wrapping_sub(b'0'))))
             .ok_or(EINVAL)?;
     }
     Ok(v)
@@ -189,60 +253,109 @@ impl Drop for Dir {
     }
 }
 
+/// `FMODE_READ` (include/linux/fs.h: `(__force fmode_t)(1 << 0)`, a macro bindgen does
+/// not see).
+const FMODE_READ: bindings::fmode_t = 1;
+
+/// One open file: its `&'static T` and the text its `open()` rendered.
+struct Open<T: 'static> {
+    data: &'static T,
+    text: Text,
+}
+
 /// The `file_operations` of a [`DebugFile`] type.
 struct Vtable<T>(PhantomData<T>);
 
 impl<T: DebugFile> Vtable<T> {
     const FOPS: bindings::file_operations = bindings::file_operations {
         open: Some(Self::open),
-        read: Some(bindings::seq_read),
-        llseek: Some(bindings::seq_lseek),
-        release: Some(bindings::single_release),
+        read: Some(Self::read),
+        llseek: Some(bindings::default_llseek),
+        release: Some(Self::release),
         write: if T::WRITABLE { Some(Self::write) } else { None },
         // SAFETY: all-zero is a valid `file_operations`: null pointers and `None`s (no
         // owner: built-in code).
         ..unsafe { core::mem::zeroed() }
     };
 
-    /// `open`: `single_open()` with `i_private`, the `&'static T` of `create_file`.
+    /// `open`: renders the text (`T::show`; not for a write-only open) and keeps it, with
+    /// the `&'static T` that `i_private` is, as the file's `private_data`.
     ///
     /// # Safety
     ///
     /// Called by the VFS with a valid inode and file of a file made by `create_file::<T>`.
     unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file) -> i32 {
-        // SAFETY: guaranteed by the caller; `i_private` is the `&'static T`.
-        unsafe { bindings::single_open(file, Some(Self::show), (*inode).i_private) }
+        from_result(|| {
+            // SAFETY: guaranteed by the caller; `i_private` is the `&'static T` that
+            // `create_file` stored.
+            let data = unsafe { &*(*inode).i_private.cast::<T>() };
+            let mut text = Text::new();
+            // SAFETY: `file` is valid (caller).
+            if unsafe { (*file).f_mode } & FMODE_READ != 0 {
+                data.show(&mut text)?;
+            }
+            let open = KBox::new(Open { data, text }, GFP_KERNEL)?;
+            // SAFETY: `file` is valid (caller); `release` takes the box back.
+            unsafe { (*file).private_data = KBox::into_raw(open).cast() };
+            Ok(0)
+        })
     }
 
-    /// `show` of `single_open()`.
+    /// The open file's state.
     ///
     /// # Safety
     ///
-    /// Called by seq_file with the valid `seq_file` that `open` made, whose `private` is
-    /// the `&'static T`.
-    unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> i32 {
+    /// `file` is a valid file opened by [`Self::open`] and not yet released.
+    unsafe fn state<'a>(file: *mut bindings::file) -> &'a Open<T> {
+        // SAFETY: guaranteed by the caller: `private_data` is the box `open` leaked.
+        unsafe { &*(*file).private_data.cast::<Open<T>>() }
+    }
+
+    /// `read`: from the text `open` rendered, at `*ppos`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the VFS with a file opened by [`Self::open`], a user pointer valid or
+    /// not (the copy checks it), and a valid `ppos`.
+    unsafe extern "C" fn read(
+        file: *mut bindings::file,
+        ubuf: *mut kernel::ffi::c_char,
+        len: usize,
+        ppos: *mut bindings::loff_t,
+    ) -> isize {
         // SAFETY: guaranteed by the caller.
-        let data = unsafe { &*(*m).private.cast::<T>() };
-        let mut buf = SeqBuf {
-            // SAFETY: seq_file passes a valid, non-null `m`.
-            m: unsafe { NonNull::new_unchecked(m) },
-            overflowed: false,
-            _read: PhantomData,
-        };
-        match data.show(&mut buf) {
-            Ok(()) => 0,
-            // seq_read() sees the full buffer and retries with a larger one.
-            Err(_) if buf.overflowed => 0,
-            Err(e) => e.to_errno(),
+        let text = unsafe { Self::state(file) }.text.as_bytes();
+        // SAFETY: `text` is valid for its length while the file is open (this read holds
+        // a reference to the file); `ppos` is valid; the user copy is checked.
+        unsafe {
+            bindings::simple_read_from_buffer(
+                ubuf.cast(),
+                len,
+                ppos,
+                text.as_ptr().cast(),
+                text.len(),
+            )
         }
+    }
+
+    /// `release`: frees what `open` made.
+    ///
+    /// # Safety
+    ///
+    /// Called by the VFS once, with the file opened by [`Self::open`], when its last
+    /// reference goes.
+    unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::file) -> i32 {
+        // SAFETY: `private_data` is the box `open` leaked, taken back once (the caller).
+        drop(unsafe { KBox::from_raw((*file).private_data.cast::<Open<T>>()) });
+        0
     }
 
     /// `write`: one whole value of at most [`WRITE_MAX`] bytes at offset 0, or EINVAL.
     ///
     /// # Safety
     ///
-    /// Called by the VFS with the valid file that `open` made (its `private_data` is the
-    /// `seq_file`), a user pointer valid or not, and a valid `ppos`.
+    /// Called by the VFS with a file opened by [`Self::open`], a user pointer valid or
+    /// not, and a valid `ppos`.
     unsafe extern "C" fn write(
         file: *mut bindings::file,
         ubuf: *const kernel::ffi::c_char,
@@ -260,14 +373,8 @@ impl<T: DebugFile> Vtable<T> {
             UserSlice::new(ubuf as usize, len)
                 .reader()
                 .read_slice(input)?;
-            // SAFETY: `private_data` is the seq_file of `single_open()` and its `private` the
-            // `&'static T` (see `open`).
-            let data = unsafe {
-                &*(*(*file).private_data.cast::<bindings::seq_file>())
-                    .private
-                    .cast::<T>()
-            };
-            data.write(input)?;
+            // SAFETY: guaranteed by the caller.
+            unsafe { Self::state(file) }.data.write(input)?;
             // SAFETY: as above.
             unsafe { *ppos = len as bindings::loff_t };
             Ok(len as isize)

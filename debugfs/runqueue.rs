@@ -8,8 +8,9 @@ use kernel::{
     error::{code::EINVAL, Result},
 };
 
-/// The CPU ids below `nr_cpu_ids`.
-pub fn cpu_possible_ids() -> core::ops::Range<u32> {
+/// The CPU ids below `nr_cpu_ids`: a superset of the possible CPUs (the possible mask may
+/// have holes), so only [`possible_cpus`] may be used to reach a runqueue.
+pub fn cpu_ids() -> core::ops::Range<u32> {
     // As cpumask.h: `nr_cpu_ids` is the constant `NR_CPUS` (a macro, which bindgen does
     // not see) with one CPU or a forced count (FORCE_NR_CPUS, which !SMP sets).
     #[cfg(any(CONFIG_NR_CPUS = "1", CONFIG_FORCE_NR_CPUS))]
@@ -20,16 +21,20 @@ pub fn cpu_possible_ids() -> core::ops::Range<u32> {
     0..n
 }
 
-/// Whether `cpu` is online now (`cpu_online()`). A CPU may go offline right after; its
-/// runqueue stays valid, so callers only get an out-of-date answer.
-pub fn cpu_online(cpu: u32) -> bool {
+/// Whether `cpu` is set in `mask` (`cpumask_test_cpu()`), read with one load of its word.
+///
+/// # Safety
+///
+/// `mask` points to one of the kernel's static CPU masks (`__cpu_possible_mask`,
+/// `__cpu_online_mask`), which live for the kernel's lifetime and are updated with
+/// atomic bit operations.
+unsafe fn cpu_in_mask(mask: *const bindings::cpumask, cpu: u32) -> bool {
     const BITS: u32 = u64::BITS;
     let word = (cpu / BITS) as usize;
-    // SAFETY: `__cpu_online_mask` is a static bitmap; this reads one word of it with a
-    // single load (`READ_ONCE()`, as `cpumask_test_cpu()` does in effect); hotplug
-    // updates it with atomic bit operations.
+    // SAFETY: `mask` is valid (caller); the word index is checked against the bitmap's
+    // length before the load, which is a single volatile load (`READ_ONCE()`).
     unsafe {
-        let bits = &raw const bindings::__cpu_online_mask.bits;
+        let bits = &raw const (*mask).bits;
         if word >= (*bits).len() {
             return false;
         }
@@ -38,18 +43,37 @@ pub fn cpu_online(cpu: u32) -> bool {
     }
 }
 
+/// Whether `cpu` is possible (`cpu_possible()`): it has a runqueue, for the kernel's
+/// lifetime.
+pub fn cpu_possible(cpu: u32) -> bool {
+    // SAFETY: `__cpu_possible_mask` is a static mask, set during early boot.
+    cpu_ids().contains(&cpu) && unsafe { cpu_in_mask(&raw const bindings::__cpu_possible_mask, cpu) }
+}
+
+/// Whether `cpu` is online now (`cpu_online()`). A CPU may go offline right after; its
+/// runqueue stays valid, so callers only get an out-of-date answer.
+pub fn cpu_online(cpu: u32) -> bool {
+    // SAFETY: `__cpu_online_mask` is a static mask that hotplug updates atomically.
+    cpu_possible(cpu) && unsafe { cpu_in_mask(&raw const bindings::__cpu_online_mask, cpu) }
+}
+
+/// The possible CPUs, in order: the ones with a runqueue.
+pub fn possible_cpus() -> impl Iterator<Item = u32> {
+    cpu_ids().filter(|&c| cpu_possible(c))
+}
+
 /// The online CPUs, in order.
 pub fn online_cpus() -> impl Iterator<Item = u32> {
-    cpu_possible_ids().filter(|&c| cpu_online(c))
+    cpu_ids().filter(|&c| cpu_online(c))
 }
 
 /// `cpu`'s `rq->nr_running`, read without the lock (a hint that may be stale at once);
 /// 0 for a CPU id that does not exist.
 pub fn nr_running(cpu: u32) -> usize {
-    if !cpu_possible_ids().contains(&cpu) {
+    if !cpu_possible(cpu) {
         return 0;
     }
-    // SAFETY: `cpu` is below `nr_cpu_ids`, so its runqueue exists; a single racy load of
+    // SAFETY: `cpu` is possible, so its runqueue exists; a single racy load of
     // an aligned `unsigned int` (`READ_ONCE()`).
     unsafe {
         let rq = bindings::sched_eevdf_cpu_rq(cpu as i32);
@@ -68,14 +92,14 @@ pub struct RqGuard {
 }
 
 impl RqGuard {
-    /// Locks `cpu`'s runqueue, with interrupts off. EINVAL for a CPU id that does not
-    /// exist. Do not allocate or touch user memory while holding it.
+    /// Locks `cpu`'s runqueue, with interrupts off. EINVAL for a CPU that is not possible
+    /// (it has no runqueue). Do not allocate or touch user memory while holding it.
     pub fn lock(cpu: u32) -> Result<RqGuard> {
-        if !cpu_possible_ids().contains(&cpu) {
+        if !cpu_possible(cpu) {
             return Err(EINVAL);
         }
-        // SAFETY: `cpu` is below `nr_cpu_ids`, so its per-CPU runqueue exists for the
-        // kernel's lifetime.
+        // SAFETY: `cpu` is possible, so its per-CPU runqueue exists for the kernel's
+        // lifetime.
         let rq = unsafe { bindings::sched_eevdf_cpu_rq(cpu as i32) };
         // SAFETY: all-zero is a valid `rq_flags`; `rq_lock_irqsave()` fills it in.
         let mut rf: bindings::rq_flags = unsafe { core::mem::zeroed() };
@@ -109,29 +133,29 @@ impl Drop for RqGuard {
 /// counts `read` takes under that CPU's runqueue lock (printed after dropping it), and a
 /// line `all` with the sums. The format of the `stats` and `verify` files.
 pub fn show_per_cpu<const N: usize>(
-    m: &mut super::api::SeqBuf<'_>,
+    m: &mut super::api::Text,
     names: &[&str],
     read: impl Fn(&RqGuard) -> [u64; N],
 ) -> Result {
-    use super::api::seq_print;
-    seq_print!(m, "cpu")?;
+    use super::api::text;
+    text!(m, "cpu")?;
     for n in names {
-        seq_print!(m, " {n}")?;
+        text!(m, " {n}")?;
     }
-    seq_print!(m, "\n")?;
+    text!(m, "\n")?;
     let mut all = [0u64; N];
     for cpu in online_cpus() {
         let counts = read(&RqGuard::lock(cpu)?);
-        seq_print!(m, "{cpu}")?;
+        text!(m, "{cpu}")?;
         for (a, c) in all.iter_mut().zip(counts) {
             *a = a.wrapping_add(c);
-            seq_print!(m, " {c}")?;
+            text!(m, " {c}")?;
         }
-        seq_print!(m, "\n")?;
+        text!(m, "\n")?;
     }
-    seq_print!(m, "all")?;
+    text!(m, "all")?;
     for a in all {
-        seq_print!(m, " {a}")?;
+        text!(m, " {a}")?;
     }
-    seq_print!(m, "\n")
+    text!(m, "\n")
 }

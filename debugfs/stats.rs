@@ -129,8 +129,8 @@ pub use file::StatsFile;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
 mod file {
     use super::{Counts, Stat, NAMES, NR};
-    use crate::debugfs::api::{parse_u64, DebugFile, SeqBuf};
-    use crate::debugfs::runqueue::{cpu_possible_ids, show_per_cpu, RqGuard};
+    use crate::debugfs::api::{parse_u64, DebugFile, Text};
+    use crate::debugfs::runqueue::{possible_cpus, show_per_cpu, RqGuard};
     use kernel::{
         bindings,
         error::{code::EINVAL, Result},
@@ -190,7 +190,7 @@ mod file {
     impl DebugFile for StatsFile {
         const WRITABLE: bool = true;
 
-        fn show(&self, m: &mut SeqBuf<'_>) -> Result {
+        fn show(&self, m: &mut Text) -> Result {
             show_per_cpu(m, NAMES, RqGuard::counts)
         }
 
@@ -200,7 +200,7 @@ mod file {
             if parse_u64(input)? != 0 {
                 return Err(EINVAL);
             }
-            for cpu in cpu_possible_ids() {
+            for cpu in possible_cpus() {
                 RqGuard::lock(cpu)?.reset_counts();
             }
             Ok(())

@@ -10,6 +10,11 @@
 //! then is anything formatted or a cgroup path looked up. Reading changes no scheduler
 //! state: V comes from [`avg_vruntime_peek`], which does not move the zero point.
 //!
+//! The file is rendered once per open (debugfs/api.rs), so each CPU's runqueue is walked
+//! once per open. The time a walk holds the lock, with interrupts off, is bounded by
+//! [`MAX_ROWS`] rows; what it costs a latency-sensitive task on that CPU is measured in
+//! Documentation/reliability.md.
+//!
 //! Format (Documentation/debugfs.md):
 //!
 //! ```text
@@ -20,7 +25,7 @@
 //!   Q        -      512       -20000      5980000    3000000 - y - /a
 //! ```
 
-use super::api::{seq_print, DebugFile, SeqBuf};
+use super::api::{text, DebugFile, Text};
 use super::runqueue::{online_cpus, RqGuard};
 use crate::fair::{config, CfsRq, Se};
 use crate::sched_eevdf::{
@@ -94,17 +99,21 @@ impl<T: Copy> Bounded<T> {
     }
 
     /// Appends `x` if there is room; never allocates.
+    /// (It runs under a runqueue lock, so it has no panic path: no `spare_capacity_mut()`,
+    /// whose `capacity - len` is overflow-checked.)
     fn try_push(&mut self, x: T) -> bool {
         let len = self.v.len();
-        match self.v.spare_capacity_mut().first_mut() {
-            Some(slot) => {
-                slot.write(x);
-                // SAFETY: the slot at `len` was just initialised and is within capacity.
-                unsafe { self.v.set_len(len.wrapping_add(1)) };
-                true
-            }
-            None => false,
+        if len >= self.v.capacity() {
+            return false;
         }
+        // SAFETY: `len < capacity`: the slot at `len` is allocated and not initialised;
+        // writing it and then counting it in the length keeps the vector valid (`len + 1
+        // <= capacity`, and `capacity <= isize::MAX` so the sum does not wrap).
+        unsafe {
+            self.v.as_mut_ptr().add(len).write(x);
+            self.v.set_len(len.wrapping_add(1));
+        }
+        true
     }
 
     fn clear(&mut self) {
@@ -230,7 +239,7 @@ impl Snapshot {
             let task = p.byte_sub(off).cast::<bindings::task_struct>();
             let mut comm = [0u8; 16];
             for (c, s) in comm.iter_mut().zip((*task).comm.iter()) {
-                *c = *s as u8;
+                *c = *s;
             }
             Some(Who::Task {
                 pid: (*task).pid,
@@ -259,7 +268,7 @@ impl Snapshot {
 
 /// Prints `bytes` up to the first NUL, with anything but printable ASCII as `?`, so that
 /// a task name cannot break the line format.
-fn print_name(m: &mut SeqBuf<'_>, bytes: &[u8]) -> Result {
+fn print_name(m: &mut Text, bytes: &[u8]) -> Result {
     let mut out = [0u8; 256];
     let mut n: usize = 0;
     for (&b, o) in bytes.iter().take_while(|&&b| b != 0).zip(out.iter_mut()) {
@@ -268,13 +277,13 @@ fn print_name(m: &mut SeqBuf<'_>, bytes: &[u8]) -> Result {
     }
     // Printable ASCII is UTF-8.
     let s = core::str::from_utf8(out.get(..n).unwrap_or(&[])).unwrap_or("?");
-    seq_print!(m, "{s}")
+    text!(m, "{s}")
 }
 
 /// Prints a `cfs_rq`'s cgroup: `/` for the root, a group's cgroup path otherwise.
-fn print_cgroup(m: &mut SeqBuf<'_>, cgroup: Option<u64>) -> Result {
+fn print_cgroup(m: &mut Text, cgroup: Option<u64>) -> Result {
     match cgroup {
-        None => seq_print!(m, "/"),
+        None => text!(m, "/"),
         Some(id) => print_cgroup_path(m, id),
     }
 }
@@ -282,13 +291,13 @@ fn print_cgroup(m: &mut SeqBuf<'_>, cgroup: Option<u64>) -> Result {
 /// Prints the path of the cgroup whose kernfs id is `id` (cgroup v2; the id when the
 /// lookup fails, e.g. for a cgroup v1 hierarchy or a group removed since the snapshot).
 #[cfg(CONFIG_FAIR_GROUP_SCHED)]
-fn print_cgroup_path(m: &mut SeqBuf<'_>, id: u64) -> Result {
+fn print_cgroup_path(m: &mut Text, id: u64) -> Result {
     let mut buf = [0u8; 256];
     // SAFETY: `buf` is writable for its length; the lookup takes its own references and
     // may sleep, which is fine here (no lock held, process context).
     unsafe { bindings::cgroup_path_from_kernfs_id(id, buf.as_mut_ptr().cast(), buf.len()) };
     if buf.first() == Some(&0) {
-        return seq_print!(m, "cgroup-id:{id}");
+        return text!(m, "cgroup-id:{id}");
     }
     print_name(m, &buf)
 }
@@ -296,8 +305,8 @@ fn print_cgroup_path(m: &mut SeqBuf<'_>, id: u64) -> Result {
 /// Without group scheduling only the root `cfs_rq` is walked, so no row has a cgroup
 /// (and the kernel may have no cgroups to look one up in).
 #[cfg(not(CONFIG_FAIR_GROUP_SCHED))]
-fn print_cgroup_path(m: &mut SeqBuf<'_>, id: u64) -> Result {
-    seq_print!(m, "cgroup-id:{id}")
+fn print_cgroup_path(m: &mut Text, id: u64) -> Result {
+    text!(m, "cgroup-id:{id}")
 }
 
 fn flag(b: bool) -> char {
@@ -309,11 +318,11 @@ fn flag(b: bool) -> char {
 }
 
 impl Snapshot {
-    fn print(&self, m: &mut SeqBuf<'_>) -> Result {
+    fn print(&self, m: &mut Text) -> Result {
         for row in self.rows.v.iter() {
             match row {
                 Row::Rq(r) => {
-                    seq_print!(
+                    text!(
                         m,
                         "cfs_rq V={} zero={} sum_w={} nr_queued={} min_slice_ns=",
                         r.v,
@@ -322,13 +331,13 @@ impl Snapshot {
                         r.nr_queued
                     )?;
                     if r.min_slice == u64::MAX {
-                        seq_print!(m, "-")?;
+                        text!(m, "-")?;
                     } else {
-                        seq_print!(m, "{}", r.min_slice)?;
+                        text!(m, "{}", r.min_slice)?;
                     }
-                    seq_print!(m, " path=")?;
+                    text!(m, " path=")?;
                     print_cgroup(m, r.cgroup)?;
-                    seq_print!(
+                    text!(
                         m,
                         "\n  S {:>8} {:>8} {:>12} {:>12} {:>10} C E D NAME\n",
                         "PID",
@@ -340,13 +349,13 @@ impl Snapshot {
                 }
                 Row::Se(s) => {
                     let state = if s.running { 'R' } else { 'Q' };
-                    seq_print!(m, "  {state} ")?;
+                    text!(m, "  {state} ")?;
                     match s.who {
-                        Who::Task { pid, .. } => seq_print!(m, "{pid:>8}")?,
+                        Who::Task { pid, .. } => text!(m, "{pid:>8}")?,
                         #[cfg(CONFIG_FAIR_GROUP_SCHED)]
-                        Who::Group { .. } => seq_print!(m, "{:>8}", "-")?,
+                        Who::Group { .. } => text!(m, "{:>8}", "-")?,
                     }
-                    seq_print!(
+                    text!(
                         m,
                         " {:>8} {:>12} {:>12} {:>10} {} {} {} ",
                         s.weight,
@@ -362,12 +371,12 @@ impl Snapshot {
                         #[cfg(CONFIG_FAIR_GROUP_SCHED)]
                         Who::Group { cgroup } => print_cgroup(m, Some(cgroup))?,
                     }
-                    seq_print!(m, "\n")?;
+                    text!(m, "\n")?;
                 }
             }
         }
         if self.truncated {
-            seq_print!(m, "truncated\n")?;
+            text!(m, "truncated\n")?;
         }
         Ok(())
     }
@@ -377,8 +386,8 @@ impl Snapshot {
 pub struct TimelineFile;
 
 impl DebugFile for TimelineFile {
-    fn show(&self, m: &mut SeqBuf<'_>) -> Result {
-        seq_print!(
+    fn show(&self, m: &mut Text) -> Result {
+        text!(
             m,
             "# sched_eevdf timeline (vns = virtual ns; VRT-V = vruntime - V; lag = -(VRT-V))\n"
         )?;
@@ -403,7 +412,7 @@ impl DebugFile for TimelineFile {
                 let g = RqGuard::lock(cpu)?;
                 s.take(&g);
             }
-            seq_print!(m, "cpu {cpu}\n")?;
+            text!(m, "cpu {cpu}\n")?;
             s.print(m)?;
         }
         Ok(())

@@ -16,8 +16,8 @@
 //!
 //! Anything else fails with EINVAL and changes nothing.
 
-use super::api::{parse_u64, seq_print, DebugFile, SeqBuf};
-use super::runqueue::{cpu_possible_ids, show_per_cpu, RqGuard};
+use super::api::{parse_u64, text, DebugFile, Text};
+use super::runqueue::{possible_cpus, show_per_cpu, RqGuard};
 use crate::verify::{enabled, plant, set_enabled, Plant, NAMES};
 use kernel::error::{code::EINVAL, Result};
 
@@ -27,12 +27,12 @@ pub struct VerifyFile;
 impl DebugFile for VerifyFile {
     const WRITABLE: bool = true;
 
-    fn show(&self, m: &mut SeqBuf<'_>) -> Result {
+    fn show(&self, m: &mut Text) -> Result {
         show_per_cpu(m, &NAMES, |g| {
             // SAFETY: the guard holds the runqueue lock the counters are written under.
             unsafe { (*g.as_ptr()).eevdf_verify }
         })?;
-        seq_print!(m, "enabled {}\n", u8::from(enabled()))
+        text!(m, "enabled {}\n", u8::from(enabled()))
     }
 
     fn write(&self, input: &[u8]) -> Result {
@@ -46,7 +46,7 @@ impl DebugFile for VerifyFile {
                 if parse_u64(input)? != 0 {
                     return Err(EINVAL);
                 }
-                for cpu in cpu_possible_ids() {
+                for cpu in possible_cpus() {
                     let g = RqGuard::lock(cpu)?;
                     // SAFETY: the guard holds the runqueue lock the counters are written under.
                     unsafe { (*g.as_ptr()).eevdf_verify = [0; NAMES.len()] };

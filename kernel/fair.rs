@@ -760,6 +760,10 @@ pub unsafe extern "C" fn sched_eevdf_reweight_entity(
 ) {
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
+    #[expect(
+        clippy::unnecessary_cast,
+        reason = "c_ulong is u64 on the 64-bit targets this builds for, not on others"
+    )]
     let lw = LoadWeight {
         weight: weight as u64,
         inv_weight: 0,

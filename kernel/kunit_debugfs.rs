@@ -7,12 +7,13 @@
 //! - a directory and its file exist after creation, a second directory of the same name
 //!   is an error that leaves the first alone, and dropping the directory removes both;
 //! - `/sys/kernel/debug/sched/eevdf/timeline` exists (made by `sched_init_debug()`);
+//! - a [`Text`] grows as it is printed to and keeps every byte;
 //! - a CPU id beyond `nr_cpu_ids` is EINVAL, and a CPU's counters reset to zero.
 //!
 //! The guest tests (tests/guest/16-eevdf-debugfs.sh) read and write the real files.
 
-use crate::debugfs::api::{parse_u64, seq_print, DebugFile, Dir, SeqBuf};
-use crate::debugfs::runqueue::{cpu_possible_ids, RqGuard};
+use crate::debugfs::api::{parse_u64, text, DebugFile, Dir, Text};
+use crate::debugfs::runqueue::{cpu_ids, possible_cpus, RqGuard};
 use crate::kunit::Test;
 use kernel::{bindings, c_str, error::code::EINVAL, str::CStr};
 
@@ -62,8 +63,8 @@ fn parse(t: &mut Test) {
 struct Fixed;
 
 impl DebugFile for Fixed {
-    fn show(&self, m: &mut SeqBuf<'_>) -> kernel::error::Result {
-        seq_print!(m, "fixed\n")
+    fn show(&self, m: &mut Text) -> kernel::error::Result {
+        text!(m, "fixed\n")
     }
 }
 
@@ -144,15 +145,40 @@ fn eevdf_dir(t: &mut Test) {
     unsafe { bindings::dput(sched) };
 }
 
+/// A [`Text`] grows past any first allocation and keeps every byte printed, in order.
+fn text_grows(t: &mut Test) {
+    let mut m = Text::new();
+    let mut want_len: usize = 0;
+    for i in 0..20_000u32 {
+        if let Err(e) = text!(m, "{i}\n") {
+            return t.fail(format_args!("print {i}: {e:?}"));
+        }
+        let mut digits = 1;
+        let mut n = i;
+        while n >= 10 {
+            n /= 10;
+            digits += 1;
+        }
+        want_len += digits + 1;
+    }
+    let b = m.as_bytes();
+    if b.len() != want_len {
+        t.fail(format_args!("{} bytes, want {want_len}", b.len()));
+    }
+    if !b.starts_with(b"0\n1\n2\n") || !b.ends_with(b"\n19998\n19999\n") {
+        t.fail(format_args!("the text does not start 0 1 2 and end 19998 19999"));
+    }
+}
+
 fn runqueues(t: &mut Test) {
-    let end = cpu_possible_ids().end;
+    let end = cpu_ids().end;
     match RqGuard::lock(end) {
         Err(e) if e == EINVAL => {}
         Err(e) => t.fail(format_args!("lock(nr_cpu_ids) = {e:?}, want EINVAL")),
         Ok(_) => t.fail(format_args!("lock(nr_cpu_ids) succeeded")),
     }
     #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
-    for cpu in cpu_possible_ids() {
+    for cpu in possible_cpus() {
         match RqGuard::lock(cpu) {
             Ok(mut g) => {
                 g.reset_counts();
@@ -170,5 +196,6 @@ crate::kunit_suite!(sched_eevdf_debugfs_suite, c"sched_eevdf_debugfs", [
     c"parse_u64" => super::parse,
     c"dir_lifecycle" => super::dir_lifecycle,
     c"eevdf_dir" => super::eevdf_dir,
+    c"text_grows" => super::text_grows,
     c"runqueues" => super::runqueues,
 ]);

@@ -8,6 +8,19 @@
 //! `--cfg sched_eevdf_in_kernel`, so the kernel runs the very source that the
 //! host tests, the simulator and the benchmarks run. This crate adds only what
 //! touches the kernel.
+//!
+//! No code of this crate may panic outside the KUnit suites: the lints below reject
+//! what can (`unwrap()`, `expect()`, `panic!()`, indexing and slicing, arithmetic that
+//! can overflow), as the core's own lints do on the host, and tools/no-panic.sh checks
+//! the object code for any panic path left. `tools/kernel-clippy.sh KERNEL` runs clippy
+//! with the kernel's flags; tools/test.sh runs it.
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
 
 #[path = "../sched_eevdf/src/lib.rs"]
 #[macro_use]
@@ -41,13 +54,26 @@ pub mod debugfs {
 const __LOG_PREFIX: &[u8] = b"sched_eevdf\0";
 
 #[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
+#[expect(
+    clippy::arithmetic_side_effects,
+    clippy::indexing_slicing,
+    reason = "test code: a panic fails the KUnit case, not the scheduler"
+)]
 pub mod kunit;
 
 #[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
+#[expect(
+    clippy::indexing_slicing,
+    reason = "test code: a panic fails the KUnit case, not the scheduler"
+)]
 mod kunit_core;
 
 #[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
 mod kunit_bindings;
 
 #[cfg(all(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST, CONFIG_SCHED_DEBUG))]
+#[expect(
+    clippy::arithmetic_side_effects,
+    reason = "test code: a panic fails the KUnit case, not the scheduler"
+)]
 mod kunit_debugfs;

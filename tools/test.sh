@@ -77,26 +77,16 @@ guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT]
 	target/release/eevdf-vm --kernel "$1" --cpus 4 --mem-mib 1024 --timeout-s "$3" \
 		--append "$4" "$KBUILD_ROOT/guest-$1.sh"
 }
-# The no-panic check: overflow checks are on (CONFIG_RUST_OVERFLOW_CHECKS), so a `+` that
-# can overflow becomes a call to a panic function. Only the KUnit suites and the debugfs
-# files may have one.
-no_panic() { # KERNEL
-	local panics
-	panics=$(llvm-objdump -dr --no-show-raw-insn "$KBUILD_ROOT/$1/kernel/sched/eevdf/kernel/sched_eevdf_glue.o" |
-		awk '/^[0-9a-f]+ </ { fn = $2 } /panicking|panic_const|panic_fmt/ && fn !~ /kunit|debugfs/ { print fn }' |
-		sort -u)
-	[ -z "$panics" ] || die "panic paths in scheduler functions of the $1 kernel: $panics"
-	note "no panic path outside KUnit and debugfs ($1)"
-}
-
 # The kernel users run: Debian's configuration, with KASAN, UBSAN, lockdep and the live
 # oracle (CONFIG_SCHED_EEVDF_RUST_VERIFY). One build serves the guest suite in the three
 # preemption modes of Debian's PREEMPT_DYNAMIC kernel, the no-panic check and the
 # harness self-test.
 stage "kernel: distro-debug build (Debian's config + KASAN, UBSAN, lockdep, VERIFY)"
 bash tools/build-kernel.sh distro-debug
-stage "kernel: no panic path in the scheduler's Rust (entry points and what they inline)"
-no_panic distro-debug
+stage "kernel: no panic path in the project's Rust outside KUnit (the check's canary first), and clippy with the kernel's flags"
+bash tools/no-panic.sh --canary
+bash tools/no-panic.sh distro-debug
+bash tools/kernel-clippy.sh distro-debug
 # KASAN under single-threaded TCG is slow: the full load once (preempt=full), then every
 # test again at a quarter of its loops in the other two modes (eevdf-guest-tests -s;
 # --full runs all three at full load on the distro kernel).
@@ -116,7 +106,8 @@ if [ "$full" = 1 ]; then
 	for k in rust debug distro; do
 		stage "kernel: $k build"
 		bash tools/build-kernel.sh "$k"
-		no_panic "$k"
+		bash tools/no-panic.sh "$k"
+		bash tools/kernel-clippy.sh "$k"
 	done
 	stage "guest: every guest test on the rust kernel (4 vCPUs)"
 	guest_suite rust rust 900 ""
@@ -147,7 +138,8 @@ if [ "$full" = 1 ]; then
 	for k in rust-nosmp rust-nodebug rust-nogroup; do
 		stage "kernel: $k build (build only)"
 		bash tools/build-kernel.sh "$k"
-		no_panic "$k"
+		bash tools/no-panic.sh "$k"
+		bash tools/kernel-clippy.sh "$k"
 	done
 fi
 

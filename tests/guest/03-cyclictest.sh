@@ -1,6 +1,7 @@
 #!/bin/sh
-# cyclictest in the fair class: `--policy=other -p 0` (plain `-p 0` makes rt-tests 2.4
-# default to SCHED_FIFO priority 2, the RT class), once with the base slice and once
+# cyclictest in the fair class: `--policy=other` and no `-p` (rt-tests 2.4's `-p`, even
+# `-p 0` and even after `--policy=other`, switches the policy to SCHED_FIFO, and a FIFO
+# priority of 0 then defaults to 2: the RT class), once with the base slice and once
 # under `eevdfctl run --slice-ns`, whose slice cyclictest's thread inherits (its
 # sched_setscheduler() keeps a custom slice). While each runs, the measuring thread's
 # policy and slice are read back from the kernel: the test fails unless it is
@@ -40,5 +41,5 @@ measure() {
 
 [ -x $ctl ] || fail "no $ctl"
 base=$(cat /sys/kernel/debug/sched/base_slice_ns)
-measure "base slice" "$base" cyclictest -q -m -t 1 --policy=other -p 0 -i 1000 -l 500
-measure "slice 500 us" 500000 $ctl run --slice-ns 500000 -- cyclictest -q -m -t 1 --policy=other -p 0 -i 1000 -l 500
+measure "base slice" "$base" cyclictest -q -m -t 1 --policy=other -i 1000 -l 500
+measure "slice 500 us" 500000 $ctl run --slice-ns 500000 -- cyclictest -q -m -t 1 --policy=other -i 1000 -l 500
