@@ -31,6 +31,24 @@ pub const SCHED_DEADLINE: u32 = 6;
 /// `sched_flags` bit: children start with the default policy (and the base slice).
 /// sched_getattr() reports it; an unprivileged sched_setattr() may not clear it.
 pub const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
+/// `sched_flags` bit of SCHED_DEADLINE: reclaim bandwidth left unused (GRUB).
+pub const SCHED_FLAG_RECLAIM: u64 = 0x02;
+/// `sched_flags` bit of SCHED_DEADLINE: SIGXCPU when the task overruns its runtime.
+pub const SCHED_FLAG_DL_OVERRUN: u64 = 0x04;
+/// `sched_flags` bit: keep the task's policy (`sched_policy` is ignored).
+pub const SCHED_FLAG_KEEP_POLICY: u64 = 0x08;
+/// `sched_flags` bit: keep the task's parameters (nice, slice, priority, deadline).
+pub const SCHED_FLAG_KEEP_PARAMS: u64 = 0x10;
+/// `sched_flags` bit: set `sched_util_min` (needs CONFIG_UCLAMP_TASK and a VER1 attr).
+pub const SCHED_FLAG_UTIL_CLAMP_MIN: u64 = 0x20;
+/// `sched_flags` bit: set `sched_util_max` (see [`SCHED_FLAG_UTIL_CLAMP_MIN`]).
+pub const SCHED_FLAG_UTIL_CLAMP_MAX: u64 = 0x40;
+/// The kernel-internal schedutil flag: user space gets EINVAL for it.
+pub const SCHED_FLAG_SUGOV: u64 = 0x1000_0000;
+/// `SCHED_EXT`: valid only with CONFIG_SCHED_CLASS_EXT (EINVAL otherwise).
+pub const SCHED_EXT: u32 = 7;
+/// `SCHED_ATTR_SIZE_VER0`: the smallest `size` the kernel takes (0 also means this).
+pub const SCHED_ATTR_SIZE_VER0: u32 = 48;
 
 /// The smallest slice sched_setattr() gives a fair task, ns: 6.12's
 /// `__setscheduler_params()` clamps a non-zero `sched_runtime` to
@@ -120,6 +138,26 @@ pub unsafe fn sched_setattr_ptr(
 ) -> io::Result<()> {
     // SAFETY: the caller upholds the contract above; the kernel validates every user access.
     check(unsafe { libc::syscall(libc::SYS_sched_setattr, pid, attr, flags) }).map(|_| ())
+}
+
+/// sched_setattr(2) with `attr` pointing at raw bytes: a `size` of up to a page (the kernel
+/// reads that many), a misaligned or faulting pointer, whatever a fuzzer wants to send.
+///
+/// # Safety
+///
+/// `attr` must be NULL, or point where a read faults (the kernel then answers EFAULT), or
+/// point to at least 4 writable bytes that no reference covers: the kernel reads up to
+/// `size` bytes from `attr` through its fault-checked user copies (reading mapped memory of
+/// ours is harmless) and, on E2BIG, writes its own size into the first 4 (`attr->size`).
+pub unsafe fn sched_setattr_raw(pid: libc::pid_t, attr: *mut u8, flags: u32) -> io::Result<()> {
+    // SAFETY: the caller upholds the contract above; the kernel validates every user access.
+    check(unsafe { libc::syscall(libc::SYS_sched_setattr, pid, attr, flags) }).map(|_| ())
+}
+
+/// The calling thread's id (what sched_setattr takes as `pid` for one thread).
+pub fn gettid() -> libc::pid_t {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as libc::pid_t }
 }
 
 /// sched_getattr(2) of `pid` into `attr`, telling the kernel the buffer is `size` bytes.
@@ -252,6 +290,16 @@ pub fn own_ctxsw() -> (u64, u64) {
     (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64)
 }
 
+/// The calling thread's (voluntary, involuntary) context switches, from getrusage: a
+/// voluntary one is a block (a lock, a sleep), an involuntary one a preemption.
+pub fn thread_ctxsw() -> (u64, u64) {
+    // SAFETY: rusage is plain data; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid rusage to write into.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64)
+}
+
 /// This thread's total CPU time and total wait on a runqueue, ns: the first two
 /// fields of `/proc/thread-self/schedstat` (needs CONFIG_SCHED_INFO, which
 /// SCHEDSTATS selects).
@@ -336,6 +384,26 @@ pub fn fork_child(f: impl FnOnce() -> i32) -> io::Result<libc::pid_t> {
             let rc = f();
             // SAFETY: _exit is always safe to call; it does not return.
             unsafe { libc::_exit(rc) }
+        }
+        pid => Ok(pid),
+    }
+}
+
+/// fork() from a multi-threaded process: the child spins for `spin_ns` of CLOCK_MONOTONIC
+/// time and exits with status 0. A short-lived task to aim system calls at while it exits.
+pub fn fork_spin_exit(spin_ns: u64) -> io::Result<libc::pid_t> {
+    // SAFETY: the child calls only clock_gettime and _exit, which are async-signal-safe, so
+    // it needs none of the locks that other threads of the parent may have held at fork.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => Err(io::Error::last_os_error()),
+        0 => {
+            let end = now_ns().saturating_add(spin_ns);
+            while now_ns() < end {
+                std::hint::spin_loop();
+            }
+            // SAFETY: _exit is async-signal-safe and does not return.
+            unsafe { libc::_exit(0) }
         }
         pid => Ok(pid),
     }
