@@ -4,8 +4,8 @@
 # one with it), under hackbench, while
 #   - a hog and three nice 19 sleepers pinned to each hotpluggable CPU leave delayed-dequeue
 #     entities on it: the round looks at the timeline until it shows delayed entities on
-#     the CPU (column D; up to three looks) and offlines the CPU right after; DELAY_DEQUEUE
-#     is on in three rounds of four and off in the fourth;
+#     the CPU (column D; every 20 ms, for up to 2 s) and offlines the CPU right after;
+#     DELAY_DEQUEUE is on in three rounds of four and off in the fourth;
 #   - sched_setattr() churns the slice (100 us .. 10 ms, and the base slice) and the policy
 #     (other/batch) of every hog, and the slice and weight of every sleeper, delayed ones
 #     included (sched_setattr at nice 0, then renice 19);
@@ -109,9 +109,16 @@ tl_check() {
 	/^cpu [0-9]+$/ { fin() }
 	END { fin(); exit err }' "$1"
 }
-# delayed FILE CPU: the delayed entities (column D) on CPU's runqueues in the snapshot.
+# delayed CPU: read the timeline (no fork: a look is cheap, so a round can take many) and
+# set n to the delayed entities (column D) on CPU's runqueues.
 delayed() {
-	awk -v c="$2" '/^cpu [0-9]+$/ { cur = $2 } /^  [RQ] / && cur == c && $9 == "y" { n++ } END { print n + 0 }' "$1"
+	n=0 cur=""
+	while read -r a b _ _ _ _ _ _ dl _; do
+		case $a in
+		cpu) cur=$b ;;
+		R | Q) [ "$cur" = "$1" ] && [ "$dl" = y ] && n=$((n + 1)) ;;
+		esac
+	done <$D/timeline
 }
 # cpu_ok PID...: each task's CPU time (sum_exec_runtime, /proc/PID/schedstat) is above 0
 # and at most its age (a task runs on one CPU at a time; 2% + 50 ms for the two clocks).
@@ -129,9 +136,10 @@ cpu_ok() {
 }
 
 # The load: a hog on any CPU, and on each hotpluggable CPU a pinned hog and three nice 19
-# sleepers (0.1 s sleeps). A nice 19 task that ran goes to sleep far ahead of V (its
-# vruntime advances 68 times as fast as a nice 0 hog's), so with DELAY_DEQUEUE its entity
-# stays queued, delayed, for tens of ms: about half the looks find one on the CPU.
+# sleepers (a short spin, then a 0.1 s sleep). A nice 19 task that ran goes to sleep far
+# ahead of V (its vruntime advances 68 times as fast as a nice 0 hog's), so with
+# DELAY_DEQUEUE its entity stays queued, delayed, for tens of ms (when the CPU is not too
+# crowded for it to get to its sleep).
 sh -c 'while :; do :; done' &
 hogs="$!"
 for c in $hot; do
@@ -139,7 +147,7 @@ for c in $hot; do
 	hogs="$hogs $!"
 	eval "pinned_$c=$!"
 	for i in 1 2 3; do
-		taskset -c $c sh -c "while [ ! -e $T/stop ]; do read -t 0.1 _ <>$T/fifo; done; exit 0" &
+		taskset -c $c sh -c "while [ ! -e $T/stop ]; do i=0; while [ \$i -lt 100 ]; do i=\$((i + 1)); done; read -t 0.1 _ <>$T/fifo; done; exit 0" &
 		sleepers="$sleepers $!"
 		eval "pinned_$c=\"\$pinned_$c $!\""
 		renice 19 -p $! >/dev/null
@@ -207,14 +215,15 @@ while [ $k -lt "$rounds" ]; do
 	c=$1
 	if [ $((k % 4)) = 3 ]; then echo NO_DELAY_DEQUEUE >$F; else echo DELAY_DEQUEUE >$F; fi
 	dd_toggles=$((dd_toggles + 1))
-	# Let the sleepers on c go through a sleep with the new setting, then up to three
-	# looks for delayed entities on c; offline right after the first that shows some.
+	# Let the sleepers on c go through a sleep with the new setting, then look for delayed
+	# entities on c, every 20 ms for up to 2 s; offline right after the first look that
+	# shows some.
 	nap 0.2
 	n=0
-	[ $tl = 1 ] && for _ in 1 2 3; do
-		cat $D/timeline >$T/tl || fail "reading the timeline"
-		n=$(delayed $T/tl "$c")
+	[ $tl = 1 ] && for _ in $(seq 100); do
+		delayed "$c"
 		[ "$n" -gt 0 ] && break
+		nap 0.02
 	done
 	[ "$n" -gt 0 ] && offline_delayed=$((offline_delayed + 1))
 	delayed_seen=$((delayed_seen + n))
