@@ -66,10 +66,10 @@ cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eev
 # Every guest test in one boot of KERNEL at 4 vCPUs, with extra kernel arguments; any
 # kernel report (WARN, lockdep, KASAN, UBSAN, VERIFY, ...) fails it. (eevdf-vm runs the
 # distro kernels, which patch their text at run time, with single-threaded TCG.)
-guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT]
+guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT [TEST_GLOBS]]
 	# The suite, then the live oracle's counters over it (VERIFY kernels only).
 	cat >"$KBUILD_ROOT/guest-$1.sh" <<-EOF
-		eevdf-guest-tests -k $2 -t 600 -s ${5:-100}; rc=\$?
+		eevdf-guest-tests -k $2 -t 600 -s ${5:-100} ${6:-}; rc=\$?
 		f=/sys/kernel/debug/sched/eevdf/verify
 		[ -e \$f ] && { echo "VERIFY counters after the suite:"; cat \$f; }
 		exit \$rc
@@ -87,15 +87,16 @@ stage "kernel: no panic path in the project's Rust outside KUnit (the check's ca
 bash tools/no-panic.sh --canary
 bash tools/no-panic.sh distro-debug
 bash tools/kernel-clippy.sh distro-debug
-# KASAN under single-threaded TCG is slow: the full load once (preempt=full), then every
-# test again at a quarter of its loops in the other two modes (eevdf-guest-tests -s;
-# --full runs all three at full load on the distro kernel).
-stage "guest: every guest test on distro-debug, preempt=full (4 vCPUs, KUnit included)"
-guest_suite distro-debug debug 2400 "preempt=full"
-stage "guest: every guest test on distro-debug, preempt=voluntary, nohz_full=2-3 (4 vCPUs, 25% load)"
-guest_suite distro-debug debug 1800 "preempt=voluntary nohz_full=2-3" 25
-stage "guest: every guest test on distro-debug, preempt=none (4 vCPUs, 25% load)"
-guest_suite distro-debug debug 1800 "preempt=none" 25
+# KASAN under single-threaded TCG is slow: the full load once (preempt=full, the fault
+# campaign's short form, tests 2?-fault-*, included), then the other tests again at a
+# quarter of their loops in the other two modes (eevdf-guest-tests -s; --full runs all
+# three at full load on the distro kernel). The long campaign is tools/faults.sh.
+stage "guest: every guest test on distro-debug, preempt=full (4 vCPUs, KUnit and the fault campaign included)"
+guest_suite distro-debug debug 2700 "preempt=full"
+stage "guest: the guest tests but the fault campaign on distro-debug, preempt=voluntary, nohz_full=2-3 (4 vCPUs, 25% load)"
+guest_suite distro-debug debug 1800 "preempt=voluntary nohz_full=2-3" 25 "'0*' '1*' '99-*'"
+stage "guest: the guest tests but the fault campaign on distro-debug, preempt=none (4 vCPUs, 25% load)"
+guest_suite distro-debug debug 1800 "preempt=none" 25 "'0*' '1*' '99-*'"
 stage "harness self-test: broken test, kernel WARN, hang and a planted VERIFY bug must fail"
 bash tests/harness/selftest.sh distro-debug
 
