@@ -2,10 +2,11 @@
 # Fault campaign (issue 14, item 1; Documentation/reliability.md): CPU hotplug under load.
 # Every CPU but CPU 0 goes offline and online again in turn (every third round a second
 # one with it), under hackbench, while
-#   - a hog and three nice 19 sleepers pinned to each hotpluggable CPU leave delayed-dequeue
-#     entities on it: the round looks at the timeline until it shows delayed entities on
-#     the CPU (column D; every 20 ms, for up to 2 s) and offlines the CPU right after;
-#     DELAY_DEQUEUE is on in three rounds of four and off in the fourth;
+#   - a hog and three nice 19 sleepers pinned to each hotpluggable CPU, and three fresh
+#     ones each round on the CPU to go, leave delayed-dequeue entities on it: the round
+#     looks at the timeline until it shows delayed entities on the CPU (column D; every
+#     20 ms, 40 looks or 10 s at most) and offlines the CPU right after; DELAY_DEQUEUE is
+#     on in three rounds of four and off in the fourth;
 #   - sched_setattr() churns the slice (100 us .. 10 ms, and the base slice) and the policy
 #     (other/batch) of every hog, and the slice and weight of every sleeper, delayed ones
 #     included (sched_setattr at nice 0, then renice 19);
@@ -50,7 +51,7 @@ done
 offline=0 online=0 offline_delayed=0 delayed_seen=0 dd_toggles=0 repins=0
 started=0 finished=0 stopped=0
 hbok=0 hbbad=0 setattr_ok=0 setattr_bad=0 tog_ok=0 tog_bad=0 tl_ok=0 tl_bad=0 dbg_ok=0 dbg_bad=0
-bg="" hogs="" sleepers="" ntasks=0
+bg="" hogs="" sleepers="" fresh="" ntasks=0 k=0
 fail() { echo "FAIL: $*"; exit 1; }
 # nap SECONDS: sleep without forking (a read, with a timeout, from a FIFO nobody writes).
 nap() { read -t "$1" _ <>$T/fifo; return 0; }
@@ -63,7 +64,8 @@ count() { cat $T/$1 2>/dev/null || echo "0 1"; }
 stop_all() {
 	[ $stopped = 1 ] && return
 	stopped=1
-	touch $T/stop
+	touch $T/stop $T/stop$k
+	kill $fresh 2>/dev/null
 	kill $hogs 2>/dev/null
 	for p in $hogs; do
 		wait $p
@@ -109,6 +111,8 @@ tl_check() {
 	/^cpu [0-9]+$/ { fin() }
 	END { fin(); exit err }' "$1"
 }
+# cs: now = the uptime in centiseconds (no fork: $(...) would fork).
+cs() { read -r now _ </proc/uptime; now=${now%.*}${now#*.}; }
 # delayed CPU: read the timeline (no fork: a look is cheap, so a round can take many) and
 # set n to the delayed entities (column D) on CPU's runqueues.
 delayed() {
@@ -119,6 +123,7 @@ delayed() {
 		R | Q) [ "$cur" = "$1" ] && [ "$dl" = y ] && n=$((n + 1)) ;;
 		esac
 	done <$D/timeline
+	return 0
 }
 # cpu_ok PID...: each task's CPU time (sum_exec_runtime, /proc/PID/schedstat) is above 0
 # and at most its age (a task runs on one CPU at a time; 2% + 50 ms for the two clocks).
@@ -206,6 +211,9 @@ bg="$bg $!"
 loop readdebug read_debug &
 bg="$bg $!"
 
+# The rounds' shell runs at nice -10: among the load, at nice 0, it would look at the
+# timeline too seldom to catch the delayed entities.
+renice -10 -p $$ >/dev/null || fail "renice -10 of the test's shell"
 rounds=$(scaled 6 3)
 k=0
 t0=$(cut -d' ' -f1 /proc/uptime)
@@ -215,16 +223,28 @@ while [ $k -lt "$rounds" ]; do
 	c=$1
 	if [ $((k % 4)) = 3 ]; then echo NO_DELAY_DEQUEUE >$F; else echo DELAY_DEQUEUE >$F; fi
 	dd_toggles=$((dd_toggles + 1))
-	# Let the sleepers on c go through a sleep with the new setting, then look for delayed
-	# entities on c, every 20 ms for up to 2 s; offline right after the first look that
-	# shows some.
+	# Three fresh sleepers on c (the churned ones above are not always asleep when
+	# looked at): started at nice 0 to reach their sleep loop soon, then nice 19. Then
+	# (DELAY_DEQUEUE on) look for delayed entities on c, every 20 ms, 40 looks or 10 s at
+	# most, and offline c right after the first look that shows some.
+	fresh=""
+	for i in 1 2 3; do
+		taskset -c $c sh -c "while [ ! -e $T/stop$k ]; do i=0; while [ \$i -lt 100 ]; do i=\$((i + 1)); done; read -t 0.1 _ <>$T/fifo; done; exit 0" &
+		fresh="$fresh $!"
+	done
+	started=$((started + 3))
+	nap 0.3
+	for p in $fresh; do renice 19 -p $p >/dev/null || fail "renice $p"; done
 	nap 0.2
 	n=0
-	[ $tl = 1 ] && for _ in $(seq 100); do
-		delayed "$c"
-		[ "$n" -gt 0 ] && break
-		nap 0.02
-	done
+	if [ $tl = 1 ] && [ $((k % 4)) != 3 ]; then
+		cs
+		until=$((now + 1000)) looks=0
+		while delayed "$c" && [ "$n" = 0 ] && cs && [ "$now" -lt $until ] && [ $looks -lt 40 ]; do
+			looks=$((looks + 1))
+			nap 0.02
+		done
+	fi
 	[ "$n" -gt 0 ] && offline_delayed=$((offline_delayed + 1))
 	delayed_seen=$((delayed_seen + n))
 	echo 0 >$S/cpu$c/online || fail "offlining cpu$c"
@@ -252,6 +272,9 @@ while [ $k -lt "$rounds" ]; do
 			repins=$((repins + 1))
 		done
 	done
+	touch $T/stop$k
+	for p in $fresh; do wait $p && finished=$((finished + 1)); done
+	fresh=""
 	k=$((k + 1))
 done
 t1=$(cut -d' ' -f1 /proc/uptime)
