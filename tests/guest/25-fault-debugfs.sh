@@ -293,12 +293,19 @@ done
 t0=$(cut -d' ' -f1 /proc/uptime)
 for p in $wpids; do wait $p; done
 t1=$(cut -d' ' -f1 /proc/uptime)
-# The hogs' CPU time, then the end of the load.
+# slack: how far a task's accounted CPU time may exceed its wall time. Under TCG the
+# scheduler's clock and uptime's drift apart by up to 2%; on a nohz_full CPU stock 6.12
+# itself accounts a task alone on it up to 1.44 times its wall time (measured on
+# distro-stock, Documentation/reliability.md), so the bound is 1.5 times there.
+slack=1.05
+case "$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)" in '' | '(null)') ;; *) slack=1.5 ;; esac
+# The hogs' CPU time (schedstat: above 0, at most their age times $slack plus 0.1 s),
+# then the end of the load.
 up=$(cut -d' ' -f1 /proc/uptime)
 for p in $hogs; do
 	echo "$p $(cut -d' ' -f1 /proc/$p/schedstat) $(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f20)"
-done | awk -v up="$up" '{ age = up - $3 / 100; s = $2 / 1e9
-	if (!(s > 0 && s <= age * 1.02 + 0.05)) { print "task " $1 ": " s " s of CPU time in " age " s"; err = 1 } }
+done | awk -v up="$up" -v k="$slack" '{ age = up - $3 / 100; s = $2 / 1e9
+	if (!(s > 0 && s <= age * k + 0.1)) { print "task " $1 ": " s " s of CPU time in " age " s"; err = 1 } }
 	END { exit err }' || fail "CPU time of the hogs"
 stop_all
 grep Time $T/hb
