@@ -47,7 +47,8 @@ unsafe fn cpu_in_mask(mask: *const bindings::cpumask, cpu: u32) -> bool {
 /// lifetime.
 pub fn cpu_possible(cpu: u32) -> bool {
     // SAFETY: `__cpu_possible_mask` is a static mask, set during early boot.
-    cpu_ids().contains(&cpu) && unsafe { cpu_in_mask(&raw const bindings::__cpu_possible_mask, cpu) }
+    cpu_ids().contains(&cpu)
+        && unsafe { cpu_in_mask(&raw const bindings::__cpu_possible_mask, cpu) }
 }
 
 /// Whether `cpu` is online now (`cpu_online()`). A CPU may go offline right after; its

@@ -166,7 +166,9 @@ fn text_grows(t: &mut Test) {
         t.fail(format_args!("{} bytes, want {want_len}", b.len()));
     }
     if !b.starts_with(b"0\n1\n2\n") || !b.ends_with(b"\n19998\n19999\n") {
-        t.fail(format_args!("the text does not start 0 1 2 and end 19998 19999"));
+        t.fail(format_args!(
+            "the text does not start 0 1 2 and end 19998 19999"
+        ));
     }
 }
 
