@@ -32,4 +32,8 @@ fn mixed_workload(t: &mut Test) {
     }
 }
 
-crate::kunit_suite!(sched_eevdf_suite, c"sched_eevdf", [c"mixed_workload" => super::mixed_workload]);
+crate::kunit_suite!(
+    sched_eevdf_suite,
+    c"sched_eevdf",
+    [c"mixed_workload" => super::mixed_workload]
+);

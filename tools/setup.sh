@@ -12,7 +12,8 @@
 source "$(dirname "$0")/lib.sh"
 
 APT_PACKAGES=(linux-source-6.12 linux-config-6.12 clang lld llvm libclang-dev flex bison bc libelf-dev
-	libssl-dev cpio xz-utils make qemu-system-x86 busybox-static rt-tests python3)
+	libssl-dev cpio xz-utils make qemu-system-x86 busybox-static rt-tests python3
+	git python3-ply) # python3-ply: checkpatch.pl checks the SPDX lines of new files with it
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

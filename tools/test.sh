@@ -49,15 +49,21 @@ if [ -x sched_eevdf/test.sh ]; then
 fi
 cargo build --quiet --release --locked -p eevdf-vm
 
+# The patched tree every kernel here is built from: tools/export-series.sh writes the
+# self-contained series (the Rust sources as kernel/sched/eevdf/, then kernel/patches/)
+# and checks that `git am` applies it to the pristine tarball; the tree is a copy of
+# that result, no link to this repository. So the distro-debug kernel below, its guest
+# suites and the self-test also test the series a user takes home.
+stage "export: the series, git am onto pristine $KERNEL_VERSION, the kernel tree from it"
 bash tools/kernel-tree.sh
-stage "checkpatch on kernel/patches"
-while read -r p; do
-	p=${p%%#*}
-	[ -n "${p// /}" ] || continue
-	(cd "$KSRC" && perl scripts/checkpatch.pl --quiet "$EEVDF_REPO/kernel/patches/$p") ||
-		die "checkpatch: $p"
-	note "checkpatch clean: $p"
-done <kernel/patches/series
+stage "checkpatch on the exported series"
+# (checkpatch.pl runs scripts/spdxcheck.py, which needs Debian's python3-ply: the
+# system python3, not one earlier on PATH.)
+for p in "$EEVDF_CACHE"/series/*.patch; do
+	(cd "$KSRC" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --quiet "$p") ||
+		die "checkpatch: $(basename "$p")"
+	note "checkpatch clean: $(basename "$p")"
+done
 
 stage "guest programs: eevdf-guest for musl (eevdf-slice, eevdf-waker, ...)"
 # The guest tests run them (/eevdf/bin); eevdf-vm copies them from the musl target dir.
@@ -74,8 +80,12 @@ guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT [TEST_GLOBS]]
 		[ -e \$f ] && { echo "VERIFY counters after the suite:"; cat \$f; }
 		exit \$rc
 	EOF
+	# The console of each boot is kept: eevdf-vm quotes only the report's first line.
+	mkdir -p "$EEVDF_CACHE/test"
+	log=$EEVDF_CACHE/test/$1-$(echo "${4:-default}" | tr -c 'a-z0-9=\n' '_').console
+	note "console: $log"
 	target/release/eevdf-vm --kernel "$1" --cpus 4 --mem-mib 1024 --timeout-s "$3" \
-		--append "$4" "$KBUILD_ROOT/guest-$1.sh"
+		--append "$4" --log "$log" "$KBUILD_ROOT/guest-$1.sh"
 }
 # The kernel users run: Debian's configuration, with KASAN, UBSAN, lockdep and the live
 # oracle (CONFIG_SCHED_EEVDF_RUST_VERIFY). One build serves the guest suite in the three

@@ -17,7 +17,10 @@
 //! use sched_eevdf::{user::{UserEntity, UserRunqueue}, Config, EnqueueFlags, LoadWeight, Pick};
 //! use sched_eevdf::{enqueue_entity, schedule, update_curr, check_invariants};
 //! let cfg = Config::DEFAULT;
-//! let tasks = [UserEntity::new(LoadWeight::from_nice(0)), UserEntity::new(LoadWeight::from_nice(5))];
+//! let tasks = [
+//!     UserEntity::new(LoadWeight::from_nice(0)),
+//!     UserEntity::new(LoadWeight::from_nice(5)),
+//! ];
 //! let mut rq = UserRunqueue::new();
 //! for t in &tasks {
 //!     enqueue_entity(&mut rq, t.se(), EnqueueFlags::INITIAL, cfg);

@@ -8,6 +8,11 @@
 #      timeline once at the peak (its CPU's root cfs_rq depth, and the snapshot's
 #      consistency). The live oracle (VERIFY) is off for this part: its checks walk the
 #      whole runqueue on every change (Documentation/kernel-integration.md#what-verify-costs).
+#      The RCU stall timeout is 300 s (its maximum) for this part: an RCU reader preempted
+#      on that CPU waits its turn behind thousands of runnable threads, each with its slice,
+#      which under TCG and KASAN took more than distro-debug's 60 s once (one report while
+#      the host was loaded; the test took 256 s instead of 80 s). Starvation would still
+#      show: as a stall past 300 s, a lost task, a CPU time of 0 or the runner's timeout.
 #   2. A fork/exit storm: four shells fork children that each fork a grandchild and exit.
 #   3. A sched_yield storm: eevdf-scale --mode yield on CPU 1 beside spinners on the same
 #      CPU, and a second one alone on CPU 2 (VERIFY on).
@@ -35,6 +40,9 @@ mkfifo $T/fifo
 tm0=$(cat $TM)
 v0=""
 [ -w $V ] && v0=on
+RCU=/sys/module/rcupdate/parameters/rcu_cpu_stall_timeout
+rcu0=""
+[ -w $RCU ] && rcu0=$(cat $RCU)
 
 threads=0 depth=0 maxrun=0 forks=0 yields=0 yield_tasks=0 spread=0
 started=0 finished=0 pids=""
@@ -46,12 +54,14 @@ restore() {
 	wait 2>/dev/null
 	echo "$tm0" >$TM
 	[ -n "$v0" ] && echo on >$V
+	[ -n "$rcu0" ] && echo "$rcu0" >$RCU
 	return 0
 }
 report() {
 	{
 		echo "tasks: started=$started finished=$finished"
 		echo "faults: threads_one_cpu=$threads forks=$forks yields=$yields yield_tasks=$yield_tasks"
+		[ "$spread" = 0 ] || echo "spread: max_ns=$spread"
 	} | tee -a "${EEVDF_FAULTS_LOG:-/dev/null}"
 }
 trap 'restore; report' EXIT
@@ -89,6 +99,7 @@ echo "part 1: $threads threads on CPU $last ($want wanted, memory for $cap: $ava
 [ "$((threads + 1000))" -gt "$tm0" ] && echo $((threads + 1000)) >$TM
 ulimit -n $((threads + 100)) || fail "ulimit -n $((threads + 100))"
 [ -n "$v0" ] && echo off >$V
+[ -n "$rcu0" ] && echo 300 >$RCU
 # The monitor: the most runnable tasks seen, and one timeline read once half the threads
 # are runnable.
 (
@@ -115,6 +126,7 @@ grep Time $T/hb1
 [ $rc = 0 ] && grep -q '^Time: [0-9]' $T/hb1 || { cat $T/hb1; fail "hackbench with $threads threads on CPU $last: exit $rc"; }
 finished=$((finished + threads))
 [ -n "$v0" ] && echo on >$V
+[ -n "$rcu0" ] && echo "$rcu0" >$RCU
 cpu_bound $T/t1 1 "$threads threads on one CPU" || fail "CPU time of the threads on one CPU"
 maxrun=$(cat $T/maxrun)
 if [ -s $T/tl ]; then
@@ -216,4 +228,5 @@ pids=""
 [ "$finished" = "$started" ] || fail "$((started - finished)) of $started tasks did not finish"
 [ "$(cat $TM)" = "$tm0" ] || fail "threads-max not restored"
 [ -z "$v0" ] || grep -qx 'enabled 1' $V || fail "VERIFY not back on"
+[ -z "$rcu0" ] || [ "$(cat $RCU)" = "$rcu0" ] || fail "RCU stall timeout not restored"
 echo ok
