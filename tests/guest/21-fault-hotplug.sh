@@ -143,8 +143,9 @@ cpu_ok() {
 		age = up - $3 / 100; s = $2 / 1e9; sum += s; n++
 		if (!(s > 0)) { print "task " $1 " got no CPU time in " age " s"; err = 1 }
 		if (s > age * k + 0.1) { print "task " $1 ": " s " s of CPU time in " age " s"; err = 1 }
+		if (age > 0 && s / age > r) { r = s / age; rp = $1 }
 	}
-	END { printf "cpu time: %d tasks, %.2f s in all\n", n, sum; exit err }'
+	END { printf "cpu time: %d tasks, %.2f s in all; the most of its age: task %s, %.3f\n", n, sum, rp, r; exit err }'
 }
 
 # The load: a hog on any CPU, and on each hotpluggable CPU a pinned hog and three nice 19

@@ -122,8 +122,18 @@ cpu_ok() {
 		age = up - $3 / 100; s = $2 / 1e9; sum += s; n++
 		if (!(s > 0)) { print "task " $1 " got no CPU time in " age " s"; err = 1 }
 		if (s > age * k + 0.1) { print "task " $1 ": " s " s of CPU time in " age " s"; err = 1 }
+		if (age > 0 && s / age > r) { r = s / age; rp = $1 }
 	}
-	END { printf "cpu time: %d tasks, %.2f s in all\n", n, sum; exit err }'
+	END { printf "cpu time: %d tasks, %.2f s in all; the most of its age: task %s, %.3f\n", n, sum, rp, r; exit err }' ||
+		{ cpu_diag "$@"; return 1; }
+}
+# cpu_diag PID...: what to look at when the CPU time is off: each task's sched line, and
+# the machine's CPU time (/proc/stat) against its uptime.
+cpu_diag() {
+	for p in "$@"; do
+		echo "pid $p: $(grep -E '^(se\.exec_start|se\.sum_exec_runtime|nr_migrations|nr_switches|policy|prio) ' /proc/$p/sched 2>/dev/null | tr -s ' ' | tr '\n' ' ')"
+	done
+	awk -v up="$(cut -d' ' -f1 /proc/uptime)" '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; printf "/proc/stat: %.1f s of CPU time (all CPUs) in %.1f s of uptime\n", t / 100, up }' /proc/stat
 }
 spin='while :; do :; done'
 
