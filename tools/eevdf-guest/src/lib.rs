@@ -347,6 +347,72 @@ pub fn parse_group(spec: &str) -> io::Result<(String, u32)> {
     Ok((path.trim_matches('/').to_string(), w))
 }
 
+/// A slice as a user writes it: `300us`, `3ms`, `0.5ms`, `1s`, `250000ns` or bare
+/// nanoseconds (`250000`). The value in ns and the unit it was given in (`ns` for a bare
+/// number), so that a tool can say which unit it read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SliceArg {
+    /// The slice, ns.
+    pub ns: u64,
+    /// The unit it was written in: `ns`, `us`, `ms` or `s`.
+    pub unit: &'static str,
+}
+
+impl std::fmt::Display for SliceArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ns", self.ns)
+    }
+}
+
+/// Parse a [`SliceArg`]: digits, an optional fraction, an optional unit (`ns`, `us`, `µs`,
+/// `ms`, `s`; none means ns). Exact: a fraction finer than 1 ns, a value above `u64::MAX` ns
+/// or anything else is an error that says what is wanted.
+pub fn parse_slice(s: &str) -> Result<SliceArg, String> {
+    let bad = |why: &str| {
+        format!("bad slice '{s}': {why} (want e.g. 300us, 3ms, 0.5ms or bare nanoseconds)")
+    };
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let (unit, scale): (&'static str, u64) = match unit.trim() {
+        "" | "ns" => ("ns", 1),
+        "us" | "\u{b5}s" => ("us", 1_000),
+        "ms" => ("ms", 1_000_000),
+        "s" => ("s", 1_000_000_000),
+        _ => return Err(bad("unknown unit")),
+    };
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if int.is_empty() && frac.is_empty() {
+        return Err(bad("no number"));
+    }
+    if !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad("not a number"));
+    }
+    let too_big = || bad("more than 2^64-1 ns");
+    let int: u64 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| too_big())?
+    };
+    let mut ns = int.checked_mul(scale).ok_or_else(too_big)?;
+    // The fraction, digit by digit: each must land on a whole nanosecond.
+    let mut place = scale;
+    for d in frac.bytes() {
+        let digit = u64::from(d - b'0');
+        if place % 10 != 0 {
+            if digit != 0 {
+                return Err(bad("finer than 1 ns"));
+            }
+            continue;
+        }
+        place /= 10;
+        ns = ns.checked_add(digit * place).ok_or_else(too_big)?;
+    }
+    Ok(SliceArg { ns, unit })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,5 +497,46 @@ mod tests {
         assert!((s.avg_us - 500.5).abs() < 1e-9);
         assert!(s.p50_us < s.p99_us && s.p99_us < s.p999_us && s.p999_us <= s.max_us);
         assert_eq!(s.quantiles.len(), QUANTILE_POINTS.len());
+    }
+
+    #[test]
+    fn slices_with_units() {
+        let ok = |s: &str, ns: u64, unit: &'static str| {
+            assert_eq!(parse_slice(s), Ok(SliceArg { ns, unit }), "{s}");
+        };
+        ok("250000", 250_000, "ns");
+        ok("250000ns", 250_000, "ns");
+        ok("300us", 300_000, "us");
+        ok("300\u{b5}s", 300_000, "us");
+        ok("3ms", 3_000_000, "ms");
+        ok("0.5ms", 500_000, "ms");
+        ok(".25ms", 250_000, "ms");
+        ok("1.000000001s", 1_000_000_001, "s");
+        ok("1.5us", 1_500, "us");
+        ok(" 3 ms ", 3_000_000, "ms");
+        ok("0", 0, "ns");
+        ok("18446744073709551615", u64::MAX, "ns");
+        for bad in [
+            "",
+            "ms",
+            ".",
+            "3 mss",
+            "3h",
+            "-3ms",
+            "1e6",
+            "1.5ns",
+            "0.0001us",
+            "18446744073709551616",
+            "18446744074s",
+            "3ms3",
+            "1..2ms",
+            "+3ms",
+        ] {
+            assert!(parse_slice(bad).is_err(), "{bad:?} should be refused");
+        }
+        assert!(parse_slice("3h").unwrap_err().contains("want e.g. 300us"));
+        // Zeros past 1 ns are exact, so they are fine.
+        ok("1.000ns", 1, "ns");
+        ok("0.0010us", 1, "us");
     }
 }

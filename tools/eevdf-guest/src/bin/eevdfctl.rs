@@ -208,16 +208,18 @@ enum SliceCmd {
     },
     /// Set an other or batch task's slice, keeping its policy and nice.
     ///
-    /// Prints nothing when the slice was kept as asked; a note on stderr when the kernel
-    /// clamped it (exit 0: a slice was set).
+    /// Prints `pid P slice_ns N (asked A ns, given in UNIT)`: the slice the task has now,
+    /// and how SLICE was read; a note on stderr when the kernel clamped it (exit 0: a slice
+    /// was set).
     Set {
         /// The task (a thread id; 0 = this process).
         #[arg(value_parser = clap::value_parser!(i32).range(0..))]
         pid: libc::pid_t,
-        /// The slice, ns; 0 = back to the base slice. The kernel clamps the rest to [100000,
-        /// 100000000]. Shorter: picked sooner after a wakeup, but preempted more often.
-        #[arg(value_name = "NS")]
-        ns: u64,
+        /// The slice: with a unit (300us, 3ms, 0.5ms, 1s) or bare nanoseconds; 0 = back to
+        /// the base slice. The kernel clamps the rest to [100us, 100ms]. Shorter: picked
+        /// sooner after a wakeup, but preempted more often.
+        #[arg(value_name = "SLICE", value_parser = eevdf_guest::parse_slice)]
+        slice: eevdf_guest::SliceArg,
     },
 }
 
@@ -442,7 +444,7 @@ fn custom_slice(pid: libc::pid_t, slice_ns: u64) -> &'static str {
 
 /// Give `pid` a slice of `ns` (0 = the base slice), keeping its nice and reset-on-fork flag,
 /// with `policy` or, when `None`, its current policy (which must be other or batch).
-fn slice_set(pid: libc::pid_t, ns: u64, policy: Option<FairPolicy>) -> Result<()> {
+fn slice_set(pid: libc::pid_t, ns: u64, policy: Option<FairPolicy>) -> Result<u64> {
     let shown = shown_pid(pid);
     let a = getattr(pid)?;
     let policy = match (policy, a.sched_policy) {
@@ -479,7 +481,7 @@ fn slice_set(pid: libc::pid_t, ns: u64, policy: Option<FairPolicy>) -> Result<()
     if let Some(note) = sys::slice_clamp_note(ns, got) {
         eprintln!("eevdfctl: {note}");
     }
-    Ok(())
+    Ok(got)
 }
 
 fn run(slice_ns: u64, policy: Option<FairPolicy>, cmd: &[OsString]) -> Result<ExitCode> {
@@ -594,8 +596,15 @@ fn dispatch(args: Args) -> Result<ExitCode> {
             action: SliceCmd::Get { pid },
         } => ok(slice_get(pid)),
         Cmd::Slice {
-            action: SliceCmd::Set { pid, ns },
-        } => ok(slice_set(pid, ns, None)),
+            action: SliceCmd::Set { pid, slice },
+        } => ok(slice_set(pid, slice.ns, None).map(|got| {
+            println!(
+                "pid {} slice_ns {got} (asked {} ns, given in {})",
+                shown_pid(pid),
+                slice.ns,
+                slice.unit
+            );
+        })),
         Cmd::Run {
             slice_ns,
             policy,
@@ -710,7 +719,10 @@ mod tests {
         assert!(matches!(
             parse(&["slice", "set", "0", "0"]).unwrap().cmd,
             Cmd::Slice {
-                action: SliceCmd::Set { pid: 0, ns: 0 }
+                action: SliceCmd::Set {
+                    pid: 0,
+                    slice: eevdf_guest::SliceArg { ns: 0, unit: "ns" }
+                }
             }
         ));
         assert!(matches!(
