@@ -79,10 +79,27 @@ me=$$
 run $ctl slice set $me 3000000
 [ $rc = 0 ] || fail "slice set $me 3000000 exited $rc"
 [ -s $err ] && fail "slice set $me 3000000 printed a note"
+grep -qx "pid $me slice_ns 3000000 (asked 3000000 ns, given in ns)" $out || fail "slice set $me 3000000 said: $(cat $out)"
 run $ctl slice get $me
 [ $rc = 0 ] || fail "slice get $me exited $rc"
 grep -qx "pid $me policy other slice_ns 3000000 custom yes" $out || fail "slice get after set"
 ok "slice set $me 3000000; slice get: $(cat $out)"
+# With units: 300us and 0.5ms, read back in ns; an unknown unit is a usage error.
+for a in "300us 300000 us" "0.5ms 500000 ms"; do
+	set -- $a
+	run $ctl slice set $me $1
+	[ $rc = 0 ] || fail "slice set $me $1 exited $rc"
+	grep -qx "pid $me slice_ns $2 (asked $2 ns, given in $3)" $out || fail "slice set $me $1 said: $(cat $out)"
+	run $ctl slice get $me
+	grep -q " slice_ns $2 custom yes\$" $out || fail "slice get after set $1: want $2"
+	ok "slice set $me $1: $(cat $out)"
+done
+run $ctl slice set $me 3h
+[ $rc = 2 ] || fail "slice set $me 3h exited $rc, want 2"
+grep -q "want e.g. 300us" $err || fail "slice set $me 3h: no word on the units"
+run $ctl slice get $me
+grep -q " slice_ns 500000 custom yes\$" $out || fail "slice set $me 3h changed the slice"
+ok "slice set $me 3h: refused, nothing changed"
 
 for pair in 50000:100000 200000000:100000000; do
 	ns=${pair%:*} want=${pair#*:}
