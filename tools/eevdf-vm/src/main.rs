@@ -104,7 +104,8 @@ struct Args {
     files: Vec<String>,
 
     /// Also stream the kernel's console messages. They are always scanned for
-    /// reports, and reports are always shown; the rest is noise for most runs.
+    /// reports, and reports are always shown, each with the REPORT_TRACE_LINES kernel
+    /// lines after it (its registers and call trace); the rest is noise for most runs.
     #[arg(long)]
     show_kernel: bool,
 
@@ -174,6 +175,11 @@ fn kernel_message(line: &str) -> Option<&str> {
         None
     }
 }
+
+/// How many kernel lines after a report line are shown with it: enough for a KASAN or
+/// WARN report's header, registers and call trace, which is what makes a report in a CI
+/// log useful without the console file.
+const REPORT_TRACE_LINES: u32 = 60;
 
 /// The report pattern a console line matches, if any.
 fn report_in(line: &str) -> Option<&'static str> {
@@ -514,6 +520,8 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
         timed_out: false,
     };
     let mut started = false;
+    // Kernel lines still to show after the last report line (its trace).
+    let mut trace_left = 0u32;
     let mut stdout = std::io::stdout().lock();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -526,8 +534,16 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
                 if let Some(f) = log.as_mut() {
                     writeln!(f, "{line}")?;
                 }
-                if let Some(p) = report_in(&line) {
+                let report = report_in(&line);
+                if let Some(p) = report {
                     out.reports.push(format!("{p}  <-  {}", line.trim()));
+                }
+                let in_trace =
+                    report.is_none() && trace_left > 0 && kernel_message(&line).is_some();
+                if report.is_some() {
+                    trace_left = REPORT_TRACE_LINES;
+                } else if in_trace {
+                    trace_left -= 1;
                 }
                 if line.trim() == START {
                     started = true;
@@ -538,7 +554,7 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
                     continue;
                 }
                 let from_guest = started && kernel_message(&line).is_none();
-                if r.stream && (r.show_kernel || from_guest || report_in(&line).is_some()) {
+                if r.stream && (r.show_kernel || from_guest || report.is_some() || in_trace) {
                     writeln!(stdout, "{line}")?;
                     stdout.flush()?;
                 }
