@@ -19,7 +19,10 @@
 #   tools/build-kernel.sh distro        Debian + distro + eevdf
 #   tools/build-kernel.sh distro-stock  Debian + distro + stock
 #   tools/build-kernel.sh distro-debug  Debian + distro + eevdf + debug + sanitizers
-#                                       (KASAN, UBSAN, lockdep, the VERIFY oracle)
+#                                       + verify (KASAN, UBSAN, lockdep, the VERIFY oracle)
+#   tools/build-kernel.sh distro-debug-stock  Debian + distro + stock + debug + sanitizers:
+#                                       stock 6.12 with distro-debug's checkers, to tell
+#                                       what stock does under them (not in CI)
 #
 # Output: $KBUILD_ROOT/<name>/arch/x86/boot/bzImage. Prints progress every few
 # seconds instead of compiler lines; on failure prints the failing lines and the
@@ -38,8 +41,9 @@ rust-nodebug) frags=(base eevdf nodebug) ;;
 rust-nogroup) frags=(base eevdf nogroup) ;;
 distro) start=debian frags=(distro eevdf) ;;
 distro-stock) start=debian frags=(distro stock) ;;
-distro-debug) start=debian frags=(distro eevdf debug sanitizers) ;;
-*) die "unknown configuration '$name' (want rust, debug, stock, nostats, rust-nosmp, rust-nodebug, rust-nogroup, distro, distro-stock or distro-debug)" ;;
+distro-debug) start=debian frags=(distro eevdf debug sanitizers verify) ;;
+distro-debug-stock) start=debian frags=(distro stock debug sanitizers) ;;
+*) die "unknown configuration '$name' (want rust, debug, stock, nostats, rust-nosmp, rust-nodebug, rust-nogroup, distro, distro-stock, distro-debug or distro-debug-stock)" ;;
 esac
 if [ "$start" = debian ] && [ ! -f "$DEBIAN_CONFIG" ]; then
 	die "$DEBIAN_CONFIG missing: run tools/setup.sh (it installs linux-config-6.12)"
