@@ -105,36 +105,8 @@ report() {
 	} | tee -a "${EEVDF_FAULTS_LOG:-/dev/null}"
 }
 trap 'stop_all; restore; report' EXIT
-# slack: how far a task's accounted CPU time may exceed its wall time. Under TCG the
-# scheduler's clock and uptime's drift apart by up to 2%; on a nohz_full CPU stock 6.12
-# itself accounts a task alone on it up to 1.44 times its wall time (measured on
-# distro-stock, Documentation/reliability.md), so the bound is 1.5 times there.
-slack=1.05
-case "$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)" in '' | '(null)') ;; *) slack=1.5 ;; esac
-# cpu_ok PID...: each task's CPU time (sum_exec_runtime, /proc/PID/schedstat) is above 0
-# and at most its age (a task runs on one CPU at a time) times $slack, plus 0.1 s.
-cpu_ok() {
-	up=$(cut -d' ' -f1 /proc/uptime)
-	for p in "$@"; do
-		echo "$p $(cut -d' ' -f1 /proc/$p/schedstat) $(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f20)"
-	done | awk -v up="$up" -v k="$slack" '
-	{
-		age = up - $3 / 100; s = $2 / 1e9; sum += s; n++
-		if (!(s > 0)) { print "task " $1 " got no CPU time in " age " s"; err = 1 }
-		if (s > age * k + 0.1) { print "task " $1 ": " s " s of CPU time in " age " s"; err = 1 }
-		if (age > 0 && s / age > r) { r = s / age; rp = $1 }
-	}
-	END { printf "cpu time: %d tasks, %.2f s in all; the most of its age: task %s, %.3f\n", n, sum, rp, r; exit err }' ||
-		{ cpu_diag "$@"; return 1; }
-}
-# cpu_diag PID...: what to look at when the CPU time is off: each task's sched line, and
-# the machine's CPU time (/proc/stat) against its uptime.
-cpu_diag() {
-	for p in "$@"; do
-		echo "pid $p: $(grep -E '^(se\.exec_start|se\.sum_exec_runtime|nr_migrations|nr_switches|policy|prio) ' /proc/$p/sched 2>/dev/null | tr -s ' ' | tr '\n' ' ')"
-	done
-	awk -v up="$(cut -d' ' -f1 /proc/uptime)" '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; printf "/proc/stat: %.1f s of CPU time (all CPUs) in %.1f s of uptime\n", t / 100, up }' /proc/stat
-}
+# slack, cpu_ok PID... and cpu_diag PID...: the CPU-time check.
+. "$(dirname "$0")/fault-lib"
 spin='while :; do :; done'
 
 # The hogs. Pinned to CPU 1: nice -20, nice 19, SCHED_IDLE, SCHED_BATCH nice 5.
