@@ -198,6 +198,14 @@ pub fn set_slice(pid: libc::pid_t, policy: u32, slice_ns: u64) -> io::Result<()>
     sched_setattr(pid, &mut attr, 0)
 }
 
+/// Make `pid` (0 = the calling thread) SCHED_FIFO at priority `prio` (1..=99; needs
+/// CAP_SYS_NICE or an RLIMIT_RTPRIO that allows it).
+pub fn set_fifo(pid: libc::pid_t, prio: u32) -> io::Result<()> {
+    let mut attr = SchedAttr::new(SCHED_FIFO);
+    attr.sched_priority = prio;
+    sched_setattr(pid, &mut attr, 0)
+}
+
 /// `pid`'s (0 = the caller) slice as sched_getattr reports it (`sched_runtime`), ns.
 pub fn slice_ns(pid: libc::pid_t) -> io::Result<u64> {
     Ok(getattr(pid)?.sched_runtime)
@@ -328,6 +336,13 @@ pub fn parse_proc_stat_ctxt(s: &str) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// `(running, total)` from /proc/loadavg's fourth field, `running/total`: the runnable
+/// tasks on every CPU (`nr_running()`, the reader included) and all tasks.
+pub fn parse_loadavg_tasks(s: &str) -> Option<(u64, u64)> {
+    let (running, total) = s.split_whitespace().nth(3)?.split_once('/')?;
+    Some((running.parse().ok()?, total.parse().ok()?))
+}
+
 /// `pid`'s time on the CPU, ns (first field of /proc/<pid>/schedstat).
 pub fn task_runtime_ns(pid: libc::pid_t) -> io::Result<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))?;
@@ -434,6 +449,17 @@ pub fn wait_pid(pid: libc::pid_t, block: bool) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loadavg_tasks() {
+        assert_eq!(
+            parse_loadavg_tasks("0.52 0.18 0.06 20003/20061 20188\n"),
+            Some((20003, 20061))
+        );
+        assert_eq!(parse_loadavg_tasks("0.52 0.18 0.06"), None);
+        assert_eq!(parse_loadavg_tasks("0.52 0.18 0.06 3 4"), None);
+        assert_eq!(parse_loadavg_tasks("0.52 0.18 0.06 x/4 5"), None);
+    }
 
     #[test]
     fn proc_parsers() {
