@@ -17,8 +17,14 @@
 # time counts instructions, 8 ns each: guest µs of a 125-MIPS emulated CPU, comparable with
 # each other, not with hardware). Three runs, each under eevdf-crowd
 # (tools/eevdf-guest/src/bin/eevdf-crowd.rs), which queues N spinning SCHED_OTHER threads
-# on CPU 0 and then, from SCHED_FIFO 60 (a fair shell would get 1/(N+1) of the CPU), runs
-# the measurement script:
+# at nice 19 on CPU 0 and then, from SCHED_FIFO 60 (a fair shell would get 1/(N+1) of the
+# CPU), runs the measurement script. Nice 19, because at nice 0 a kworker woken on CPU 0
+# waits its turn among N equal spinners (tens of seconds for 20,000 at HZ=250's 4 ms
+# tick), and the measurement's forks wait for one: with 2,000 spinners, on stock 6.12 as
+# on ours, a fork slept in pcpu_alloc for minutes while kworker/0:1, runnable, held the
+# per-CPU allocator's mutex in pcpu_balance_workfn. At weight 15 against 1024 a kworker
+# runs within a tick; the queue still holds N entities, which is what the read walks.
+# The runs:
 #
 #   none      no reader
 #   stats     a reader at SCHED_FIFO 50 reading /sys/kernel/debug/sched/eevdf/stats in a
@@ -113,7 +119,7 @@ for run in none stats timeline; do
 	esac
 	echo "@@ begin $run at $(cut -d' ' -f1 /proc/uptime) s"
 	# shellcheck disable=SC2086 # $reader is several words
-	eevdf-crowd --threads "$threads" --cpu 0 --stack-kib "$stack_kib" --fifo-prio 60 $reader \
+	eevdf-crowd --threads "$threads" --cpu 0 --stack-kib "$stack_kib" --nice 19 --fifo-prio 60 $reader \
 		-- sh /job/measure.sh "$run" "$loops" || { echo "@@ error eevdf-crowd failed: $?"; exit 1; }
 done
 echo "@@ end at $(cut -d' ' -f1 /proc/uptime) s"
@@ -139,7 +145,7 @@ grep -q '^@@ end' "$out" || die "the guest did not finish (guest output: $out, c
 echo
 grep -E '^(@@ [a-z]+ (rows|policies|voluntary|full) |reader: [0-9])' "$out"
 echo
-echo "cyclictest (SCHED_FIFO 90, $loops x 1 ms, per preemption model) on CPU 0 with $threads SCHED_OTHER spinners queued there; reader SCHED_FIFO 50, busy ≤ 50%; $kernel, 1 vCPU, -icount shift=3 (guest µs)"
+echo "cyclictest (SCHED_FIFO 90, $loops x 1 ms, per preemption model) on CPU 0 with $threads SCHED_OTHER nice 19 spinners queued there; reader SCHED_FIFO 50, busy ≤ 50%; $kernel, 1 vCPU, -icount shift=3 (guest µs)"
 echo "| reader | preempt | min (µs) | avg (µs) | max (µs) | reads | ms per read (longest) | CPU 0 timeline rows |"
 echo "|---|---|---|---|---|---|---|---|"
 awk '

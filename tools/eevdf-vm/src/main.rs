@@ -26,6 +26,7 @@ mod cpio;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::mpsc;
@@ -471,6 +472,23 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
         cmd.args(["-icount", &format!("shift={shift},sleep=off")]);
     }
     cmd.args(r.qemu_args);
+    // QEMU dies with this thread: an eevdf-vm killed by a signal (a timeout around it, a
+    // ^C) would otherwise leave its guest running, still holding 100% of a host CPU and
+    // whatever lock the caller took around eevdf-vm.
+    // SAFETY: the closure runs in the child between fork and exec, and calls only
+    // async-signal-safe functions (prctl, getppid).
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before the prctl: then nobody will signal.
+            if libc::getppid() == 1 {
+                return Err(std::io::Error::other("eevdf-vm exited before QEMU started"));
+            }
+            Ok(())
+        });
+    }
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -6,7 +6,7 @@
 //!
 //! 1. Spawns N threads (threads, not processes: a thread costs its small stack and the
 //!    kernel's task and stack, so 20,000 fit a guest of 2 GiB). Each checks that it is
-//!    SCHED_OTHER, pins itself to C and blocks at a barrier: nothing spins while the rest
+//!    SCHED_OTHER, pins itself to C, sets its nice (--nice) and blocks at a barrier: nothing spins while the rest
 //!    are spawned, so spawning takes linear time.
 //! 2. Turns its main thread SCHED_FIFO (--fifo-prio), only now: a thread inherits its
 //!    creator's policy, so the crowd stays SCHED_OTHER. Releases the crowd, which spins,
@@ -56,6 +56,18 @@ struct Args {
     #[arg(long, default_value_t = 32)]
     stack_kib: usize,
 
+    /// The crowd's nice value (-20..19). At 0, a SCHED_OTHER kernel thread (a kworker)
+    /// woken on the CPU waits its turn among N equals, and N = 20,000 at the 4 ms tick
+    /// of Debian's HZ=250 makes that turn tens of seconds away: whatever waits for such
+    /// a kworker waits as long. A fork does, once the per-CPU allocator's balance work
+    /// holds its mutex (seen with 2,000 threads on stock 6.12 as well: the fork sleeps in
+    /// pcpu_alloc while kworker/0:1 sits runnable in pcpu_balance_workfn). At 19 (weight
+    /// 15 against a kworker's 1024) a woken kernel thread runs within a tick, and the
+    /// crowd is still N queued entities. Below 0 needs root or CAP_SYS_NICE.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i32).range(-20..=19))]
+    nice: i32,
+
     /// SCHED_FIFO priority (1-99) of the main thread once the crowd is spawned, and so of
     /// CMD, which it forks. Keep it above --reader-fifo-prio, or CMD (a shell, say) waits
     /// for the reader's reads; CMD may set its own (cyclictest -p does).
@@ -104,6 +116,8 @@ struct Crowd {
     not_fair: AtomicU32,
     /// Threads that could not pin themselves to the CPU.
     unpinned: AtomicU32,
+    /// Threads that could not set their nice value.
+    not_niced: AtomicU32,
 }
 
 /// What the reader did.
@@ -195,17 +209,22 @@ fn run(args: &Args) -> Result<i32> {
         ready: AtomicU32::new(0),
         not_fair: AtomicU32::new(0),
         unpinned: AtomicU32::new(0),
+        not_niced: AtomicU32::new(0),
     });
 
     let t0 = Instant::now();
     let mut handles = Vec::with_capacity(n as usize);
     for i in 0..n {
-        let (c, cpu) = (crowd.clone(), args.cpu);
+        let (c, cpu, nice) = (crowd.clone(), args.cpu, args.nice);
         let h = std::thread::Builder::new()
             .stack_size(args.stack_kib * 1024)
             .spawn(move || {
                 let fair = sys::getattr(0).is_ok_and(|a| a.sched_policy == sys::SCHED_OTHER);
                 let pinned = sys::pin_to_cpu(0, cpu).is_ok();
+                // setpriority(PRIO_PROCESS, 0) sets the calling thread's nice on Linux.
+                if sys::set_nice(0, nice).is_err() {
+                    c.not_niced.fetch_add(1, Ordering::Relaxed);
+                }
                 if !fair {
                     c.not_fair.fetch_add(1, Ordering::Relaxed);
                 }
@@ -247,8 +266,16 @@ fn run(args: &Args) -> Result<i32> {
             args.cpu
         );
     }
+    let not_niced = crowd.not_niced.load(Ordering::Relaxed);
+    if not_niced > 0 {
+        bail!(
+            "{not_niced} of {n} crowd threads could not set nice {} (below 0 needs root)",
+            args.nice
+        );
+    }
     println!(
-        "crowd: {n} SCHED_OTHER threads spawned and pinned to CPU {} in {:.1} s",
+        "crowd: {n} SCHED_OTHER nice {} threads spawned and pinned to CPU {} in {:.1} s",
+        args.nice,
         args.cpu,
         t0.elapsed().as_secs_f64()
     );
