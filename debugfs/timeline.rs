@@ -232,15 +232,18 @@ impl Snapshot {
             }
         }
         // `task_of()`: a task's entity (every entity, without group scheduling).
-        // SAFETY: `se` is queued on a cfs_rq whose lock is held: the entity and its task
-        // are alive, and the entity is the task's `se`.
+        // The name is copied as one 16-byte value.
+        // SAFETY:
+        // - `se` is queued on a cfs_rq whose lock is held: the entity and its task are
+        //   alive, and the entity is the task's `se`, so `task` points to a live task;
+        // - `comm` is a `[c_char; TASK_COMM_LEN]` (16 one-byte integers), which has the
+        //   size and alignment of `[u8; 16]`, and every bit pattern is a valid `u8`;
+        // - a concurrent rename may be writing it (as for C's `%s` of `p->comm`): a torn
+        //   name is still 16 bytes, and `print_name` stops at a NUL and masks the rest.
         unsafe {
             let off = core::mem::offset_of!(bindings::task_struct, se);
             let task = p.byte_sub(off).cast::<bindings::task_struct>();
-            let mut comm = [0u8; 16];
-            for (c, s) in comm.iter_mut().zip((*task).comm.iter()) {
-                *c = *s;
-            }
+            let comm = core::ptr::addr_of!((*task).comm).cast::<[u8; 16]>().read();
             Some(Who::Task {
                 pid: (*task).pid,
                 comm,

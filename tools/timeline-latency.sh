@@ -10,7 +10,10 @@
 #                 Debian's config, no KASAN or lockdep (this is a latency measurement;
 #                 distro-debug's checks would multiply every path's cost)
 #   --threads N   the crowd: SCHED_OTHER threads spinning on the CPU (default 20000)
-#   --loops L     cyclictest loops of 1 ms per measurement (default 2000)
+#   --runs "R..." which of the runs below, in order (default "none stats timeline debug")
+#   --loops L     cyclictest loops of 1 ms per measurement (default 10000: 10 s, which
+#                 spans several reads of the timeline of 20,000 rows, about 1 s each,
+#                 and at least one of stock's debug file, about 5 s)
 #
 # One boot, ONE vCPU (nothing on another vCPU can steal the host thread that runs this one:
 # QEMU's -icount runs every vCPU in one host thread, round robin), -icount shift=3 (guest
@@ -30,13 +33,17 @@
 #   stats     a reader at SCHED_FIFO 50 reading /sys/kernel/debug/sched/eevdf/stats in a
 #             loop (a lock per CPU, no queue walk): the control for "a reader is running"
 #   timeline  the same reader on the timeline
+#   debug     the same reader on stock's /sys/kernel/debug/sched/debug, whose print_rq()
+#             lists every task of each CPU too (under RCU, not the runqueue lock, and
+#             again from the start each time its seq_file buffer doubles): the C
+#             kernel's own answer to the same question, for comparison
 #
 # The kernel runs with rcutree.kthread_prio=1 (the RCU grace-period kthread at SCHED_FIFO
 # 1): as a SCHED_OTHER task among 20,000 spinners it waits tens of seconds for each turn,
 # and RCU reports a stall (seen with 2000 threads), which fails the boot.
-# The reader reads at most half of the time (eevdf-crowd --reader-busy-percent 50): a
-# reader that never sleeps starves the crowd, and 6.12's fair server then runs the crowd
-# for 50 ms at deadline priority, a stall cyclictest sees that is not the read's.
+# The reader reads 80% of the time (eevdf-crowd --reader-busy-percent 80: after a read
+# that took T it sleeps T/4), so that a measurement meets several reads, and the crowd
+# and the kernel's threads still run between them.
 # In each run the measurement script counts CPU 0's rows in the timeline (the crowd must
 # be in it), counts the policies of eevdf-crowd's threads (N SCHED_OTHER, the main thread
 # and the reader SCHED_FIFO), then runs
@@ -55,19 +62,24 @@
 source "$(dirname "$0")/lib.sh"
 kernel=distro
 threads=20000
-loops=2000
+loops=10000
+runs="none stats timeline debug"
 usage() { sed -n '2,/^source/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=${2:?}; shift 2 ;;
 	--threads) threads=${2:?}; shift 2 ;;
 	--loops) loops=${2:?}; shift 2 ;;
+	--runs) runs=${2:?}; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1'" ;;
 	esac
 done
 [[ "$threads" =~ ^[1-9][0-9]*$ ]] || die "--threads must be a positive integer, not '$threads'"
 [[ "$loops" =~ ^[1-9][0-9]*$ ]] || die "--loops must be a positive integer, not '$loops'"
+for r in $runs; do
+	case $r in none | stats | timeline | debug) ;; *) die "--runs: unknown run '$r' (none, stats, timeline, debug)" ;; esac
+done
 cd "$EEVDF_REPO"
 [ -f "$KBUILD_ROOT/$kernel/arch/x86/boot/bzImage" ] || die "no $kernel build (tools/build-kernel.sh $kernel)"
 cargo build --quiet --release --locked -p eevdf-vm
@@ -106,16 +118,25 @@ done
 echo "$was" >$p
 GUEST
 cat >"$work/run.sh" <<'GUEST'
-echo "@@ note $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU, preempt: $(cat /sys/kernel/debug/sched/preempt)"
+# No fair server and no RT throttling: a timeline read of 20,000 rows takes about 1 s of
+# CPU at SCHED_FIFO 50, so the deferred fair server (50 ms of each 1 s for starved
+# SCHED_OTHER tasks, at deadline priority) would run the crowd for 50 ms in the middle of
+# every read, above cyclictest's SCHED_FIFO 90: a 51 ms stall, measured, that is the
+# fair server's and not the read's. (The reader still sleeps as long as it reads.)
+fs=/sys/kernel/debug/sched/fair_server/cpu0/runtime
+echo 0 >$fs
+echo -1 >/proc/sys/kernel/sched_rt_runtime_us
+echo "@@ note $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU, preempt: $(cat /sys/kernel/debug/sched/preempt), fair server runtime $(cat $fs) ns, sched_rt_runtime_us $(cat /proc/sys/kernel/sched_rt_runtime_us)"
 # Room for the crowd: threads (RAM / 128 KiB by default), pids, two mappings a stack.
 echo $((threads + 10000)) >/proc/sys/kernel/threads-max
 [ "$(cat /proc/sys/kernel/pid_max)" -gt $((threads + 10000)) ] || echo $((threads + 10000)) >/proc/sys/kernel/pid_max
 echo $((2 * threads + 65536)) >/proc/sys/vm/max_map_count
 d=/sys/kernel/debug/sched/eevdf
-for run in none stats timeline; do
+for run in $runs; do
 	case $run in
 	none) reader= ;;
-	*) reader="--reader-file $d/$run --reader-fifo-prio 50 --reader-busy-percent 50" ;;
+	debug) reader="--reader-file /sys/kernel/debug/sched/debug --reader-fifo-prio 50 --reader-busy-percent 80" ;;
+	*) reader="--reader-file $d/$run --reader-fifo-prio 50 --reader-busy-percent 80" ;;
 	esac
 	echo "@@ begin $run at $(cut -d' ' -f1 /proc/uptime) s"
 	# shellcheck disable=SC2086 # $reader is several words
@@ -124,12 +145,12 @@ for run in none stats timeline; do
 done
 echo "@@ end at $(cut -d' ' -f1 /proc/uptime) s"
 GUEST
-sed -i "1i threads=$threads loops=$loops stack_kib=$stack_kib" "$work/run.sh"
+sed -i "1i threads=$threads loops=$loops stack_kib=$stack_kib runs='$runs'" "$work/run.sh"
 
 out=$EEVDF_CACHE/timeline-latency.out
 log=$EEVDF_CACHE/timeline-latency.console
 mkdir -p "$EEVDF_CACHE"
-step "timeline-latency: one boot of $kernel, 1 vCPU, $mem_mib MiB, $threads threads, cyclictest $loops loops x 6"
+step "timeline-latency: one boot of $kernel, 1 vCPU, $mem_mib MiB, $threads threads, cyclictest $loops loops x 8"
 t0=$(now)
 # Progress: the guest's @@, crowd: and reader: lines as they come.
 if ! target/release/eevdf-vm --kernel "$kernel" --cpus 1 --mem-mib "$mem_mib" --icount-shift 3 \
@@ -145,8 +166,8 @@ grep -q '^@@ end' "$out" || die "the guest did not finish (guest output: $out, c
 echo
 grep -E '^(@@ [a-z]+ (rows|policies|voluntary|full) |reader: [0-9])' "$out"
 echo
-echo "cyclictest (SCHED_FIFO 90, $loops x 1 ms, per preemption model) on CPU 0 with $threads SCHED_OTHER nice 19 spinners queued there; reader SCHED_FIFO 50, busy ≤ 50%; $kernel, 1 vCPU, -icount shift=3 (guest µs)"
-echo "| reader | preempt | min (µs) | avg (µs) | max (µs) | reads | ms per read (longest) | CPU 0 timeline rows |"
+echo "cyclictest (SCHED_FIFO 90, $loops x 1 ms, per preemption model) on CPU 0 with $threads SCHED_OTHER nice 19 spinners queued there; reader SCHED_FIFO 50, busy 80%; $kernel, 1 vCPU, -icount shift=3 (guest µs)"
+echo "| reader | preempt | min (µs) | avg (µs) | max (µs) | reads (whole run) | ms per read (longest) | CPU 0 timeline rows |"
 echo "|---|---|---|---|---|---|---|---|"
 awk '
 	/^@@ begin / { run = $3 }
