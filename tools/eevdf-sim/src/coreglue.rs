@@ -22,8 +22,6 @@ use sched_eevdf::user::{UserEntity, UserRunqueue, UserSe};
 use sched_eevdf::Features;
 use sched_eevdf::{Entity, Runqueue};
 
-use crate::seed::EntitySpec;
-
 /// A feature set built from names, checked against the core's one table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FeatureSet(pub Features);
@@ -70,6 +68,25 @@ impl FeatureSet {
             .iter()
             .find(|i| i.name == name)
             .map(|i| i.default)
+    }
+}
+
+/// One entity of the seed model, as [`SeedRq`] queues it (the command line's `-e v,w,r`,
+/// parsed in [`crate::seed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntitySpec {
+    /// Initial virtual runtime, in the seed's virtual time units.
+    pub vruntime: u64,
+    /// Weight; 1024 is nice 0.
+    pub weight: u64,
+    /// Request length, in the seed's real time units.
+    pub request: u64,
+}
+
+impl EntitySpec {
+    /// `d_i = ⌊1024·r_i / w_i⌋`, the virtual length of one request.
+    pub fn vslice(&self) -> u64 {
+        1024 * self.request / self.weight
     }
 }
 
