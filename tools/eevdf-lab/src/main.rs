@@ -29,6 +29,7 @@ mod stats;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
+use hostkit::paths::{cache_dir, repo_root};
 use plan::{Boot, Cell, Experiment, Kernel, KernelChoice, MatrixKind, Pair};
 use report::{BootRun, KernelInfo, Raw, ReportPaths};
 use std::collections::HashMap;
@@ -152,25 +153,6 @@ fn parse_experiment(s: &str) -> Result<Experiment, String> {
         .into_iter()
         .find(|e| format!("{e:?}").eq_ignore_ascii_case(s))
         .ok_or_else(|| format!("unknown experiment '{s}' (latency, throughput, fairness, scale)"))
-}
-
-fn repo_root() -> PathBuf {
-    match std::env::var_os("EEVDF_REPO") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-            p.canonicalize().unwrap_or(p)
-        }
-    }
-}
-
-fn cache_dir() -> PathBuf {
-    match std::env::var_os("EEVDF_CACHE") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sched_eevdf")
-        }
-    }
 }
 
 /// UTC "YYYY-MM-DD HH:MM:SS" from the system clock (days-to-civil, no time zone data).
