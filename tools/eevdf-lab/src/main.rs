@@ -16,7 +16,7 @@
 //! Counts come from /proc (per task) and, for the scale cells only, schedstat.
 //! Feature sets a kernel lacks are reported as "not available on this kernel".
 //!
-//! Output: results/<UTC timestamp>/ with raw.json, summary.json, report.md, PNG plots, and
+//! Output: `results/<UTC timestamp>/` with raw.json, summary.json, report.md, PNG plots, and
 //! each boot's script, guest output and console log. The tables are printed at the end.
 //! `--quick` (the default) finishes in under 10 minutes on a 2-core host with TCG.
 //! Documentation/lab.md says how to read the report.

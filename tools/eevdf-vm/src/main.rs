@@ -19,7 +19,9 @@
 //! Acceleration: TCG unless a KVM probe boot finishes within
 //! `--kvm-probe-timeout-s`. On the project's machines /dev/kvm exists but KVM
 //! guests hang before the kernel prints anything, so the probe result is cached
-//! in the cache directory and the probe costs its timeout once.
+//! in the cache directory (`$EEVDF_CACHE`, default `~/.cache/sched_eevdf`, as in
+//! tools/lib.sh) and the probe costs its timeout once. The guest files come from the
+//! repository: `$EEVDF_REPO`, default the checkout this program was built from.
 
 mod cpio;
 

@@ -1,5 +1,5 @@
 //! `eevdfctl top`: one frame of counter rates and per-CPU runqueue summaries, rendered from
-//! a [`Stats`](super::Stats) delta and a [`Timeline`](super::Timeline).
+//! a [`Stats`] delta and a [`Timeline`].
 
 use super::{Stats, Timeline};
 
