@@ -84,13 +84,13 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
         .flat_map(|(_, cs)| cs.iter().flat_map(|cv| cv.points.iter().map(|p| p.1)))
         .filter(|v| v.is_finite() && *v > 0.0)
         .collect();
+    // With no point at all (every run of the panels failed) the minimum would be infinite
+    // and the decade loop below would never end: empty panels get 1-10 us axes.
     let lo = all
         .iter()
         .copied()
-        .fold(f64::INFINITY, f64::min)
-        .max(0.1)
-        .log10()
-        .floor();
+        .reduce(f64::min)
+        .map_or(0.0, |min| min.max(0.1).log10().floor());
     let hi = all
         .iter()
         .copied()
@@ -299,6 +299,12 @@ mod tests {
             points: vec![(0.0, 10.0), (50.0, 100.0), (100.0, 5000.0)],
         };
         latency_panels("l", &[("1x".into(), vec![curve])], &dir.join("l.png")).unwrap();
+        let no_points = Curve {
+            name: "EEVDF".into(),
+            colour: PALETTE[0],
+            points: vec![(50.0, f64::NAN)],
+        };
+        latency_panels("e", &[("1x".into(), vec![no_points])], &dir.join("e.png")).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
