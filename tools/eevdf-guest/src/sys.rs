@@ -343,7 +343,7 @@ pub fn parse_loadavg_tasks(s: &str) -> Option<(u64, u64)> {
     Some((running.parse().ok()?, total.parse().ok()?))
 }
 
-/// `pid`'s time on the CPU, ns (first field of /proc/<pid>/schedstat).
+/// `pid`'s time on the CPU, ns (first field of `/proc/<pid>/schedstat`).
 pub fn task_runtime_ns(pid: libc::pid_t) -> io::Result<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))?;
     s.split_whitespace()
@@ -352,7 +352,7 @@ pub fn task_runtime_ns(pid: libc::pid_t) -> io::Result<u64> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "bad /proc/<pid>/schedstat"))
 }
 
-/// `pid`'s voluntary + involuntary context switches, from /proc/<pid>/status.
+/// `pid`'s voluntary + involuntary context switches, from `/proc/<pid>/status`.
 pub fn task_ctxsw(pid: libc::pid_t) -> io::Result<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     Ok(parse_status_ctxsw(&s))

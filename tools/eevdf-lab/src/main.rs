@@ -16,7 +16,7 @@
 //! Counts come from /proc (per task) and, for the scale cells only, schedstat.
 //! Feature sets a kernel lacks are reported as "not available on this kernel".
 //!
-//! Output: results/<UTC timestamp>/ with raw.json, summary.json, report.md, PNG plots, and
+//! Output: `results/<UTC timestamp>/` with raw.json, summary.json, report.md, PNG plots, and
 //! each boot's script, guest output and console log. The tables are printed at the end.
 //! `--quick` (the default) finishes in under 10 minutes on a 2-core host with TCG.
 //! Documentation/lab.md says how to read the report.
@@ -24,17 +24,22 @@
 mod parse;
 mod plan;
 mod plot;
+mod process;
+mod progress;
+mod protocol;
 mod report;
 mod stats;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
+use hostkit::paths::{cache_dir, repo_root};
 use plan::{Boot, Cell, Experiment, Kernel, KernelChoice, MatrixKind, Pair};
+use process::{Vm, VmCommand};
+use progress::{fmt_dur, BootLabel, BootProgress, Eta};
 use report::{BootRun, KernelInfo, Raw, ReportPaths};
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 #[derive(Parser, Debug)]
@@ -154,25 +159,6 @@ fn parse_experiment(s: &str) -> Result<Experiment, String> {
         .ok_or_else(|| format!("unknown experiment '{s}' (latency, throughput, fairness, scale)"))
 }
 
-fn repo_root() -> PathBuf {
-    match std::env::var_os("EEVDF_REPO") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-            p.canonicalize().unwrap_or(p)
-        }
-    }
-}
-
-fn cache_dir() -> PathBuf {
-    match std::env::var_os("EEVDF_CACHE") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sched_eevdf")
-        }
-    }
-}
-
 /// UTC "YYYY-MM-DD HH:MM:SS" from the system clock (days-to-civil, no time zone data).
 fn utc_now() -> (String, String) {
     let secs = SystemTime::now()
@@ -193,15 +179,6 @@ fn utc_now() -> (String, String) {
         format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}"),
         format!("{y:04}{m:02}{d:02}-{h:02}{mi:02}{s:02}"),
     )
-}
-
-fn fmt_dur(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{s}s")
-    }
 }
 
 fn run_checked(cmd: &mut Command, what: &str) -> Result<()> {
@@ -313,44 +290,6 @@ fn kernel_info(root: &Path, pair: Pair, k: Kernel) -> KernelInfo {
     }
 }
 
-/// Time estimates that learn from finished cells (per kernel, since a kernel without a
-/// feature skips its cells at once).
-struct Eta {
-    cell_s: HashMap<(Kernel, String), f64>,
-    boot_overhead_s: f64,
-}
-
-impl Eta {
-    fn cell(&self, k: Kernel, c: &Cell) -> f64 {
-        let id = c.id();
-        self.cell_s
-            .get(&(k, id.clone()))
-            .or_else(|| {
-                self.cell_s
-                    .iter()
-                    .find(|((_, i), _)| *i == id)
-                    .map(|(_, v)| v)
-            })
-            .copied()
-            .unwrap_or_else(|| c.estimate_s())
-    }
-
-    fn boot(&self, b: &Boot, cells: &[Cell], from_cell: usize) -> f64 {
-        let per_rep: Vec<f64> = b
-            .cells
-            .iter()
-            .map(|&i| self.cell(b.kernel, &cells[i]))
-            .collect();
-        let total: usize = b.cells.len() * b.inner_reps as usize;
-        let left: f64 = (from_cell..total).map(|n| per_rep[n % b.cells.len()]).sum();
-        left + if from_cell == 0 {
-            self.boot_overhead_s
-        } else {
-            0.0
-        }
-    }
-}
-
 struct Ctx<'a> {
     root: &'a Path,
     pair: Pair,
@@ -362,6 +301,8 @@ struct Ctx<'a> {
     t0: Instant,
 }
 
+/// Boots `cx.boots[n]`: writes its guest script, runs eevdf-vm on it while following its
+/// cells ([`progress`]), saves its output and parses it into the boot's outcomes.
 fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
     let b = &cx.boots[n];
     let build = cx.pair.build(b.kernel);
@@ -369,107 +310,36 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
     let script = cx.dir.join(format!("{stem}.sh"));
     std::fs::write(&script, plan::guest_script(b, cx.cells)).context("writing the guest script")?;
     let est: f64 = eta.boot(b, cx.cells, 0);
-    let timeout_s = (est * 4.0) as u64 + 180;
-    let mut child = Command::new(cx.root.join("target/release/eevdf-vm"))
-        .args(["--kernel", build, "--cpus", &cx.args.cpus.to_string()])
-        .args([
-            "--mem-mib",
-            &cx.args.mem_mib.to_string(),
-            "--timeout-s",
-            &timeout_s.to_string(),
-        ])
-        .args(match cx.args.timing {
-            report::Timing::Icount => vec![
-                "--icount-shift".to_string(),
-                cx.args.icount_shift.to_string(),
-            ],
-            report::Timing::Realtime => vec![],
-        })
-        .arg("--log")
-        .arg(cx.dir.join(format!("{stem}.console")))
-        .arg(&script)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("starting target/release/eevdf-vm (build it, or drop --no-build)")?;
-    let stderr = child.stderr.take().context("eevdf-vm stderr")?;
-    let err_thread = std::thread::spawn(move || {
-        let mut s = String::new();
-        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
-            s.push_str(&l);
-            s.push('\n');
-        }
-        s
-    });
-    let stdout = child.stdout.take().context("eevdf-vm stdout")?;
-    let mut out = String::new();
-    let t_boot = Instant::now();
-    let mut cell_started: Option<(String, Instant)> = None;
-    let mut first_cell_at: Option<f64> = None;
-    let mut done_cells = 0usize;
-    let total_cells = b.cells.len() * b.inner_reps as usize;
-    // The builds' names, padded to the longest, keep the progress lines' columns.
-    let name_w = cx
-        .boots
-        .iter()
-        .map(|b| cx.pair.build(b.kernel).len())
-        .max()
-        .unwrap_or(5);
-    let future: f64 = cx.boots[n + 1..]
-        .iter()
-        .map(|fb| eta.boot(fb, cx.cells, 0))
-        .sum();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.context("reading eevdf-vm output")?;
-        out.push_str(&line);
-        out.push('\n');
-        let Some(rest) = line.strip_prefix("@@cell ") else {
-            continue;
-        };
-        let mut w = rest.split_whitespace();
-        let (id, what) = (w.next().unwrap_or(""), w.next().unwrap_or(""));
-        match what {
-            "begin" => {
-                first_cell_at.get_or_insert(t_boot.elapsed().as_secs_f64());
-                let left = eta.boot(b, cx.cells, done_cells) + future;
-                eprintln!(
-                    "    [{:>6}] boot {}/{} {:<name_w$} rep {}/{}  cell {:>2}/{}  {:<28} ETA {}",
-                    fmt_dur(cx.t0.elapsed().as_secs_f64()),
-                    n + 1,
-                    cx.boots.len(),
-                    build,
-                    b.rep + 1,
-                    cx.boots_per_kernel,
-                    done_cells + 1,
-                    total_cells,
-                    id,
-                    fmt_dur(left)
-                );
-                cell_started = Some((id.to_string(), Instant::now()));
-            }
-            "end" | "unavailable" => {
-                if let Some((sid, t)) = cell_started.take().filter(|(s, _)| s == id) {
-                    eta.cell_s
-                        .insert((b.kernel, sid), t.elapsed().as_secs_f64());
-                }
-                if what == "unavailable" {
-                    eta.cell_s.insert((b.kernel, id.to_string()), 0.05);
-                    eprintln!(
-                        "             {id}: not available on this kernel ({})",
-                        w.next().unwrap_or("?")
-                    );
-                }
-                done_cells += 1;
-            }
-            _ => {}
-        }
-    }
-    let status = child.wait().context("waiting for eevdf-vm")?;
-    let err = err_thread.join().unwrap_or_default();
-    let wall_s = t_boot.elapsed().as_secs_f64();
-    if let Some(f) = first_cell_at {
-        eta.boot_overhead_s = f + 2.0;
-    }
+    let mut vm = Vm::spawn(&VmCommand {
+        root: cx.root,
+        build,
+        cpus: cx.args.cpus,
+        mem_mib: cx.args.mem_mib,
+        timeout_s: (est * 4.0) as u64 + 180,
+        icount_shift: match cx.args.timing {
+            report::Timing::Icount => Some(cx.args.icount_shift),
+            report::Timing::Realtime => None,
+        },
+        log: cx.dir.join(format!("{stem}.console")),
+        script: &script,
+    })?;
+    let label = BootLabel {
+        n,
+        boots: cx.boots.len(),
+        build,
+        // The builds' names, padded to the longest, keep the progress lines' columns.
+        build_w: cx
+            .boots
+            .iter()
+            .map(|b| cx.pair.build(b.kernel).len())
+            .max()
+            .unwrap_or(5),
+        boots_per_kernel: cx.boots_per_kernel,
+    };
+    let mut progress = BootProgress::new(eta, cx.boots, cx.cells, label, cx.t0);
+    let out = vm.read_stdout(|line| progress.line(line))?;
+    let (status, err) = vm.wait()?;
+    let wall_s = progress.finish();
     std::fs::write(cx.dir.join(format!("{stem}.out")), &out)?;
     let (info, outcomes) = parse::parse_boot(&out);
     if !status.success() {
@@ -608,10 +478,7 @@ fn real_main() -> Result<bool> {
         inner_reps,
         args.batch_budget_s as f64,
     );
-    let mut eta = Eta {
-        cell_s: HashMap::new(),
-        boot_overhead_s: 12.0,
-    };
+    let mut eta = Eta::new(12.0);
     let est: f64 = boots.iter().map(|b| eta.boot(b, &cells, 0)).sum();
     eprintln!(
         "==> eevdf-lab: {kind:?} matrix: {} cells x {} kernels ({}), {} boots ({} per kernel x {} batches), {} runs per cell per boot; estimated {} once built",
@@ -734,23 +601,6 @@ mod tests {
         assert_eq!(a.len(), 19);
         assert_eq!(b.len(), 15);
         assert!(a.starts_with("20"));
-    }
-
-    #[test]
-    fn eta_learns_and_counts_reps() {
-        let cells = plan::matrix(MatrixKind::Smoke, &[]);
-        let boots = plan::plan_boots(&cells, &[Kernel::Rust], 1, 2, 1e9);
-        let mut eta = Eta {
-            cell_s: HashMap::new(),
-            boot_overhead_s: 10.0,
-        };
-        let per: f64 = cells.iter().map(Cell::estimate_s).sum();
-        assert!((eta.boot(&boots[0], &cells, 0) - (10.0 + 2.0 * per)).abs() < 1e-9);
-        for c in &cells {
-            eta.cell_s.insert((Kernel::Rust, c.id()), 1.0);
-        }
-        let n = cells.len();
-        assert!((eta.boot(&boots[0], &cells, n) - n as f64).abs() < 1e-9);
     }
 
     #[test]

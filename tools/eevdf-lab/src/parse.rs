@@ -2,6 +2,7 @@
 //! outcomes, and outcomes into named metrics.
 
 use crate::plan::{Cell, Workload};
+use crate::protocol::{CellEvent, CellLine};
 use eevdf_guest::Record;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -57,22 +58,12 @@ pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
             info.features = rest.trim().to_string();
         } else if line.trim() == "@@done" {
             info.done = true;
-        } else if let Some(rest) = line.strip_prefix("@@cell ") {
-            let mut w = rest.splitn(3, ' ');
-            let (id, what, tail) = (
-                w.next().unwrap_or(""),
-                w.next().unwrap_or(""),
-                w.next().unwrap_or(""),
-            );
-            match what {
-                "begin" => {
+        } else if let Some(CellLine { id, event }) = CellLine::parse(line) {
+            match event {
+                CellEvent::Begin { rep } => {
                     if let Some(o) = open.take() {
                         outcomes.push(close(o, None));
                     }
-                    let rep = tail
-                        .strip_prefix("rep=")
-                        .and_then(|r| r.trim().parse().ok())
-                        .unwrap_or(0);
                     open = Some(Outcome {
                         id: id.to_string(),
                         rep,
@@ -81,13 +72,12 @@ pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
                         hackbench_s: Vec::new(),
                     });
                 }
-                "end" => {
-                    let rc = tail.strip_prefix("rc=").unwrap_or(tail).trim().to_string();
+                CellEvent::End { rc } => {
                     if let Some(o) = open.take().filter(|o| o.id == id) {
-                        outcomes.push(close(o, Some(rc)));
+                        outcomes.push(close(o, Some(rc.to_string())));
                     }
                 }
-                "unavailable" => {
+                CellEvent::Unavailable { feature } => {
                     let mut o = open.take().filter(|o| o.id == id).unwrap_or(Outcome {
                         id: id.to_string(),
                         rep: 0,
@@ -95,10 +85,10 @@ pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
                         records: Vec::new(),
                         hackbench_s: Vec::new(),
                     });
-                    o.status = Status::Unavailable(tail.trim().to_string());
+                    o.status = Status::Unavailable(feature.to_string());
                     outcomes.push(o);
                 }
-                _ => {}
+                CellEvent::Other => {}
             }
         } else if let Some(o) = open.as_mut() {
             if let Some(r) = Record::from_line(line) {

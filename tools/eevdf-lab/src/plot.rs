@@ -1,10 +1,11 @@
-//! PNG plots drawn on a small RGB canvas with the 8×8 bitmap font of `font8x8` (as
-//! eevdf-sim does): no system fonts, nothing fetched at build or run time.
+//! The report's PNG plots (latency distributions, Rust/stock ratios), drawn on
+//! [`hostkit::raster::Canvas`], the canvas and 8×8 font eevdf-sim draws with too.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+use hostkit::raster::{Canvas, Rgb};
 use std::path::Path;
 
-pub type Rgb = [u8; 3];
+pub const WHITE: Rgb = [255, 255, 255];
 pub const BLACK: Rgb = [0, 0, 0];
 pub const GREY: Rgb = [200, 200, 200];
 pub const RED: Rgb = [200, 30, 30];
@@ -17,96 +18,6 @@ pub const PALETTE: [Rgb; 6] = [
     [255, 127, 14],
     [23, 190, 207],
 ];
-
-pub struct Canvas {
-    pub w: u32,
-    pub h: u32,
-    px: Vec<u8>,
-}
-
-impl Canvas {
-    pub fn new(w: u32, h: u32) -> Canvas {
-        Canvas {
-            w,
-            h,
-            px: vec![255; (w * h * 3) as usize],
-        }
-    }
-
-    pub fn set(&mut self, x: i64, y: i64, c: Rgb) {
-        if x >= 0 && y >= 0 && (x as u32) < self.w && (y as u32) < self.h {
-            let i = ((y as u32 * self.w + x as u32) * 3) as usize;
-            self.px[i..i + 3].copy_from_slice(&c);
-        }
-    }
-
-    #[cfg(test)]
-    pub fn get(&self, x: u32, y: u32) -> Rgb {
-        let i = ((y * self.w + x) * 3) as usize;
-        [self.px[i], self.px[i + 1], self.px[i + 2]]
-    }
-
-    pub fn rect(&mut self, x0: i64, y0: i64, x1: i64, y1: i64, c: Rgb) {
-        for y in y0.min(y1)..=y0.max(y1) {
-            for x in x0.min(x1)..=x0.max(x1) {
-                self.set(x, y, c);
-            }
-        }
-    }
-
-    /// A line `width` pixels thick; `dash` > 0 draws dashes of that many pixels.
-    pub fn line(&mut self, p0: (f64, f64), p1: (f64, f64), c: Rgb, width: i64, dash: u32) {
-        let steps = ((p1.0 - p0.0).abs().max((p1.1 - p0.1).abs()))
-            .ceil()
-            .max(1.0) as u32;
-        for i in 0..=steps {
-            if dash > 0 && (i / dash) % 2 == 1 {
-                continue;
-            }
-            let t = i as f64 / steps as f64;
-            let x = (p0.0 + (p1.0 - p0.0) * t).round() as i64;
-            let y = (p0.1 + (p1.1 - p0.1) * t).round() as i64;
-            let r = width / 2;
-            self.rect(x - r, y - r, x - r + width - 1, y - r + width - 1, c);
-        }
-    }
-
-    /// Text with its top-left corner at (x, y), each glyph pixel `scale` pixels wide.
-    pub fn text(&mut self, x: i64, y: i64, s: &str, c: Rgb, scale: i64) {
-        for (n, ch) in s.chars().enumerate() {
-            let code = ch as usize;
-            let glyph = if code < 128 {
-                font8x8::legacy::BASIC_LEGACY[code]
-            } else {
-                font8x8::legacy::BASIC_LEGACY[b'?' as usize]
-            };
-            for (row, bits) in glyph.iter().enumerate() {
-                for col in 0..8 {
-                    if bits & (1 << col) != 0 {
-                        let gx = x + (n as i64 * 8 + col) * scale;
-                        let gy = y + row as i64 * scale;
-                        self.rect(gx, gy, gx + scale - 1, gy + scale - 1, c);
-                    }
-                }
-            }
-        }
-    }
-
-    pub fn text_width(s: &str, scale: i64) -> i64 {
-        s.chars().count() as i64 * 8 * scale
-    }
-
-    pub fn write_png(&self, path: &Path) -> Result<()> {
-        let f =
-            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        let mut enc = png::Encoder::new(std::io::BufWriter::new(f), self.w, self.h);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut w = enc.write_header().context("png header")?;
-        w.write_image_data(&self.px).context("png data")?;
-        Ok(())
-    }
-}
 
 /// A plot area inside a canvas with linear axes (callers transform to log themselves).
 pub struct Frame {
@@ -161,7 +72,7 @@ pub fn nines(p: f64) -> f64 {
 pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path) -> Result<()> {
     let (pw, ph) = (420.0, 360.0);
     let w = (pw * panels.len().max(1) as f64 + 40.0) as u32;
-    let mut c = Canvas::new(w, 470);
+    let mut c = Canvas::new(w, 470, WHITE);
     let title_scale = if Canvas::text_width(title, 2) > w as i64 - 40 {
         1
     } else {
@@ -173,13 +84,13 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
         .flat_map(|(_, cs)| cs.iter().flat_map(|cv| cv.points.iter().map(|p| p.1)))
         .filter(|v| v.is_finite() && *v > 0.0)
         .collect();
+    // With no point at all (every run of the panels failed) the minimum would be infinite
+    // and the decade loop below would never end: empty panels get 1-10 us axes.
     let lo = all
         .iter()
         .copied()
-        .fold(f64::INFINITY, f64::min)
-        .max(0.1)
-        .log10()
-        .floor();
+        .reduce(f64::min)
+        .map_or(0.0, |min| min.max(0.1).log10().floor());
     let hi = all
         .iter()
         .copied()
@@ -293,7 +204,7 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
         + 20;
     let h = 90 + 18 * rows.len().max(1) as u32;
     let w = (label_w + 520) as u32;
-    let mut c = Canvas::new(w, h);
+    let mut c = Canvas::new(w, h, WHITE);
     let title_scale = if Canvas::text_width(title, 2) > w as i64 - 20 {
         1
     } else {
@@ -372,19 +283,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn canvas_draws_text_and_lines_and_writes_png() {
-        let mut c = Canvas::new(64, 32);
-        c.text(0, 0, "A", BLACK, 1);
-        assert!((0..8).any(|x| (0..8).any(|y| c.get(x, y) == BLACK)));
-        c.line((0.0, 20.0), (63.0, 20.0), RED, 1, 0);
-        assert_eq!(c.get(40, 20), RED);
-        c.set(-1, 100, RED); // clipped, no panic
+    fn plots_write_pngs() {
         let dir = std::env::temp_dir().join(format!("eevdf-lab-plot-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("t.png");
-        c.write_png(&p).unwrap();
-        let bytes = std::fs::read(&p).unwrap();
-        assert_eq!(&bytes[1..4], b"PNG");
         let rows = [RatioRow {
             label: "x".into(),
             value: 1.0,
@@ -398,6 +299,12 @@ mod tests {
             points: vec![(0.0, 10.0), (50.0, 100.0), (100.0, 5000.0)],
         };
         latency_panels("l", &[("1x".into(), vec![curve])], &dir.join("l.png")).unwrap();
+        let no_points = Curve {
+            name: "EEVDF".into(),
+            colour: PALETTE[0],
+            points: vec![(50.0, f64::NAN)],
+        };
+        latency_panels("e", &[("1x".into(), vec![no_points])], &dir.join("e.png")).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

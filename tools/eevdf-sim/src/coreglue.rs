@@ -3,14 +3,18 @@
 //! Two runqueues are built on the core's userspace implementation of its [`Runqueue`]
 //! trait:
 //!
-//! - [`SeedRq`] for the seed model (section 1): every entity queued, none current;
+//! - [`SeedRq`] for the seed model (section 1): every entity queued, none current; its
+//!   inputs, [`EntitySpec`] and [`SeedMode`], are defined here too, so that the seed model
+//!   depends on this module and not the other way round;
 //! - [`FairRq`] for the kernel-faithful mode (section 2): fair.c's call sequence.
 //!
 //! Neither computes V, eligibility, a pick, a deadline, a placement or a lag: they call
 //! `avg_vruntime`, `pick_eevdf`, `update_curr`, `enqueue_entity` (`place_entity`),
-//! `dequeue_entity`, `requeue_delayed_entity`, `pick_next_entity`, `set_next_entity`,
-//! `put_prev_entity`, `check_preempt_wakeup_fair` and `entity_lag` and report what the
-//! core answered.
+//! `dequeue_entity`, `requeue_delayed_entity`, `check_preempt_wakeup_fair`, `schedule`
+//! (`pick_next_entity`, then `put_prev_entity` and `set_next_entity`) and
+//! `sched_attr_slice` (the seed model moves its entities in the tree with `__enqueue_entity`
+//! and `__dequeue_entity`), and report what the core answered; a lag is `V − v_i` with the
+//! core's `avg_vruntime` and wrap-safe `vdelta`.
 
 use std::collections::BTreeMap;
 
@@ -21,8 +25,6 @@ use sched_eevdf::load::{scale_load, LoadWeight, SCHED_PRIO_TO_WEIGHT};
 use sched_eevdf::user::{UserEntity, UserRunqueue, UserSe};
 use sched_eevdf::Features;
 use sched_eevdf::{Entity, Runqueue};
-
-use crate::seed::EntitySpec;
 
 /// A feature set built from names, checked against the core's one table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +72,25 @@ impl FeatureSet {
             .iter()
             .find(|i| i.name == name)
             .map(|i| i.default)
+    }
+}
+
+/// One entity of the seed model, as [`SeedRq`] queues it (the command line's `-e v,w,r`,
+/// parsed in [`crate::seed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntitySpec {
+    /// Initial virtual runtime, in the seed's virtual time units.
+    pub vruntime: u64,
+    /// Weight; 1024 is nice 0.
+    pub weight: u64,
+    /// Request length, in the seed's real time units.
+    pub request: u64,
+}
+
+impl EntitySpec {
+    /// `d_i = ⌊1024·r_i / w_i⌋`, the virtual length of one request.
+    pub fn vslice(&self) -> u64 {
+        1024 * self.request / self.weight
     }
 }
 

@@ -1,6 +1,6 @@
 //! The library behind the `eevdf-sim` binary: the seed model ([`seed`]), the
-//! kernel-faithful simulator ([`sim`]) and what they share. The binary's `--help` is in
-//! `main.rs`; Documentation/simulator.md is the user's page.
+//! kernel-faithful simulator ([`sim`]) and what they share. The binary's `--help` is
+//! `src/help.txt`; Documentation/simulator.md is the user's page.
 //!
 //! Every EEVDF decision is made by the `sched_eevdf` crate, reached only through
 //! [`coreglue`]; nothing in this crate computes eligibility, a pick, a deadline, a

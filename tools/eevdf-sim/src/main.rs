@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use eevdf_sim::coreglue::SeedMode;
+use eevdf_sim::coreglue::{EntitySpec, SeedMode};
 use eevdf_sim::scenario::{Scenario, HZ_CHOICES, NSEC_PER_MSEC};
-use eevdf_sim::seed::{self, EntitySpec};
+use eevdf_sim::seed;
 use eevdf_sim::sim::{RunOptions, Sim};
 
 #[derive(Parser, Debug)]

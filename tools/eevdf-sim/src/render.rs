@@ -2,12 +2,14 @@
 //!
 //! [`timeline`] turns a recorded window of a run into a [`Picture`], a list of rectangles,
 //! lines and text in pixel coordinates. [`Picture::to_svg`] writes it as SVG;
-//! [`Picture::to_png`] rasterises the same list with an 8×8 bitmap font (`font8x8`), so the
-//! PNG needs no font files and looks the same on every machine.
+//! [`Picture::to_png`] rasterises the same list on [`hostkit::raster::Canvas`] with its 8×8
+//! bitmap font (`font8x8`), so the PNG needs no font files and looks the same on every
+//! machine.
 
 use std::fmt::Write as _;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+use hostkit::raster::Canvas;
 
 /// An sRGB colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +18,10 @@ pub struct Rgb(pub u8, pub u8, pub u8);
 impl Rgb {
     fn hex(self) -> String {
         format!("#{:02x}{:02x}{:02x}", self.0, self.1, self.2)
+    }
+
+    fn rgb(self) -> [u8; 3] {
+        [self.0, self.1, self.2]
     }
 }
 
@@ -348,19 +354,10 @@ impl Picture {
         s
     }
 
-    /// Rasterises the picture to RGB pixels, row-major.
-    pub fn to_rgb(&self) -> Vec<u8> {
-        let (w, h) = (self.width as usize, self.height as usize);
-        let mut px = vec![0u8; w * h * 3];
-        for p in px.chunks_exact_mut(3) {
-            p.copy_from_slice(&[self.background.0, self.background.1, self.background.2]);
-        }
-        let mut put = |x: i64, y: i64, c: Rgb| {
-            if x >= 0 && y >= 0 && (x as usize) < w && (y as usize) < h {
-                let i = (y as usize * w + x as usize) * 3;
-                px[i..i + 3].copy_from_slice(&[c.0, c.1, c.2]);
-            }
-        };
+    /// Rasterises the picture on a [`Canvas`]: rectangles cover every pixel they touch, lines
+    /// are one pixel wide, text is the 8×8 font at its scale from the rounded position.
+    fn raster(&self) -> Canvas {
+        let mut c = Canvas::new(self.width, self.height, self.background.rgb());
         for sh in &self.shapes {
             match sh {
                 Shape::Rect {
@@ -373,11 +370,7 @@ impl Picture {
                     let (x0, y0) = (x.floor() as i64, y.floor() as i64);
                     let x1 = ((x + rw).ceil() as i64).max(x0 + 1);
                     let y1 = ((y + rh).ceil() as i64).max(y0 + 1);
-                    for yy in y0..y1 {
-                        for xx in x0..x1 {
-                            put(xx, yy, *fill);
-                        }
-                    }
+                    c.rect(x0, y0, x1 - 1, y1 - 1, fill.rgb());
                 }
                 Shape::Line {
                     x1,
@@ -385,65 +378,33 @@ impl Picture {
                     x2,
                     y2,
                     stroke,
-                } => {
-                    let n = ((x2 - x1).abs().max((y2 - y1).abs()).ceil() as i64).max(1);
-                    for k in 0..=n {
-                        let f = k as f64 / n as f64;
-                        put(
-                            (x1 + (x2 - x1) * f).round() as i64,
-                            (y1 + (y2 - y1) * f).round() as i64,
-                            *stroke,
-                        );
-                    }
-                }
+                } => c.line((*x1, *y1), (*x2, *y2), stroke.rgb(), 1, 0),
                 Shape::Text {
                     x,
                     y,
                     scale,
                     text,
                     fill,
-                } => {
-                    let sc = i64::from(*scale);
-                    for (k, ch) in text.chars().enumerate() {
-                        let code = if ch.is_ascii() {
-                            ch as usize
-                        } else {
-                            b'?' as usize
-                        };
-                        let glyph = font8x8::legacy::BASIC_LEGACY[code];
-                        for (row, bits) in glyph.iter().enumerate() {
-                            for col in 0..8 {
-                                if bits & (1 << col) != 0 {
-                                    for dy in 0..sc {
-                                        for dx in 0..sc {
-                                            put(
-                                                x.round() as i64 + (k as i64 * 8 + col) * sc + dx,
-                                                y.round() as i64 + row as i64 * sc + dy,
-                                                *fill,
-                                            );
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+                } => c.text(
+                    x.round() as i64,
+                    y.round() as i64,
+                    text,
+                    fill.rgb(),
+                    i64::from(*scale),
+                ),
             }
         }
-        px
+        c
+    }
+
+    /// Rasterises the picture to RGB pixels, row-major.
+    pub fn to_rgb(&self) -> Vec<u8> {
+        self.raster().into_rgb()
     }
 
     /// The picture as PNG bytes.
     pub fn to_png(&self) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        {
-            let mut enc = png::Encoder::new(&mut out, self.width, self.height);
-            enc.set_color(png::ColorType::Rgb);
-            enc.set_depth(png::BitDepth::Eight);
-            let mut wr = enc.write_header().context("PNG header")?;
-            wr.write_image_data(&self.to_rgb()).context("PNG data")?;
-        }
-        Ok(out)
+        self.raster().to_png()
     }
 }
 

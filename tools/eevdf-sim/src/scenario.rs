@@ -2,8 +2,8 @@
 //!
 //! Unknown keys, a missing key, a value of the wrong type or out of range, two tasks with
 //! one name or an unknown feature name are errors that name the key and the task. Units are
-//! in the key names (`_ms`, `_us`) and converted to nanoseconds once, by [`Scenario::task_plan`]
-//! and the accessors here.
+//! in the key names (`_ms`, `_us`) and converted to nanoseconds once, by the accessors here
+//! and, for the tasks' keys, where the simulator plans the tasks (`plan` in `sim.rs`).
 //!
 //! ```toml
 //! name = "nice -4 against nice 0"
@@ -233,7 +233,7 @@ impl Scenario {
     }
 
     /// Parses and validates scenario text. Feature names are checked later, against the
-    /// core's table, by [`crate::coreglue::features_from`].
+    /// core's table, by [`crate::coreglue::FeatureSet::from_names`].
     pub fn parse(text: &str) -> Result<Self> {
         let s: Scenario = toml::from_str(text).context("malformed scenario")?;
         s.validate()?;

@@ -37,7 +37,7 @@ use std::fmt::Write as _;
 
 use anyhow::{bail, Result};
 
-use crate::coreglue::{SeedMode, SeedRq};
+use crate::coreglue::{EntitySpec, SeedMode, SeedRq};
 
 /// The seed program's fixed entity table size.
 pub const MAX_ENTITIES: usize = 8;
@@ -54,17 +54,7 @@ const RULER: &str = "|---------|---------|---------|---------|----";
 /// stops with `Whoopsie! out of time` when `V > 43`, as the issue specifies.
 const RULER_LAST: u64 = 43;
 
-/// One entity as given on the command line with `-e v,w,r`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EntitySpec {
-    /// Initial virtual runtime, in the seed's virtual time units.
-    pub vruntime: u64,
-    /// Weight; 1024 is nice 0.
-    pub weight: u64,
-    /// Request length, in the seed's real time units.
-    pub request: u64,
-}
-
+/// The command line's `-e v,w,r`, within the bounds the picture can draw ([`MAX_INPUT`]).
 impl std::str::FromStr for EntitySpec {
     type Err = anyhow::Error;
 
@@ -111,13 +101,6 @@ impl std::str::FromStr for EntitySpec {
             bail!("entity {s:?}: its virtual request ⌊1024·{request}/{weight}⌋ = {d} is larger than {MAX_INPUT}");
         }
         Ok(e)
-    }
-}
-
-impl EntitySpec {
-    /// `d_i = ⌊1024·r_i / w_i⌋`, the virtual length of one request.
-    pub fn vslice(&self) -> u64 {
-        1024 * self.request / self.weight
     }
 }
 

@@ -19,12 +19,15 @@
 //! Acceleration: TCG unless a KVM probe boot finishes within
 //! `--kvm-probe-timeout-s`. On the project's machines /dev/kvm exists but KVM
 //! guests hang before the kernel prints anything, so the probe result is cached
-//! in the cache directory and the probe costs its timeout once.
+//! in the cache directory (`$EEVDF_CACHE`, default `~/.cache/sched_eevdf`, as in
+//! tools/lib.sh) and the probe costs its timeout once. The guest files come from the
+//! repository: `$EEVDF_REPO`, default the checkout this program was built from.
 
 mod cpio;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
+use hostkit::paths::{cache_dir, repo_root};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -186,24 +189,6 @@ const REPORT_TRACE_LINES: u32 = 60;
 fn report_in(line: &str) -> Option<&'static str> {
     let msg = kernel_message(line)?;
     REPORTS.iter().copied().find(|p| msg.contains(p))
-}
-
-/// The repository whose tools/guest and tests/guest go into the guest:
-/// `$EEVDF_REPO` if set, else the checkout this program was built from.
-fn repo_root() -> PathBuf {
-    match std::env::var_os("EEVDF_REPO") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
-    }
-}
-
-fn cache_dir() -> PathBuf {
-    match std::env::var_os("EEVDF_CACHE") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sched_eevdf")
-        }
-    }
 }
 
 /// Whether the kernel at `image` (`<build>/arch/x86/boot/bzImage`) was configured with
@@ -392,6 +377,7 @@ fn build_initramfs(args: &Args, init: &str) -> Result<Vec<u8>> {
     }
     add_binary(&mut a, "/usr/bin/hackbench", "/usr/bin/hackbench")?;
     add_binary(&mut a, "/usr/bin/cyclictest", "/usr/bin/cyclictest")?;
+    // The repository whose tools/guest and tests/guest go into the guest.
     let root = repo_root();
     add_tree(&mut a, &root.join("tools/guest"), "/eevdf/bin")?;
     add_tree(&mut a, &root.join("tests/guest"), "/eevdf/tests")?;

@@ -3,7 +3,7 @@
 //! In `yield` mode each task loops on sched_yield(), so every switch is a pick among all
 //! the CPU's tasks: the time per switch bounds the cost of a pick from above (it also holds
 //! the syscall and the switch). In `spin` mode the tasks only spin, and switches come from
-//! slice expiry at the tick. Counts come from /proc/<pid>/status and /proc/schedstat.
+//! slice expiry at the tick. Counts come from `/proc/<pid>/status` and `/proc/schedstat`.
 //! Ends with one `@@json` result line.
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};

@@ -1,5 +1,5 @@
 //! CPU hogs on one CPU, each with a nice value and optionally in a cgroup: measures each
-//! one's share of the CPU (from /proc/<pid>/schedstat runtime) against the share its
+//! one's share of the CPU (from the runtime in `/proc/<pid>/schedstat`) against the share its
 //! weights promise (nice weights, cgroup v2 cpu.weight, multiplied down the hierarchy).
 //! Ends with one `@@json` result line.
 use anyhow::{bail, Context, Result};
