@@ -9,17 +9,17 @@
 //! Neither computes V, eligibility, a pick, a deadline, a placement or a lag: they call
 //! `avg_vruntime`, `pick_eevdf`, `update_curr`, `enqueue_entity` (`place_entity`),
 //! `dequeue_entity`, `requeue_delayed_entity`, `pick_next_entity`, `set_next_entity`,
-//! `put_prev_entity`, `check_preempt_wakeup_fair` and `entity_lag` and report what the
+//! `put_prev_entity`, `wakeup_preempt` and `entity_lag` and report what the
 //! core answered.
 
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, bail, Result};
 
-use sched_eevdf::eevdf::{self, Config, DequeueFlags, EnqueueFlags, Pick};
 use sched_eevdf::load::{scale_load, LoadWeight, SCHED_PRIO_TO_WEIGHT};
 use sched_eevdf::user::{UserEntity, UserRunqueue, UserSe};
 use sched_eevdf::Features;
+use sched_eevdf::{self as eevdf, Config, DequeueFlags, EnqueueFlags, Pick};
 use sched_eevdf::{Entity, Runqueue};
 
 use crate::seed::EntitySpec;
@@ -327,8 +327,8 @@ impl<'a> FairRq<'a> {
     pub fn check_preempt_wakeup(&mut self, i: usize, delta_ns: u64) -> bool {
         let r = self.update_curr(delta_ns);
         let se = self.se(i);
-        let p = eevdf::check_preempt_wakeup_fair(&mut self.rq, se, self.cfg);
-        r || p.preempts()
+        let p = eevdf::wakeup_preempt(&mut self.rq, se, self.cfg);
+        r || p
     }
 
     /// `dequeue_entity(DEQUEUE_SLEEP)` of the running task, after `update_curr`. Returns
