@@ -19,7 +19,7 @@
 use crate::debugfs::stats::{self, Stat};
 use crate::rbtree_augmented::{self as rb, Augment, RbRootCached};
 use crate::sched_eevdf::{
-    self as core_, min_deadline_update, Config, Counters, EnqueueFlags, Entity, Features,
+    self as core_, min_deadline_update, Config, Context, EnqueueFlags, Entity, Features,
     LoadWeight, PickReason, Runqueue, Timeline, WakeupPreempt,
 };
 use crate::verify;
@@ -443,12 +443,17 @@ macro_rules! with_config {
     }};
 }
 
-/// The counters that an operation counts into from a step of its own (see [`Counters`]): the
-/// debugfs `stats` of the runqueue's CPU, while counting.
+/// The kernel's [`Context`] of an operation's out-of-line steps: the live configuration,
+/// read again ([`config()`]), and the debugfs `stats` of the runqueue's CPU, while counting.
 #[derive(Clone, Copy)]
-struct Stats;
+struct Live;
 
-impl Counters<CfsRq> for Stats {
+impl Context<CfsRq> for Live {
+    #[inline]
+    fn config(self) -> Config {
+        config()
+    }
+
     #[inline(always)]
     fn lag_clamped(self, rq: &CfsRq) {
         if stats::counting() {
@@ -666,7 +671,7 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(
     // Most calls (every update_curr()) end at the core's first comparison, before it asks
     // for the configuration. No feature on this path: one copy, unlike the entry points
     // below.
-    let expired = core_::update_deadline(&mut *rq, se, config);
+    let expired = core_::update_deadline(&mut *rq, se, Live);
     if expired && stats::counting() {
         rq.count(Stat::SliceExpired);
     }
@@ -689,7 +694,7 @@ pub unsafe extern "C" fn sched_eevdf_dequeue_start(
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
     with_config!(cfg, (rq: &mut CfsRq, se: Se, delay: bool) -> bool => {
-        core_::dequeue_start(rq, se, delay, cfg, Stats)
+        core_::dequeue_start(rq, se, delay, cfg, Live)
     })
 }
 
@@ -707,7 +712,7 @@ pub unsafe extern "C" fn sched_eevdf_requeue_delayed(
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
     with_config!(cfg, (rq: &mut CfsRq, se: Se) -> () => {
-        core_::requeue_delayed(rq, se, cfg, Stats)
+        core_::requeue_delayed(rq, se, cfg, Live)
     })
 }
 

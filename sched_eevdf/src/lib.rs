@@ -32,7 +32,7 @@
 //! - [`tree`]: [`Entity`], [`Timeline`], [`Runqueue`]: what the core needs from a
 //!   `sched_entity`, the tree and a `cfs_rq`. Generic code, monomorphized to plain loads
 //!   and stores. The augmented value is computed by [`min_deadline_update`] only.
-//! - [`reference`]: the pick and the wakeup-preemption decision by definition, an O(n)
+//! - [`reference`](mod@reference): the pick and the wakeup-preemption decision by definition, an O(n)
 //!   scan that trusts no cached value; the host tests and the kernel's live oracle
 //!   (`CONFIG_SCHED_EEVDF_RUST_VERIFY`) judge the core by it.
 //! - [`check`]: [`check_invariants`] recomputes every cached value (tree order, red-black
@@ -44,8 +44,9 @@
 //!   wrap-safe comparison of virtual times.
 //!
 //! Imports go downwards only: `model` uses `ops`; `ops` uses `math` and `tree`; `reference`
-//! and `check` use `tree` and `math` (and no operation, so that they judge it
-//! independently).
+//! and `check` use `tree` and `math` and none of the decisions in `ops` (only
+//! `protect_slice`, the one-line test of the slice-protection stash), so that they judge
+//! the operations independently.
 //!
 //! # Driving a runqueue
 //!

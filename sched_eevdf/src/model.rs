@@ -38,7 +38,7 @@ pub const SLICE_MIN_NS: u64 = 100_000;
 pub const SLICE_MAX_NS: u64 = 100_000_000;
 
 flags!(
-    /// `DEQUEUE_*` flags the core reads.
+    /// `DEQUEUE_*` flags the model reads.
     DequeueFlags {
         /// The task goes to sleep: may be delayed; the deadline is not made relative.
         SLEEP = 0x01,
@@ -85,7 +85,7 @@ pub fn enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, c
 /// sleeping entity that is not eligible stays queued, marked `sched_delayed`, to burn off
 /// its negative lag; it leaves when picked or is requeued when woken), `true` otherwise.
 ///
-/// Saves the lag ([`update_entity_lag`]); on a non-sleep dequeue with PLACE_REL_DEADLINE
+/// Saves the lag (`update_entity_lag()`); on a non-sleep dequeue with PLACE_REL_DEADLINE
 /// makes the deadline relative. With `DELAYED` (finishing a delayed dequeue) and
 /// DELAY_ZERO, positive lag is clipped to 0. Call [`update_curr`] first.
 pub fn dequeue_entity<R: Runqueue>(
@@ -102,7 +102,7 @@ pub fn dequeue_entity<R: Runqueue>(
     // DELAY_DEQUEUE relies on spurious wakeups, special task states must not suffer them:
     // exempt them. A delayed entity being dequeued for good is not delayed again.
     let delay = sleep && !flags.intersects(DequeueFlags::SPECIAL | DequeueFlags::DELAYED);
-    if dequeue_start(rq, se, delay, cfg, ()) {
+    if dequeue_start(rq, se, delay, cfg, cfg) {
         se.set_sched_delayed(true);
         return false;
     }
@@ -134,7 +134,7 @@ pub fn requeue_delayed_entity<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) {
     if !se.sched_delayed() || !se.on_rq() {
         return;
     }
-    requeue_delayed(rq, se, cfg, ());
+    requeue_delayed(rq, se, cfg, cfg);
     se.set_sched_delayed(false);
 }
 
@@ -215,7 +215,7 @@ pub fn update_curr<R: Runqueue>(rq: &mut R, delta_exec: u64, cfg: Config) -> boo
         curr.vruntime()
             .wrapping_add(calc_delta_fair(delta_exec, curr.load())),
     );
-    let resched = update_deadline(rq, curr, || cfg);
+    let resched = update_deadline(rq, curr, cfg);
     if rq.nr_queued() == 1 {
         return false;
     }

@@ -120,17 +120,28 @@ pub enum PickReason {
     EarliestIneligible,
 }
 
-/// The kernel's counters (`/sys/kernel/debug/sched/eevdf/stats`), for an event that an
-/// operation meets in a step whose result cannot report it: a step out of line, reached by a
-/// tail call so that the common path needs few registers. The host passes `()`, which
-/// counts nothing.
-pub trait Counters<R: ?Sized>: Copy {
-    /// [`update_entity_lag`] clamped the lag (`lag_clamped`).
+/// The caller's side of an operation's out-of-line steps (the kernel's rare paths, reached
+/// by tail calls so that the common path needs few registers): the configuration they read
+/// and the counter they count into. A step asks for the configuration again rather than
+/// have the operation carry it across the call, which would cost the common path a spill.
+///
+/// A [`Config`] is its own context, the host's: the same configuration, nothing counted.
+/// The kernel's reads the live configuration again and counts into the debugfs `stats`.
+pub trait Context<R: ?Sized>: Copy {
+    /// The configuration, for a step compiled once for every feature set.
+    fn config(self) -> Config;
+
+    /// `update_entity_lag()` clamped the lag (the `lag_clamped` counter).
     #[inline(always)]
     fn lag_clamped(self, _rq: &R) {}
 }
 
-impl<R: ?Sized> Counters<R> for () {}
+impl<R: ?Sized> Context<R> for Config {
+    #[inline(always)]
+    fn config(self) -> Config {
+        self
+    }
+}
 
 /// `avg_vruntime()`: `V`, the weighted average vruntime of the queued entities (current
 /// included), and move `zero_vruntime` there.
@@ -141,7 +152,7 @@ impl<R: ?Sized> Counters<R> for () {}
 ///
 /// This writes the runqueue (the zero point follows V, which keeps keys small). A reader
 /// that must not change scheduler state, such as a debugfs file, uses
-/// [`avg_vruntime_peek`]: the upstream fix "sched/debug: Fix avg_vruntime() usage" is
+/// [`avg_vruntime_peek`](super::math::avg_vruntime_peek): the upstream fix "sched/debug: Fix avg_vruntime() usage" is
 /// about exactly that.
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
@@ -210,7 +221,7 @@ fn cancel_protect_slice<S: Entity>(se: S) {
 ///
 /// Rule, deterministic: with one queued entity, it (current if runnable). Otherwise
 /// current competes only if runnable and eligible; with RUN_TO_PARITY an eligible current
-/// whose slice is protected ([`protect_slice`]) is kept. Else the earliest deadline wins
+/// whose slice is protected (`protect_slice()`) is kept. Else the earliest deadline wins
 /// among the eligible tree entities (ties: tree order, i.e. smaller vruntime, then FIFO)
 /// and current, which wins only with a strictly earlier deadline. O(log n).
 ///
@@ -219,7 +230,7 @@ fn cancel_protect_slice<S: Entity>(se: S) {
 /// is eligible, it is the tree's answer, since it comes first in tree order among all
 /// entities with that deadline. Equal slices and weights make this the common case, and
 /// everything up to here is straight-line code; the descent is a separate function
-/// ([`pick_eevdf_general`], out of line in the kernel), so that the common picks do not
+/// (`pick_eevdf_general`, out of line in the kernel), so that the common picks do not
 /// pay for the registers it needs.
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
@@ -415,15 +426,15 @@ pub fn pick_reason<R: Runqueue>(rq: &R, se: Option<R::Se>, cfg: Config) -> PickR
 /// `vd_i += N * r_i / w_i` such that `vd_i > ve_i`; one request is good enough. Returns
 /// whether a new deadline was set (current should be rescheduled).
 ///
-/// `cfg` is asked for only once the request is used up: most calls (the kernel's every
-/// `update_curr()`) end at the first comparison, without reading the configuration.
+/// The configuration is asked of `ctx` only once the request is used up: most calls (the
+/// kernel's every `update_curr()`) end at the first comparison, without reading it.
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
-pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, cfg: impl FnOnce() -> Config) -> bool {
+pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, ctx: impl Context<R>) -> bool {
     if vruntime_before(se.vruntime(), se.deadline()) {
         return false;
     }
-    let cfg = cfg();
+    let cfg = ctx.config();
     if !se.custom_slice() {
         se.set_slice(cfg.base_slice_ns);
     }
@@ -516,7 +527,7 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
 ///
 /// With `delay` (a sleep that DELAY_DEQUEUE may delay) an entity that is not eligible stays
 /// queued to burn off its negative lag: delayed. Otherwise its lag is saved
-/// ([`update_entity_lag`]), and a clamp told to `counters`. fair.c asks this at the start
+/// (`update_entity_lag()`), and a clamp counted by `ctx`. fair.c asks this at the start
 /// of its dequeue (the load tracking it does next neither reads nor moves V or the entity).
 ///
 /// The lag is saved by a separate step, out of line in the kernel and reached by a tail
@@ -524,83 +535,57 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
 /// registers.
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
-pub fn dequeue_start<R: Runqueue, C: Counters<R>>(
+pub fn dequeue_start<R: Runqueue, C: Context<R>>(
     rq: &mut R,
     se: R::Se,
     delay: bool,
     cfg: Config,
-    counters: C,
+    ctx: C,
 ) -> bool {
     (delay && cfg.feat(Features::DELAY_DEQUEUE) && !entity_eligible(rq, se, cfg))
-        || dequeue_save_lag(rq, se, cfg.tick_nsec, counters)
+        || dequeue_save_lag(rq, se, ctx)
 }
 
 /// The second step of [`dequeue_start`]: the lag saved, a clamp counted. Returns false (not
-/// delayed), for the tail call. Of the configuration the lag reads only the tick, passed in
-/// a register: one copy for every feature set.
+/// delayed), for the tail call. The lag reads no feature: one copy for every feature set.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
-fn dequeue_save_lag<R: Runqueue, C: Counters<R>>(
-    rq: &mut R,
-    se: R::Se,
-    tick_nsec: u64,
-    counters: C,
-) -> bool {
-    // update_entity_lag() reads only `tick_nsec` of the configuration.
-    let cfg = Config {
-        tick_nsec,
-        ..Config::DEFAULT
-    };
-    if update_entity_lag(rq, se, cfg) {
-        counters.lag_clamped(rq);
+fn dequeue_save_lag<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) -> bool {
+    if update_entity_lag(rq, se, ctx.config()) {
+        ctx.lag_clamped(rq);
     }
     false
 }
 
 /// The EEVDF part of `requeue_delayed_entity()` (fair.c keeps the delayed flag and its
-/// accounting): with DELAY_ZERO the lag is saved (a clamp told to `counters`) and, when
+/// accounting): with DELAY_ZERO the lag is saved (a clamp counted by `ctx`) and, when
 /// positive, dropped by placing the entity again at V (lag 0).
 ///
 /// The placement, rare, is a separate step, out of line in the kernel and reached by a tail
 /// call, so that the common requeue needs few registers.
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
-pub fn requeue_delayed<R: Runqueue, C: Counters<R>>(
-    rq: &mut R,
-    se: R::Se,
-    cfg: Config,
-    counters: C,
-) {
+pub fn requeue_delayed<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, cfg: Config, ctx: C) {
     if !cfg.feat(Features::DELAY_ZERO) {
         return;
     }
     let clamped = update_entity_lag(rq, se, cfg);
     let place = se.vlag() > 0;
     if clamped {
-        counters.lag_clamped(rq);
+        ctx.lag_clamped(rq);
     }
     if place {
-        requeue_delayed_place(rq, se, cfg.features, cfg.base_slice_ns, cfg.tick_nsec);
+        requeue_delayed_place(rq, se, ctx);
     }
 }
 
 /// The second step of [`requeue_delayed`], for positive lag: the entity placed again at V
-/// (lag 0), in the tree (unless current) and in the count. The configuration comes as
-/// plain values, in registers: one copy for every feature set.
+/// (lag 0), in the tree (unless current) and in the count. Rare: one copy for every feature
+/// set, which asks `ctx` for the configuration.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
-fn requeue_delayed_place<R: Runqueue>(
-    rq: &mut R,
-    se: R::Se,
-    features: Features,
-    base_slice_ns: u64,
-    tick_nsec: u64,
-) {
-    let cfg = Config {
-        features,
-        base_slice_ns,
-        tick_nsec,
-    };
+fn requeue_delayed_place<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) {
+    let cfg = ctx.config();
     let is_curr = rq.curr() == Some(se);
     rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
     if !is_curr {
