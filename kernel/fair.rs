@@ -19,8 +19,8 @@
 use crate::debugfs::stats::{self, Stat};
 use crate::rbtree_augmented::{self as rb, Augment, RbRootCached};
 use crate::sched_eevdf::{
-    self as core_, min_deadline_update, vtime::vruntime_before, Config, EnqueueFlags, Entity,
-    Features, LoadWeight, PickReason, Runqueue, Timeline, WakeupPreempt,
+    self as core_, min_deadline_update, Config, Context, EnqueueFlags, Entity, Features,
+    LoadWeight, PickReason, Runqueue, Timeline, WakeupPreempt,
 };
 use crate::verify;
 use core::ptr::{self, NonNull};
@@ -443,6 +443,25 @@ macro_rules! with_config {
     }};
 }
 
+/// The kernel's [`Context`] of an operation's out-of-line steps: the live configuration,
+/// read again ([`config()`]), and the debugfs `stats` of the runqueue's CPU, while counting.
+#[derive(Clone, Copy)]
+struct Live;
+
+impl Context<CfsRq> for Live {
+    #[inline]
+    fn config(self) -> Config {
+        config()
+    }
+
+    #[inline(always)]
+    fn lag_clamped(self, rq: &CfsRq) {
+        if stats::counting() {
+            rq.count(Stat::LagClamped);
+        }
+    }
+}
+
 // The core reads ENQUEUE_INITIAL with fair.c's value.
 const _: () = assert!(EnqueueFlags::INITIAL.0 == bindings::ENQUEUE_INITIAL);
 
@@ -472,24 +491,6 @@ pub unsafe extern "C" fn sched_eevdf_avg_vruntime(cfs_rq: *mut bindings::cfs_rq)
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
     core_::avg_vruntime(&mut *rq)
-}
-
-/// `vruntime_eligible()` (ELIGIBLE, BIAS_ELIGIBLE honoured).
-///
-/// # Safety
-///
-/// As [`sched_eevdf_avg_vruntime`].
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_vruntime_eligible(
-    cfs_rq: *mut bindings::cfs_rq,
-    vruntime: u64,
-) -> i32 {
-    // SAFETY: guaranteed by the caller.
-    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    let eligible = with_config!(cfg, (rq: &CfsRq, vruntime: u64) -> bool => {
-        core_::vruntime_eligible(rq, vruntime, cfg)
-    });
-    i32::from(eligible)
 }
 
 /// `entity_eligible()`.
@@ -591,7 +592,8 @@ unsafe fn pick_counted(cfs_rq: *mut bindings::cfs_rq) -> *mut bindings::sched_en
     // SAFETY: guaranteed by the caller.
     let rq = unsafe { CfsRq::from_raw(cfs_rq) };
     let cfg = config();
-    let (se, why) = core_::pick_eevdf_why(&*rq, cfg);
+    let se = core_::pick_eevdf(&*rq, cfg);
+    let why = core_::pick_reason(&*rq, se, cfg);
     verify::pick(rq, se, cfg.features);
     // One increment a pick: `picks` is summed from the three when the file is read.
     match why {
@@ -665,18 +667,15 @@ pub unsafe extern "C" fn sched_eevdf_update_deadline(
     se: *mut bindings::sched_entity,
 ) -> bool {
     // SAFETY: guaranteed by the caller.
-    match unsafe { args(cfs_rq, se) } {
-        // Most calls (every update_curr()) end here: decide before reading the config.
-        (_, se) if vruntime_before(se.vruntime(), se.deadline()) => false,
-        (rq, se) => {
-            // No feature on this path: one copy, unlike the entry points below.
-            let expired = core_::update_deadline(&mut *rq, se, config());
-            if expired && stats::counting() {
-                rq.count(Stat::SliceExpired);
-            }
-            expired
-        }
+    let (rq, se) = unsafe { args(cfs_rq, se) };
+    // Most calls (every update_curr()) end at the core's first comparison, before it asks
+    // for the configuration. No feature on this path: one copy, unlike the entry points
+    // below.
+    let expired = core_::update_deadline(&mut *rq, se, Live);
+    if expired && stats::counting() {
+        rq.count(Stat::SliceExpired);
     }
+    expired
 }
 
 /// The start of `dequeue_entity()`: DELAY_DEQUEUE's decision for a sleep that may be
@@ -694,22 +693,9 @@ pub unsafe extern "C" fn sched_eevdf_dequeue_start(
 ) -> bool {
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
-    // `core_::dequeue_start()` in two steps: the lag is saved by a tail call, so that the
-    // decision (a delayed sleep: the common end in a ping-pong) needs few registers.
     with_config!(cfg, (rq: &mut CfsRq, se: Se, delay: bool) -> bool => {
-        core_::dequeue_delays(rq, se, delay, cfg) || dequeue_save_lag(rq, se)
+        core_::dequeue_start(rq, se, delay, cfg, Live)
     })
-}
-
-/// The second step of [`sched_eevdf_dequeue_start`]: the lag saved, its clamp counted.
-/// Returns false (not delayed), for the tail call. The lag reads no feature, so this
-/// needs no [`with_config!`].
-#[inline(never)]
-fn dequeue_save_lag(rq: &mut CfsRq, se: Se) -> bool {
-    if core_::update_entity_lag(rq, se, config()) && stats::counting() {
-        rq.count(Stat::LagClamped);
-    }
-    false
 }
 
 /// The EEVDF part of `requeue_delayed_entity()`: with DELAY_ZERO, the lag saved and, when
@@ -725,24 +711,9 @@ pub unsafe extern "C" fn sched_eevdf_requeue_delayed(
 ) {
     // SAFETY: guaranteed by the caller.
     let (rq, se) = unsafe { args(cfs_rq, se) };
-    // `core_::requeue_delayed_lag()` in two steps: the rare placement (positive lag) by a
-    // tail call, so that the common requeue needs few registers.
     with_config!(cfg, (rq: &mut CfsRq, se: Se) -> () => {
-        let (clamped, place) = core_::requeue_delayed_start(rq, se, cfg);
-        if clamped && stats::counting() {
-            rq.count(Stat::LagClamped);
-        }
-        if place {
-            requeue_delayed_place(rq, se);
-        }
+        core_::requeue_delayed(rq, se, cfg, Live)
     })
-}
-
-/// The second step of [`sched_eevdf_requeue_delayed`], for positive lag: rare, so one
-/// copy for every feature set.
-#[inline(never)]
-fn requeue_delayed_place(rq: &mut CfsRq, se: Se) {
-    core_::requeue_delayed_place(rq, se, config());
 }
 
 /// The EEVDF part of `reweight_entity()`: lag-preserving rescaling of vruntime
@@ -812,8 +783,9 @@ unsafe fn wakeup_counted(cfs_rq: *mut bindings::cfs_rq, pse: *mut bindings::sche
     let (rq, pse) = unsafe { args(cfs_rq, pse) };
     let cfg = config();
     let want = verify::wakeup_before(rq, pse, cfg.features);
-    let why = core_::check_preempt_wakeup_fair(&mut *rq, pse, cfg);
-    verify::wakeup_after(rq, want, why.preempts());
+    let preempts = core_::wakeup_preempt(&mut *rq, pse, cfg);
+    let why = core_::wakeup_reason(&*rq, pse, preempts, cfg);
+    verify::wakeup_after(rq, want, preempts);
     // One increment a wakeup: `wakeups` is the sum of the outcomes.
     rq.count(match why {
         WakeupPreempt::ShortSlice => Stat::PreemptShort,
@@ -822,7 +794,7 @@ unsafe fn wakeup_counted(cfs_rq: *mut bindings::cfs_rq, pse: *mut bindings::sche
         WakeupPreempt::RunToParity => Stat::WakeupParityHeld,
         WakeupPreempt::None => Stat::WakeupNoPreempt,
     });
-    why.preempts()
+    preempts
 }
 
 /// A group entity takes its queue's minimum slice, possibly while queued.

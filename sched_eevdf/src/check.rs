@@ -12,8 +12,8 @@
 
 use core::fmt;
 
-use super::eevdf::entity_key;
-use super::entity::{Entity, Runqueue};
+use super::math::entity_key;
+use super::tree::{Entity, Runqueue};
 use super::vtime::{vruntime_before, vruntime_min};
 
 /// What [`check_invariants`] found wrong. Values are the stored and recomputed ones.

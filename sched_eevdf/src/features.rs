@@ -2,7 +2,7 @@
 
 //! Scheduler features as a value.
 //!
-//! The core never reads global state: every operation takes a [`Config`](super::Config)
+//! The core never reads global state: every operation takes a [`Config`]
 //! whose [`Features`] field says which flags are on, so a test can flip any flag between
 //! two operations. The flags, their defaults and their docs come from the one table in
 //! `features/table.rs` (macro `eevdf_feature_table`).
@@ -162,5 +162,38 @@ impl fmt::Debug for Features {
             f.write_str(info.name)?;
         }
         Ok(())
+    }
+}
+
+/// Per-call configuration: features and the tunables the EEVDF core reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Feature flags.
+    pub features: Features,
+    /// `sysctl_sched_base_slice` in ns: the request of entities without a custom slice.
+    pub base_slice_ns: u64,
+    /// `TICK_NSEC`: the floor of the lag clamp.
+    pub tick_nsec: u64,
+}
+
+impl Config {
+    /// 6.12 defaults on one CPU: base slice 0.7 ms (`normalized_sysctl_sched_base_slice`;
+    /// the kernel multiplies it by `1 + ilog2(min(ncpus, 8))`), HZ=250 tick (4 ms).
+    pub const DEFAULT: Config = Config {
+        features: Features::DEFAULT,
+        base_slice_ns: 700_000,
+        tick_nsec: 4_000_000,
+    };
+
+    /// Whether `f` is on.
+    #[inline]
+    pub const fn feat(&self, f: Features) -> bool {
+        self.features.contains(f)
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::DEFAULT
     }
 }

@@ -11,35 +11,48 @@
 //!
 //! # Structure
 //!
-//! - [`Entity`], [`Timeline`], [`Runqueue`]: what the core needs from a
+//! The crate is cut along the kernel boundary: what fair.c calls, what only the host runs,
+//! and the math and the tree both stand on.
+//!
+//! - [`ops`]: the operations fair.c calls (through kernel/fair.rs's `extern "C"` entry
+//!   points), one function each, named as in fair.c: [`avg_vruntime`], [`entity_eligible`],
+//!   [`__enqueue_entity`], [`__dequeue_entity`], [`pick_eevdf`], [`place_entity`],
+//!   [`update_deadline`], [`dequeue_start`] (DELAY_DEQUEUE), [`requeue_delayed`]
+//!   (DELAY_ZERO), [`reweight_entity`], [`wakeup_preempt`], [`set_queued_slice`]; and the
+//!   debugfs counters' classifications of two decisions, [`pick_reason`] and
+//!   [`wakeup_reason`]. The kernel and the host call the same functions; how they are
+//!   compiled (inline, out of line, tail calls) stays private.
+//! - `model` (host only, and the kernel's KUnit suites): fair.c's outer logic around the
+//!   operations, for the simulator and the tests: `enqueue_entity`, `dequeue_entity`,
+//!   `set_next_entity`, `put_prev_entity`, `pick_next_entity`, `schedule`, `update_curr`,
+//!   `sched_setattr_slice`. The kernel runs fair.c's C instead.
+//! - [`math`]: the entity key, the sums behind `V`, the virtual lag ([`entity_lag`]), and
+//!   eligibility ([`Eligibility`]: exact, with a 128-bit fallback in two 64-bit limbs),
+//!   each under its derivation.
+//! - [`tree`]: [`Entity`], [`Timeline`], [`Runqueue`]: what the core needs from a
 //!   `sched_entity`, the tree and a `cfs_rq`. Generic code, monomorphized to plain loads
 //!   and stores. The augmented value is computed by [`min_deadline_update`] only.
-//! - The operations ([`eevdf`]), named as in fair.c: [`update_curr`], [`avg_vruntime`],
-//!   [`entity_eligible`], [`update_entity_lag`], [`place_entity`], [`update_deadline`],
-//!   [`pick_eevdf`], [`check_preempt_wakeup_fair`], [`reweight_entity`],
-//!   [`enqueue_entity`], [`dequeue_entity`] (DELAY_DEQUEUE), [`requeue_delayed_entity`]
-//!   (DELAY_ZERO), [`set_next_entity`], [`put_prev_entity`], [`pick_next_entity`],
-//!   [`sched_setattr_slice`].
-//! - [`Features`] from the one feature table (`features/table.rs`), passed in a
-//!   [`Config`] to every operation: no global state.
-//! - [`calc_delta_fair`] / [`calc_delta`]: bit-identical to the kernel's `__calc_delta`.
-//! - [`vtime`]: the one wrap-safe comparison of virtual times.
-//! - [`check_invariants`]: recomputes every cached value (tree order, red-black
-//!   properties, augmented values, leftmost, sums).
-//! - [`reference`]: the pick and the wakeup-preemption decision by definition, an O(n)
+//! - [`reference`](mod@reference): the pick and the wakeup-preemption decision by definition, an O(n)
 //!   scan that trusts no cached value; the host tests and the kernel's live oracle
 //!   (`CONFIG_SCHED_EEVDF_RUST_VERIFY`) judge the core by it.
+//! - [`check`]: [`check_invariants`] recomputes every cached value (tree order, red-black
+//!   properties, augmented values, leftmost, sums).
 //! - [`user`]: a plain-Rust intrusive augmented rbtree and runqueue.
+//! - Below them: [`Features`] from the one feature table (`features/table.rs`), passed in a
+//!   [`Config`] to every operation (no global state); [`calc_delta_fair`] /
+//!   [`calc_delta`], bit-identical to the kernel's `__calc_delta`; [`vtime`], the one
+//!   wrap-safe comparison of virtual times.
+//!
+//! Imports go downwards only: `model` uses `ops`; `ops` uses `math` and `tree`; `reference`
+//! and `check` use `tree` and `math` and none of the decisions in `ops` (only
+//! `protect_slice`, the one-line test of the slice-protection stash), so that they judge
+//! the operations independently.
 //!
 //! # Driving a runqueue
 //!
-//! Time is an input. A simulator does, per event: [`update_curr`] with the real time
-//! current ran since the last event; then one of [`enqueue_entity`] (wakeup: first
-//! [`requeue_delayed_entity`] if the entity is still queued as delayed, then
-//! [`check_preempt_wakeup_fair`]), [`dequeue_entity`] (sleep: `DequeueFlags::SLEEP`),
-//! [`reweight_entity`], [`sched_setattr_slice`]; and [`schedule`] when the previous step
-//! asked for a reschedule (`update_curr` returned true or the wakeup preempts), repeating
-//! while it returns [`Pick::Blocked`].
+//! The model's module documentation says how a simulator drives a runqueue: per event,
+//! `update_curr` with the time current ran, then the event's operation, then `schedule`
+//! when a reschedule was asked for.
 //!
 //! # The timeline: sorted by vruntime, augmented with the minimum deadline
 //!
@@ -88,16 +101,22 @@ extern crate std;
 mod table;
 
 pub mod check;
-pub mod eevdf;
-pub mod entity;
 pub mod features;
 pub mod load;
+pub mod math;
+#[cfg(any(not(sched_eevdf_in_kernel), CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST))]
+pub mod model;
+pub mod ops;
 pub mod reference;
+pub mod tree;
 pub mod user;
 pub mod vtime;
 
 pub use check::{check_invariants, InvariantError, TreeStats};
-pub use eevdf::*;
-pub use entity::{entity_less, min_deadline_update, Entity, Runqueue, Timeline};
-pub use features::{FeatureInfo, Features, UnknownFeature};
+pub use features::{Config, FeatureInfo, Features, UnknownFeature};
 pub use load::{calc_delta, calc_delta_fair, scale_load, scale_load_down, LoadWeight, NICE_0_LOAD};
+pub use math::{avg_vruntime_peek, entity_key, entity_lag, vruntime_eligible, Eligibility};
+#[cfg(any(not(sched_eevdf_in_kernel), CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST))]
+pub use model::*;
+pub use ops::*;
+pub use tree::{cfs_rq_min_slice, entity_less, min_deadline_update, Entity, Runqueue, Timeline};

@@ -27,10 +27,10 @@
 //! eligible, first in timeline order on ties, with current winning only with a strictly
 //! earlier deadline. Cost O(n) time, O(1) space, no allocation: fit for a runqueue lock.
 
-use super::eevdf::protect_slice;
-use super::entity::{Entity, Runqueue};
 use super::features::Features;
 use super::load::NICE_0_WEIGHT;
+use super::ops::protect_slice;
+use super::tree::{Entity, Runqueue};
 use super::vtime::{vdelta, vruntime_before};
 
 /// A 128-bit two's-complement accumulator as two 64-bit limbs: exact sums of 64 × 64-bit

@@ -36,8 +36,8 @@ use core::fmt;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use super::entity::{entity_less, min_deadline_update, Entity, Runqueue, Timeline};
 use super::load::LoadWeight;
+use super::tree::{entity_less, min_deadline_update, Entity, Runqueue, Timeline};
 
 /// The tree links embedded in a [`UserEntity`] (`struct rb_node`).
 #[derive(Default)]

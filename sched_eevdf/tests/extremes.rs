@@ -30,7 +30,7 @@ fn drive<'a>(
                 } else {
                     enqueue_entity(rq, e, EnqueueFlags::WAKEUP, cfg);
                 }
-                if check_preempt_wakeup_fair(rq, e, cfg).preempts() {
+                if wakeup_preempt(rq, e, cfg) {
                     while let Pick::Blocked(_) = schedule(rq, cfg) {}
                 }
             }

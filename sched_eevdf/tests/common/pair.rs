@@ -100,17 +100,14 @@ impl<'a> Pair<'a> {
                     b.preempts(),
                     "reference::wakeup_preempt, model says {b:?}"
                 );
-                // The kernel calls the decision-only form without the counters: every
-                // other wakeup goes through it (same state change, same decision).
-                let preempts = if self.wakeups.is_multiple_of(2) {
-                    let a = check_preempt_wakeup_fair(&mut self.rq, se, cfg);
-                    assert_eq!(a, b, "wakeup preemption");
-                    a.preempts()
-                } else {
-                    let a = wakeup_preempt(&mut self.rq, se, cfg);
-                    assert_eq!(a, b.preempts(), "wakeup_preempt, model says {b:?}");
-                    a
-                };
+                // The kernel asks the reason only while counting, of the state the decision
+                // left: every other wakeup does here, so that both sequences are run.
+                let preempts = wakeup_preempt(&mut self.rq, se, cfg);
+                assert_eq!(preempts, b.preempts(), "wakeup_preempt, model says {b:?}");
+                if self.wakeups.is_multiple_of(2) {
+                    let why = wakeup_reason(&self.rq, se, preempts, cfg);
+                    assert_eq!(why, b, "wakeup preemption reason");
+                }
                 self.wakeups += 1;
                 if preempts {
                     self.schedule();
@@ -157,7 +154,8 @@ impl<'a> Pair<'a> {
         if let Err(e) = check_invariants(&self.rq) {
             panic!("step {step} {op:?}: invariant: {e}");
         }
-        let (pa, why) = pick_eevdf_why(&self.rq, self.cfg);
+        let pa = pick_eevdf(&self.rq, self.cfg);
+        let why = pick_reason(&self.rq, pa, self.cfg);
         let pa = pa.map(|se| idx(self.ents, se));
         let pb = self.model.pick_eevdf(self.cfg);
         assert_eq!(pa, pb, "step {step} {op:?}: pick_eevdf");

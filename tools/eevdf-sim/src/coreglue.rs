@@ -10,7 +10,7 @@
 //!
 //! Neither computes V, eligibility, a pick, a deadline, a placement or a lag: they call
 //! `avg_vruntime`, `pick_eevdf`, `update_curr`, `enqueue_entity` (`place_entity`),
-//! `dequeue_entity`, `requeue_delayed_entity`, `check_preempt_wakeup_fair`, `schedule`
+//! `dequeue_entity`, `requeue_delayed_entity`, `wakeup_preempt`, `schedule`
 //! (`pick_next_entity`, then `put_prev_entity` and `set_next_entity`) and
 //! `sched_attr_slice` (the seed model moves its entities in the tree with `__enqueue_entity`
 //! and `__dequeue_entity`), and report what the core answered; a lag is `V − v_i` with the
@@ -20,10 +20,10 @@ use std::collections::BTreeMap;
 
 use anyhow::{anyhow, bail, Result};
 
-use sched_eevdf::eevdf::{self, Config, DequeueFlags, EnqueueFlags, Pick};
 use sched_eevdf::load::{scale_load, LoadWeight, SCHED_PRIO_TO_WEIGHT};
 use sched_eevdf::user::{UserEntity, UserRunqueue, UserSe};
 use sched_eevdf::Features;
+use sched_eevdf::{self as eevdf, Config, DequeueFlags, EnqueueFlags, Pick};
 use sched_eevdf::{Entity, Runqueue};
 
 /// A feature set built from names, checked against the core's one table.
@@ -348,8 +348,8 @@ impl<'a> FairRq<'a> {
     pub fn check_preempt_wakeup(&mut self, i: usize, delta_ns: u64) -> bool {
         let r = self.update_curr(delta_ns);
         let se = self.se(i);
-        let p = eevdf::check_preempt_wakeup_fair(&mut self.rq, se, self.cfg);
-        r || p.preempts()
+        let p = eevdf::wakeup_preempt(&mut self.rq, se, self.cfg);
+        r || p
     }
 
     /// `dequeue_entity(DEQUEUE_SLEEP)` of the running task, after `update_curr`. Returns

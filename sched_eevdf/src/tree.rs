@@ -197,3 +197,17 @@ pub fn min_deadline_update<S: Entity>(se: S, left: Option<S>, right: Option<S>) 
     se.set_min_slice(s);
     d == old_deadline && s == old_slice
 }
+
+/// `cfs_rq_min_slice()`: the smallest slice among the queued entities (the tree root's
+/// augmented `min_slice` and current's), `u64::MAX` when empty. A group entity's slice.
+#[inline]
+pub fn cfs_rq_min_slice<R: Runqueue>(rq: &R) -> u64 {
+    let mut min_slice = u64::MAX;
+    if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
+        min_slice = c.slice();
+    }
+    if let Some(root) = rq.root() {
+        min_slice = min_slice.min(root.min_slice());
+    }
+    min_slice
+}

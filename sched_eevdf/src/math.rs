@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The EEVDF math, each formula derived in the comment above the code that computes it:
+//! the entity key, the sums behind `V` (`avg_vruntime`), the virtual lag and its clamp, and
+//! eligibility, exact in 64-bit arithmetic with a two-limb 128-bit fallback (no `i128`, no
+//! 128-bit division). Documentation/eevdf-math.md has the overflow bounds.
+//!
+//! Nothing here makes a scheduling decision; the operations ([`super::ops`]) do, from these.
+
+use super::features::{Config, Features};
+use super::load::{calc_delta_fair, div_s64, NICE_0_WEIGHT};
+use super::tree::{Entity, Runqueue};
+use super::vtime::{vadd, vdelta};
+
+/// `entity_key()`: `(s64)(v_i - v0)`.
+///
+/// Per avg_vruntime(), `zero_vruntime` is at most a little stale, so keys stay within two
+/// lag bounds: `|key| <= 2 * calc_delta_fair(max(2 r_max, TICK), w_min)`, about 2^38 with
+/// 100 ms slices and w = 2 (see Documentation/eevdf-math.md).
+#[inline]
+pub fn entity_key<R: Runqueue>(rq: &R, se: R::Se) -> i64 {
+    vdelta(se.vruntime(), rq.zero_vruntime())
+}
+
+/// Compute virtual time from the per-task service numbers.
+///
+/// Fair schedulers conserve lag, `Σ lag_i = 0`, with `lag_i = S - s_i = w_i * (V - v_i)`,
+/// hence
+///
+/// ```text
+///       Σ v_i * w_i     Σ (v_i - v0) * w_i
+///   V = ----------- = --------------------- + v0
+///           W                  W
+/// ```
+///
+/// `v0 := zero_vruntime`, `Σ (v_i - v0) w_i := avg_vruntime`, `W := avg_load`, with
+/// scaled-down weights. The sums are updated here at every tree insertion and removal.
+/// They wrap like the C (they are exact modulo 2^64, so whenever the true value fits in
+/// an `i64` the stored one is it). Bound: `|Σ key*w| <= n * max|key| * w_max`; see the docs
+/// for the numbers. `sum_slice` (`Σ r_i`) is kept alongside for BIAS_ELIGIBLE.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub(crate) fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se) {
+    let weight = se.load().weight_down();
+    let key = entity_key(rq, se);
+    rq.set_avg_vruntime(
+        rq.avg_vruntime()
+            .wrapping_add(key.wrapping_mul(weight as i64)),
+    );
+    rq.set_avg_load(rq.avg_load().wrapping_add(weight));
+    rq.set_sum_slice(rq.sum_slice().wrapping_add(se.slice()));
+}
+
+/// Removes an entity from the sums (see [`avg_vruntime_add`]).
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub(crate) fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
+    let weight = se.load().weight_down();
+    let key = entity_key(rq, se);
+    rq.set_avg_vruntime(
+        rq.avg_vruntime()
+            .wrapping_sub(key.wrapping_mul(weight as i64)),
+    );
+    rq.set_avg_load(rq.avg_load().wrapping_sub(weight));
+    rq.set_sum_slice(rq.sum_slice().wrapping_sub(se.slice()));
+}
+
+/// Moves the zero point: `v0' = v0 + d  ==>  avg_vruntime' = avg_vruntime - d * avg_load`
+/// (every key shrinks by `d`).
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub(crate) fn update_zero_vruntime<R: Runqueue>(rq: &mut R, delta: i64) {
+    let load = rq.avg_load() as i64;
+    rq.set_avg_vruntime(rq.avg_vruntime().wrapping_sub(load.wrapping_mul(delta)));
+    rq.set_zero_vruntime(vadd(rq.zero_vruntime(), delta));
+}
+
+/// `V` as [`avg_vruntime`](super::avg_vruntime) computes it, without moving the zero point: read-only.
+///
+/// Equal to what [`avg_vruntime`](super::avg_vruntime) would return now: it returns `v0 + delta` after moving
+/// `v0` by the same `delta`.
+pub fn avg_vruntime_peek<R: Runqueue>(rq: &R) -> u64 {
+    vadd(rq.zero_vruntime(), avg_vruntime_delta(rq))
+}
+
+/// `V - v0` (see [`avg_vruntime`](super::avg_vruntime)).
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub(crate) fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
+    let curr = rq.curr().filter(|c| c.on_rq());
+    let mut weight = rq.avg_load() as i64;
+
+    if weight != 0 {
+        let mut runtime = rq.avg_vruntime();
+        if let Some(c) = curr {
+            let w = c.load().weight_down() as i64;
+            runtime = runtime.wrapping_add(entity_key(rq, c).wrapping_mul(w));
+            weight = weight.wrapping_add(w);
+        }
+        // sign flips effective floor / ceiling
+        if runtime < 0 {
+            runtime = runtime.wrapping_sub(weight.wrapping_sub(1));
+        }
+        div_s64(runtime, weight)
+    } else if let Some(c) = curr {
+        // When there is but one element, it is the average.
+        entity_key(rq, c)
+    } else {
+        0
+    }
+}
+
+/// `entity_lag()`: `vl_i = V - v_i`, clamped.
+///
+/// `lag_i = S - s_i = w_i * (V - v_i)`; we keep the virtual lag `vl_i = V - v_i`. Since V
+/// is an approximation that joins and leaves move, the lag is limited to
+/// `±calc_delta_fair(max(2 r_i, TICK_NSEC))`, EEVDF's steady-state bound being
+/// `-r_max < lag < max(r_max, q)`.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn entity_lag<S: Entity>(avruntime: u64, se: S, cfg: Config) -> i64 {
+    let vlag = vdelta(avruntime, se.vruntime());
+    let span = se.slice().saturating_mul(2).max(cfg.tick_nsec);
+    let limit = calc_delta_fair(span, se.load()).min(i64::MAX as u64) as i64;
+    // limit is in [0, i64::MAX], so its negation cannot overflow.
+    vlag.clamp(limit.wrapping_neg(), limit)
+}
+
+/// The eligibility test, prepared once for a runqueue (current's share folded in).
+///
+/// Entity i is eligible once it received less service than it ought to have, lag >= 0:
+///
+/// ```text
+///   lag_i = w_i (V - v_i) >= 0  <=>  V >= v_i
+///   V = Σ (v_j - v0) w_j / W + v0
+///   lag_i >= 0  <=>  Σ (v_j - v0) w_j >= (v_i - v0) * W        (no division)
+/// ```
+///
+/// With BIAS_ELIGIBLE the threshold moves right by one average request:
+///
+/// ```text
+///   Σ_j w_j (v_j - v_i) + NICE_0_LOAD * Σ_j r_j >= 0
+///   <=>  Σ (v_j - v0) w_j + NICE_0_LOAD * Σ r_j >= (v_i - v0) * W
+/// ```
+///
+/// (equal weights w: `v_i <= V + r̄ * NICE_0_LOAD / w`, V plus one average virtual slice).
+/// `NICE_0_LOAD` is 1024 here, in the scaled-down units of `w`. The bias is at most
+/// `1024 * 100k * 100 ms < 2^53.2`. The comparison is exact for all inputs: when a side
+/// does not fit in 64 bits it is done on 128-bit values held in two `u64`.
+/// Eligibility is monotone in `v_i`, so the eligible entities are a prefix of the
+/// timeline.
+#[derive(Clone, Copy, Debug)]
+pub struct Eligibility {
+    all: bool,
+    zero: u64,
+    avg: i64,
+    bias: i64,
+    load: i64,
+}
+
+impl Eligibility {
+    /// Snapshot of the runqueue's eligibility threshold.
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+    pub fn new<R: Runqueue>(rq: &R, cfg: Config) -> Eligibility {
+        Eligibility::with_features(rq, cfg.features)
+    }
+
+    /// [`Eligibility::new`] from the feature bits alone (the only part of the [`Config`] it
+    /// reads).
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+    pub fn with_features<R: Runqueue>(rq: &R, features: Features) -> Eligibility {
+        let mut avg = rq.avg_vruntime();
+        let mut load = rq.avg_load();
+        let curr = rq.curr().filter(|c| c.on_rq());
+        if let Some(c) = curr {
+            let w = c.load().weight_down();
+            avg = avg.wrapping_add(entity_key(rq, c).wrapping_mul(w as i64));
+            load = load.wrapping_add(w);
+        }
+        // Σ r_j only when it is used: every pick and wakeup builds one of these.
+        let bias = if features.contains(Features::BIAS_ELIGIBLE) {
+            let sum_r = rq.sum_slice().wrapping_add(curr.map_or(0, |c| c.slice()));
+            NICE_0_WEIGHT.saturating_mul(sum_r).min(i64::MAX as u64) as i64
+        } else {
+            0
+        };
+        Eligibility {
+            all: !features.contains(Features::ELIGIBLE),
+            zero: rq.zero_vruntime(),
+            avg,
+            bias,
+            load: load.min(i64::MAX as u64) as i64,
+        }
+    }
+
+    /// `vruntime_eligible()`: `avg + bias >= (v - v0) * load`.
+    #[inline(always)]
+    pub fn vruntime(&self, vruntime: u64) -> bool {
+        match self.vruntime_narrow(vruntime) {
+            Some(e) => e,
+            None => eligible_wide(self.avg, self.bias, vdelta(vruntime, self.zero), self.load),
+        }
+    }
+
+    /// [`Eligibility::vruntime`] when both sides fit in 64 bits (all but far outliers and
+    /// huge weights), `None` otherwise: for a fast path that hands the rare case over to
+    /// code that can afford the 128-bit comparison.
+    #[inline(always)]
+    pub fn vruntime_narrow(&self, vruntime: u64) -> Option<bool> {
+        if self.all {
+            return Some(true);
+        }
+        let key = vdelta(vruntime, self.zero);
+        match (self.avg.checked_add(self.bias), key.checked_mul(self.load)) {
+            (Some(lhs), Some(rhs)) => Some(lhs >= rhs),
+            _ => None,
+        }
+    }
+}
+
+/// `avg + bias >= key * load` in 128 bits, when a side does not fit in 64: rare (far
+/// outliers, huge weights). Out of line on the host, to keep it out of the pick loop's
+/// way; inlined in the kernel, where a call would make every entry point that tests
+/// eligibility save registers for it on its common path.
+#[cfg_attr(not(sched_eevdf_in_kernel), cold, inline(never))]
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+fn eligible_wide(avg: i64, bias: i64, key: i64, load: i64) -> bool {
+    wide_ge(
+        Wide::from_i64(avg).add(Wide::from_i64(bias)),
+        Wide::mul(key, load),
+    )
+}
+
+/// A 128-bit two's-complement value as two 64-bit limbs (no `i128` in the crate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Wide {
+    hi: i64,
+    lo: u64,
+}
+
+impl Wide {
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    fn from_i64(v: i64) -> Wide {
+        Wide {
+            hi: if v < 0 { -1 } else { 0 },
+            lo: v as u64,
+        }
+    }
+
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    fn add(self, o: Wide) -> Wide {
+        let (lo, carry) = self.lo.overflowing_add(o.lo);
+        Wide {
+            hi: self.hi.wrapping_add(o.hi).wrapping_add(carry as i64),
+            lo,
+        }
+    }
+
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    fn neg(self) -> Wide {
+        // -x = !x + 1
+        Wide {
+            hi: !self.hi,
+            lo: !self.lo,
+        }
+        .add(Wide { hi: 0, lo: 1 })
+    }
+
+    /// `a * b` for `b >= 0`, exactly: |a| * b < 2^63 * 2^63 fits in 127 bits.
+    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    fn mul(a: i64, b: i64) -> Wide {
+        let ua = a.unsigned_abs();
+        let ub = b.unsigned_abs();
+        let (a0, a1) = (ua & 0xffff_ffff, ua >> 32);
+        let (b0, b1) = (ub & 0xffff_ffff, ub >> 32);
+        // Each partial product of 32-bit halves is < 2^64: the wrapping ops never wrap.
+        let p00 = a0.wrapping_mul(b0);
+        let p01 = a0.wrapping_mul(b1);
+        let p10 = a1.wrapping_mul(b0);
+        let p11 = a1.wrapping_mul(b1);
+        let (mid, c1) = p01.overflowing_add(p10);
+        let (lo, c2) = p00.overflowing_add(mid << 32);
+        let hi = p11
+            .wrapping_add(mid >> 32)
+            .wrapping_add((c1 as u64) << 32)
+            .wrapping_add(c2 as u64);
+        let m = Wide { hi: hi as i64, lo };
+        if (a < 0) != (b < 0) {
+            m.neg()
+        } else {
+            m
+        }
+    }
+}
+
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+fn wide_ge(a: Wide, b: Wide) -> bool {
+    if a.hi != b.hi {
+        a.hi > b.hi
+    } else {
+        a.lo >= b.lo
+    }
+}
+
+/// `vruntime_eligible()`: would an entity at `vruntime` be eligible (see [`Eligibility`]).
+/// With ELIGIBLE off every entity is.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn vruntime_eligible<R: Runqueue>(rq: &R, vruntime: u64, cfg: Config) -> bool {
+    Eligibility::new(rq, cfg).vruntime(vruntime)
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A model of fair.c's outer logic around the operations: `enqueue_entity()`,
+//! `dequeue_entity()`, `set_next_entity()`, `put_prev_entity()`, `pick_next_entity()`,
+//! `update_curr()`, `sched_setattr()`'s slice, and one scheduling decision, [`schedule`].
+//!
+//! The kernel does not run this: there fair.c's own C does these steps and calls the
+//! [operations](super::ops) where it used to call its EEVDF functions. The model does the
+//! same steps for the simulator, the host tests and the benchmarks (and the kernel's KUnit
+//! suites, which drive a private runqueue with it), so it is compiled only on the host and
+//! with `CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST`. It keeps the C's order of the EEVDF steps and
+//! leaves out what EEVDF does not read (load tracking, group hierarchy, buddies,
+//! bandwidth). Where it differs from the C, the function says so.
+//!
+//! # Driving a runqueue
+//!
+//! Time is an input. A simulator does, per event: [`update_curr`] with the real time
+//! current ran since the last event; then one of [`enqueue_entity`] (wakeup: first
+//! [`requeue_delayed_entity`] if the entity is still queued as delayed, then
+//! [`wakeup_preempt`]), [`dequeue_entity`] (sleep: `DequeueFlags::SLEEP`),
+//! [`reweight_entity`], [`sched_setattr_slice`]; and [`schedule`] when the previous step
+//! asked for a reschedule (`update_curr` returned true or the wakeup preempts), repeating
+//! while it returns [`Pick::Blocked`].
+
+use super::features::{Config, Features};
+use super::load::calc_delta_fair;
+use super::ops::{
+    __dequeue_entity, __enqueue_entity, dequeue_start, entity_eligible, flags, pick_eevdf,
+    place_entity, protect_slice, requeue_delayed, update_deadline, EnqueueFlags,
+};
+#[cfg(doc)]
+use super::ops::{reweight_entity, wakeup_preempt};
+use super::tree::{Entity, Runqueue};
+
+/// Smallest custom slice (`NSEC_PER_MSEC / 10`, HZ=1000 * 10).
+pub const SLICE_MIN_NS: u64 = 100_000;
+/// Largest custom slice (`NSEC_PER_MSEC * 100`, HZ=100 / 10).
+pub const SLICE_MAX_NS: u64 = 100_000_000;
+
+flags!(
+    /// `DEQUEUE_*` flags the model reads.
+    DequeueFlags {
+        /// The task goes to sleep: may be delayed; the deadline is not made relative.
+        SLEEP = 0x01,
+        /// Save/restore dance (informational).
+        SAVE = 0x02,
+        /// Special task state: never delayed (no spurious wakeups allowed).
+        SPECIAL = 0x10,
+        /// Finishing a delayed dequeue.
+        DELAYED = 0x200,
+    }
+);
+
+/// The outcome of [`pick_next_entity`] / [`schedule`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick<S> {
+    /// Run this entity.
+    Run(S),
+    /// The pick was a delayed (sleeping) entity; it has now been dequeued for real and
+    /// its task is blocked. Pick again.
+    Blocked(S),
+    /// Nothing is queued.
+    Idle,
+}
+
+/// `enqueue_entity()`: place and queue. Current (dequeued while running) is placed but
+/// stays out of the tree. A no-op for an entity already queued.
+///
+/// Unlike fair.c this does not account current's runtime first: call [`update_curr`]
+/// with the elapsed time before.
+pub fn enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg: Config) {
+    if se.on_rq() {
+        return;
+    }
+    let is_curr = rq.curr() == Some(se);
+    place_entity(rq, se, flags, cfg);
+    if !is_curr {
+        __enqueue_entity(rq, se);
+    }
+    se.set_on_rq(true);
+    rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
+}
+
+/// `dequeue_entity()`. Returns `false` when the dequeue is delayed (DELAY_DEQUEUE: a
+/// sleeping entity that is not eligible stays queued, marked `sched_delayed`, to burn off
+/// its negative lag; it leaves when picked or is requeued when woken), `true` otherwise.
+///
+/// Saves the lag (`update_entity_lag()`); on a non-sleep dequeue with PLACE_REL_DEADLINE
+/// makes the deadline relative. With `DELAYED` (finishing a delayed dequeue) and
+/// DELAY_ZERO, positive lag is clipped to 0. Call [`update_curr`] first.
+pub fn dequeue_entity<R: Runqueue>(
+    rq: &mut R,
+    se: R::Se,
+    flags: DequeueFlags,
+    cfg: Config,
+) -> bool {
+    if !se.on_rq() {
+        return true;
+    }
+    let sleep = flags.contains(DequeueFlags::SLEEP);
+
+    // DELAY_DEQUEUE relies on spurious wakeups, special task states must not suffer them:
+    // exempt them. A delayed entity being dequeued for good is not delayed again.
+    let delay = sleep && !flags.intersects(DequeueFlags::SPECIAL | DequeueFlags::DELAYED);
+    if dequeue_start(rq, se, delay, cfg, cfg) {
+        se.set_sched_delayed(true);
+        return false;
+    }
+
+    if cfg.feat(Features::PLACE_REL_DEADLINE) && !sleep {
+        se.set_deadline(se.deadline().wrapping_sub(se.vruntime()));
+        se.set_rel_deadline(true);
+    }
+
+    if rq.curr() != Some(se) {
+        __dequeue_entity(rq, se);
+    }
+    se.set_on_rq(false);
+    rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
+
+    if flags.contains(DequeueFlags::DELAYED) {
+        // finish_delayed_dequeue_entity()
+        se.set_sched_delayed(false);
+        if cfg.feat(Features::DELAY_ZERO) && se.vlag() > 0 {
+            se.set_vlag(0);
+        }
+    }
+    true
+}
+
+/// `requeue_delayed_entity()`: a delayed entity is woken. With DELAY_ZERO positive lag is
+/// dropped: the entity is re-placed at V (lag 0).
+pub fn requeue_delayed_entity<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) {
+    if !se.sched_delayed() || !se.on_rq() {
+        return;
+    }
+    requeue_delayed(rq, se, cfg, cfg);
+    se.set_sched_delayed(false);
+}
+
+/// `set_next_entity()`: make `se` current. A queued entity leaves the tree (current is not
+/// kept in it) and gets its slice protected. A previous current is put back first.
+pub fn set_next_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
+    match rq.curr() {
+        Some(c) if c == se => return,
+        Some(_) => put_prev_entity(rq),
+        None => {}
+    }
+    if se.on_rq() {
+        __dequeue_entity(rq, se);
+        set_protect_slice(se);
+    }
+    rq.set_curr(Some(se));
+}
+
+/// `set_protect_slice()`: HACK, stash a copy of the deadline at the point of pick in vlag,
+/// which is not used until dequeue. Current keeps running (RUN_TO_PARITY) until the stash
+/// no longer matches: a new deadline (slice used up), or a cancel.
+#[inline]
+fn set_protect_slice<S: Entity>(se: S) {
+    se.set_vlag(se.deadline() as i64);
+}
+
+/// `put_prev_entity()`: current stops running; if still queued it goes back into the
+/// tree. Call [`update_curr`] first.
+pub fn put_prev_entity<R: Runqueue>(rq: &mut R) {
+    if let Some(prev) = rq.curr() {
+        if prev.on_rq() {
+            __enqueue_entity(rq, prev);
+        }
+        rq.set_curr(None);
+    }
+}
+
+/// `pick_next_entity()` (without buddies): [`pick_eevdf`], and a delayed pick is dequeued
+/// for real (`DEQUEUE_SLEEP | DEQUEUE_DELAYED`) and reported as [`Pick::Blocked`].
+pub fn pick_next_entity<R: Runqueue>(rq: &mut R, cfg: Config) -> Pick<R::Se> {
+    let Some(se) = pick_eevdf(rq, cfg) else {
+        return Pick::Idle;
+    };
+    if se.sched_delayed() {
+        dequeue_entity(rq, se, DequeueFlags::SLEEP | DequeueFlags::DELAYED, cfg);
+        return Pick::Blocked(se);
+    }
+    Pick::Run(se)
+}
+
+/// One scheduling decision: [`pick_next_entity`], then switch current to the pick
+/// (`put_prev_entity` + `set_next_entity`). Re-picking current changes nothing (its slice
+/// protection is kept). On [`Pick::Blocked`] call again; on [`Pick::Idle`] current (no
+/// longer queued) has been put away. Call [`update_curr`] first.
+pub fn schedule<R: Runqueue>(rq: &mut R, cfg: Config) -> Pick<R::Se> {
+    let pick = pick_next_entity(rq, cfg);
+    match pick {
+        Pick::Run(se) => set_next_entity(rq, se),
+        Pick::Idle => put_prev_entity(rq),
+        Pick::Blocked(_) => {}
+    }
+    pick
+}
+
+/// `update_curr()`: charge `delta_exec` ns of real time to current.
+///
+/// `v_i += delta * NICE_0_LOAD / w_i`, then [`update_deadline`]. Returns whether current
+/// should be rescheduled: its request is used up, or (PREEMPT_SHORT) it lost eligibility
+/// without slice protection. Never with a single queued entity.
+pub fn update_curr<R: Runqueue>(rq: &mut R, delta_exec: u64, cfg: Config) -> bool {
+    let Some(curr) = rq.curr() else {
+        return false;
+    };
+    if delta_exec == 0 {
+        return false;
+    }
+    curr.set_vruntime(
+        curr.vruntime()
+            .wrapping_add(calc_delta_fair(delta_exec, curr.load())),
+    );
+    let resched = update_deadline(rq, curr, cfg);
+    if rq.nr_queued() == 1 {
+        return false;
+    }
+    resched || did_preempt_short(rq, curr, cfg)
+}
+
+/// `did_preempt_short()`: with PREEMPT_SHORT, an unprotected current that is no longer
+/// eligible is preempted at the next update.
+fn did_preempt_short<R: Runqueue>(rq: &R, curr: R::Se, cfg: Config) -> bool {
+    if !cfg.feat(Features::PREEMPT_SHORT) || protect_slice(curr) {
+        return false;
+    }
+    !entity_eligible(rq, curr, cfg)
+}
+
+/// `__setparam_fair()`'s slice rule: a non-zero `sched_runtime` is clamped to
+/// [100 µs, 100 ms] and marks the slice custom; 0 restores the base slice. Returns
+/// `(slice, custom)`.
+pub const fn sched_attr_slice(sched_runtime: u64, base_slice_ns: u64) -> (u64, bool) {
+    if sched_runtime != 0 {
+        let s = if sched_runtime < SLICE_MIN_NS {
+            SLICE_MIN_NS
+        } else if sched_runtime > SLICE_MAX_NS {
+            SLICE_MAX_NS
+        } else {
+            sched_runtime
+        };
+        (s, true)
+    } else {
+        (base_slice_ns, false)
+    }
+}
+
+/// `sched_setattr()` of the slice, with `__sched_setscheduler()`'s save/restore around
+/// it: a queued entity is dequeued (`DEQUEUE_SAVE`, so lag and relative deadline are
+/// kept), current is put back, the slice set, then re-enqueued (`ENQUEUE_RESTORE`) and
+/// made current again. The new slice takes effect with the next deadline. Call
+/// [`update_curr`] first.
+pub fn sched_setattr_slice<R: Runqueue>(rq: &mut R, se: R::Se, sched_runtime: u64, cfg: Config) {
+    let queued = se.on_rq();
+    let running = rq.curr() == Some(se);
+    if queued {
+        dequeue_entity(rq, se, DequeueFlags::SAVE, cfg);
+    }
+    if running {
+        put_prev_entity(rq);
+    }
+    let (slice, custom) = sched_attr_slice(sched_runtime, cfg.base_slice_ns);
+    se.set_slice(slice);
+    se.set_custom_slice(custom);
+    if queued {
+        enqueue_entity(rq, se, EnqueueFlags::RESTORE, cfg);
+    }
+    if running {
+        set_next_entity(rq, se);
+    }
+}

@@ -1,0 +1,794 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The operations fair.c calls: one function each, which the kernel's entry points
+//! (kernel/fair.rs) and the host (the model of fair.c's outer logic, the simulator, the
+//! tests) call alike. Names follow the C. Generic over [`Runqueue`].
+//!
+//! | entry point (`sched_eevdf_*`)      | operation                                   |
+//! |------------------------------------|---------------------------------------------|
+//! | `avg_vruntime`                     | [`avg_vruntime`]                            |
+//! | `entity_eligible`                  | [`entity_eligible`]                         |
+//! | `enqueue_entity`, `dequeue_entity` | [`__enqueue_entity`], [`__dequeue_entity`]  |
+//! | `pick_eevdf`                       | [`pick_eevdf`] (counted: [`pick_reason`])   |
+//! | `place_entity`                     | [`place_entity`]                            |
+//! | `place_enqueue_entity`             | [`place_entity`], [`__enqueue_entity`]      |
+//! | `update_deadline`                  | [`update_deadline`]                         |
+//! | `dequeue_start`                    | [`dequeue_start`]                           |
+//! | `requeue_delayed`                  | [`requeue_delayed`]                         |
+//! | `reweight_entity`                  | [`reweight_entity`]                         |
+//! | `wakeup_preempt`                   | [`wakeup_preempt`] (counted: [`wakeup_reason`]) |
+//! | `set_slice`                        | [`set_queued_slice`]                        |
+//!
+//! Time is an input: where fair.c reads the clock (`update_curr()`), the caller passes the
+//! executed real time. Every operation takes the [`Config`] to use, features included.
+//!
+//! How an operation is compiled is its own business: the kernel's common cases are
+//! straight-line code and the rest is reached by tail calls to private, out-of-line steps
+//! (`#[cfg_attr(sched_eevdf_in_kernel, inline(never))]`); none of that shows in the names.
+
+use super::features::{Config, Features};
+use super::load::{calc_delta_fair, div_s64, LoadWeight};
+use super::math::{avg_vruntime_add, avg_vruntime_delta, avg_vruntime_sub, entity_lag};
+use super::math::{update_zero_vruntime, vruntime_eligible, Eligibility};
+use super::tree::{min_deadline_update, Entity, Runqueue};
+use super::vtime::{vadd, vdelta, vruntime_before};
+
+macro_rules! flags {
+    ($(#[$m:meta])* $t:ident { $($(#[$fm:meta])* $f:ident = $v:expr,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+        pub struct $t(pub u32);
+        impl $t {
+            /// No flag.
+            pub const NONE: $t = $t(0);
+            $($(#[$fm])* pub const $f: $t = $t($v);)*
+            /// Whether all flags of `o` are set.
+            #[inline]
+            pub const fn contains(self, o: $t) -> bool { self.0 & o.0 == o.0 }
+            /// Whether any flag of `o` is set.
+            #[inline]
+            pub const fn intersects(self, o: $t) -> bool { self.0 & o.0 != 0 }
+        }
+        impl core::ops::BitOr for $t {
+            type Output = $t;
+            fn bitor(self, o: $t) -> $t { $t(self.0 | o.0) }
+        }
+    };
+}
+// The model declares its `DequeueFlags` with it too.
+#[cfg(any(not(sched_eevdf_in_kernel), CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST))]
+pub(crate) use flags;
+
+flags!(
+    /// `ENQUEUE_*` flags the core reads.
+    EnqueueFlags {
+        /// Wakeup (informational).
+        WAKEUP = 0x01,
+        /// Undo of a `DEQUEUE_SAVE` (informational).
+        RESTORE = 0x02,
+        /// A new task: PLACE_DEADLINE_INITIAL gives it half a slice.
+        INITIAL = 0x80,
+    }
+);
+
+/// Why `check_preempt_wakeup_fair()` did or did not preempt ([`wakeup_reason`]; the debugfs
+/// counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WakeupPreempt {
+    /// No preemption: current stays.
+    None,
+    /// Nothing runs: the wakee runs.
+    Idle,
+    /// Preempt: PREEMPT_SHORT cancelled current's slice protection for a shorter-slice
+    /// eligible wakee, which is now the pick.
+    ShortSlice,
+    /// Preempt: current is not eligible (or not runnable), the wakee is the pick.
+    CurrIneligible,
+    /// Preempt: the wakee has the earliest eligible virtual deadline.
+    EarlierDeadline,
+    /// No preemption because RUN_TO_PARITY kept current, although the wakee is eligible
+    /// and its deadline is not later than current's (the deadline order asked for a switch).
+    RunToParity,
+}
+
+impl WakeupPreempt {
+    /// Whether current must be rescheduled.
+    pub const fn preempts(self) -> bool {
+        matches!(
+            self,
+            WakeupPreempt::Idle
+                | WakeupPreempt::ShortSlice
+                | WakeupPreempt::CurrIneligible
+                | WakeupPreempt::EarlierDeadline
+        )
+    }
+}
+
+/// Why [`pick_eevdf`] chose its entity ([`pick_reason`]; the debugfs pick counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PickReason {
+    /// Nothing is runnable: no pick.
+    Idle,
+    /// A single runnable entity: no choice, eligibility not tested.
+    Only,
+    /// RUN_TO_PARITY kept current (eligible, slice protected).
+    Parity,
+    /// The pick has the earliest deadline of all runnable entities.
+    Earliest,
+    /// The earliest deadline belongs to an entity that is not eligible: the pick is a
+    /// later deadline. These are the picks that ELIGIBLE changed.
+    EarliestIneligible,
+}
+
+/// The caller's side of an operation's out-of-line steps (the kernel's rare paths, reached
+/// by tail calls so that the common path needs few registers): the configuration they read
+/// and the counter they count into. A step asks for the configuration again rather than
+/// have the operation carry it across the call, which would cost the common path a spill.
+///
+/// A [`Config`] is its own context, the host's: the same configuration, nothing counted.
+/// The kernel's reads the live configuration again and counts into the debugfs `stats`.
+pub trait Context<R: ?Sized>: Copy {
+    /// The configuration, for a step compiled once for every feature set.
+    fn config(self) -> Config;
+
+    /// `update_entity_lag()` clamped the lag (the `lag_clamped` counter).
+    #[inline(always)]
+    fn lag_clamped(self, _rq: &R) {}
+}
+
+impl<R: ?Sized> Context<R> for Config {
+    #[inline(always)]
+    fn config(self) -> Config {
+        self
+    }
+}
+
+/// `avg_vruntime()`: `V`, the weighted average vruntime of the queued entities (current
+/// included), and move `zero_vruntime` there.
+///
+/// `V = v0 + floor(Σ (v_i - v0) w_i / W)`: the division rounds toward minus infinity ("sign
+/// flips effective floor / ceiling"), so `V` has a left bias and the entity at `v_i = V`
+/// is always eligible. With one entity (only current), `V` is its vruntime.
+///
+/// This writes the runqueue (the zero point follows V, which keeps keys small). A reader
+/// that must not change scheduler state, such as a debugfs file, uses
+/// [`avg_vruntime_peek`](super::math::avg_vruntime_peek): the upstream fix "sched/debug: Fix avg_vruntime() usage" is
+/// about exactly that.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn avg_vruntime<R: Runqueue>(rq: &mut R) -> u64 {
+    let delta = avg_vruntime_delta(rq);
+    update_zero_vruntime(rq, delta);
+    rq.zero_vruntime()
+}
+
+/// `update_entity_lag()`: saves `vl_i` before a dequeue. Returns whether the lag was
+/// clamped (the debugfs counter `lag_clamped`).
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
+    let v = avg_vruntime(rq);
+    let vlag = entity_lag(v, se, cfg);
+    se.set_vlag(vlag);
+    vlag != vdelta(v, se.vruntime())
+}
+
+/// `entity_eligible()`.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> bool {
+    vruntime_eligible(rq, se.vruntime(), cfg)
+}
+
+/// `__enqueue_entity()`: into the sums and the timeline.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
+    avg_vruntime_add(rq, se);
+    // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
+    min_deadline_update(se, None, None);
+    rq.insert(se);
+}
+
+/// `__dequeue_entity()`: out of the timeline and the sums.
+#[inline]
+pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
+    rq.erase(se);
+    avg_vruntime_sub(rq, se);
+}
+
+/// `protect_slice()`: `vlag == deadline`.
+#[inline]
+pub(crate) fn protect_slice<S: Entity>(se: S) -> bool {
+    se.vlag() as u64 == se.deadline()
+}
+
+/// `cancel_protect_slice()`.
+#[inline]
+fn cancel_protect_slice<S: Entity>(se: S) {
+    if protect_slice(se) {
+        se.set_vlag(se.deadline().wrapping_add(1) as i64);
+    }
+}
+
+/// `pick_eevdf()`: Earliest Eligible Virtual Deadline First.
+///
+/// In order to provide latency guarantees for different request sizes EEVDF selects the
+/// best runnable entity from two criteria:
+///
+///  1. the entity must be eligible (must be owed service, [`Eligibility`]);
+///  2. from those that meet 1), the one with the earliest virtual deadline.
+///
+/// Rule, deterministic: with one queued entity, it (current if runnable). Otherwise
+/// current competes only if runnable and eligible; with RUN_TO_PARITY an eligible current
+/// whose slice is protected (`protect_slice()`) is kept. Else the earliest deadline wins
+/// among the eligible tree entities (ties: tree order, i.e. smaller vruntime, then FIFO)
+/// and current, which wins only with a strictly earlier deadline. O(log n).
+///
+/// O(1) shortcut before the descent (6.12's pick has the same one for its layout): when
+/// the leftmost entity holds the tree's earliest deadline (the root's `min_deadline`) and
+/// is eligible, it is the tree's answer, since it comes first in tree order among all
+/// entities with that deadline. Equal slices and weights make this the common case, and
+/// everything up to here is straight-line code; the descent is a separate function
+/// (`pick_eevdf_general`, out of line in the kernel), so that the common picks do not
+/// pay for the registers it needs.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
+    pick_features(rq, cfg.features)
+}
+
+/// [`pick_eevdf`] from the feature bits alone (the only part of the [`Config`] it reads).
+#[inline(always)]
+fn pick_features<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
+    match pick_eevdf_fast(rq, features) {
+        Some(pick) => pick,
+        None => pick_eevdf_general(rq, features),
+    }
+}
+
+/// The O(1) cases of [`pick_eevdf`], with 64-bit eligibility tests only: `Some(pick)`, or
+/// `None` for what they leave undecided (the descent, a test that needs 128 bits), which
+/// is [`pick_eevdf_general`]'s.
+#[inline(always)]
+fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Option<Option<R::Se>> {
+    let runnable = rq.curr().filter(|c| c.on_rq());
+    // We can safely skip the eligibility test with one queued entity.
+    if rq.nr_queued() == 1 {
+        return Some(runnable.or_else(|| rq.first()));
+    }
+    let el = Eligibility::with_features(rq, features);
+    let curr = match runnable.map(|c| (c, el.vruntime_narrow(c.vruntime()))) {
+        None | Some((_, Some(false))) => None,
+        Some((c, Some(true))) => Some(c),
+        Some((_, None)) => return None,
+    };
+    if let Some(c) = curr {
+        if keeps_slice(c, features) {
+            return Some(Some(c));
+        }
+    }
+    let Some(root) = rq.root() else {
+        return Some(curr);
+    };
+    if let Some(first) = rq.first() {
+        if first.deadline() == root.min_deadline()
+            && el.vruntime_narrow(first.vruntime()) == Some(true)
+        {
+            return Some(earlier(curr, Some(first)));
+        }
+    }
+    None
+}
+
+/// RUN_TO_PARITY: once selected, an eligible current runs until it either becomes
+/// non-eligible or gets a new slice (see [`set_protect_slice`]).
+#[inline(always)]
+fn keeps_slice<S: Entity>(curr: S, features: Features) -> bool {
+    features.contains(Features::RUN_TO_PARITY) && protect_slice(curr)
+}
+
+/// [`pick_eevdf`] for more than one queued entity, in general: eligibility in 128 bits
+/// where needed, and the descent of the tree. It prepares its own [`Eligibility`] (a few
+/// instructions, on the rare path) so that [`pick_eevdf`] reaches it by a tail call and
+/// its own common path needs few registers.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn pick_eevdf_general<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
+    let el = Eligibility::with_features(rq, features);
+    let curr = rq.curr().filter(|c| c.on_rq() && el.vruntime(c.vruntime()));
+    if let Some(c) = curr {
+        if keeps_slice(c, features) {
+            return Some(c);
+        }
+    }
+    earlier(curr, rq.root().and_then(|root| pick_tree(rq, &el, root)))
+}
+
+/// The tree part of `pick_eevdf()`: the eligible tree entity with the earliest virtual
+/// deadline, ties broken by tree order (smaller vruntime, then earlier insertion).
+///
+/// Cost O(log n). The timeline is sorted by vruntime and eligibility is monotone in
+/// vruntime, so the eligible nodes are a prefix of the in-order sequence. Walking down
+/// from the root decomposes that prefix into at most 2 log n pieces, each an eligible node
+/// or the whole left subtree of one, met in in-order sequence. Each piece's earliest
+/// deadline is known (`deadline`, or the subtree's augmented `min_deadline`), so the best
+/// piece is chosen keeping the first on ties; a second descent inside the winning subtree
+/// finds its leftmost node whose deadline equals the subtree's `min_deadline`.
+///
+/// [`pick_eevdf`] tries an O(1) shortcut before this (see there).
+#[inline]
+fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility, root: R::Se) -> Option<R::Se> {
+    // (piece, piece is a whole subtree, its earliest deadline)
+    let mut best: Option<(R::Se, bool, u64)> = None;
+    let mut node = Some(root);
+
+    while let Some(n) = node {
+        // Nothing below n can beat the best piece so far (later pieces lose ties).
+        if let Some((_, _, d)) = best {
+            if !vruntime_before(n.min_deadline(), d) {
+                break;
+            }
+        }
+        if !el.vruntime(n.vruntime()) {
+            // n and its right subtree are not eligible.
+            node = rq.left(n);
+            continue;
+        }
+        // n is eligible, so its whole left subtree is.
+        if let Some(l) = rq.left(n) {
+            let d = l.min_deadline();
+            if best.is_none_or(|(_, _, bd)| vruntime_before(d, bd)) {
+                best = Some((l, true, d));
+            }
+        }
+        let d = n.deadline();
+        if best.is_none_or(|(_, _, bd)| vruntime_before(d, bd)) {
+            best = Some((n, false, d));
+        }
+        // The rest of the eligible prefix is in the right subtree.
+        node = rq.right(n);
+    }
+
+    let (mut n, subtree, d) = best?;
+    if !subtree {
+        return Some(n);
+    }
+    // Leftmost node of the subtree with deadline == d.
+    loop {
+        if let Some(l) = rq.left(n) {
+            if l.min_deadline() == d {
+                n = l;
+                continue;
+            }
+        }
+        if n.deadline() == d {
+            return Some(n);
+        }
+        match rq.right(n) {
+            Some(r) => n = r,
+            // Only with a corrupted augmentation (the checker reports it).
+            None => return Some(n),
+        }
+    }
+}
+
+/// The final step of [`pick_eevdf`]: an eligible current (`curr`) against the tree's
+/// best; current wins only with a strictly earlier deadline.
+#[inline(always)]
+fn earlier<S: Entity>(curr: Option<S>, best: Option<S>) -> Option<S> {
+    match (best, curr) {
+        (Some(b), Some(c)) if vruntime_before(c.deadline(), b.deadline()) => Some(c),
+        (None, c) => c,
+        (b, _) => b,
+    }
+}
+
+/// Why [`pick_eevdf`] returned `se` (in the state it picked from).
+///
+/// [`PickReason::Parity`]: `se` is current, eligible and slice-protected under
+/// RUN_TO_PARITY, which is exactly when the pick keeps current without comparing
+/// deadlines. [`PickReason::EarliestIneligible`] costs one comparison: the earliest
+/// deadline of all runnable entities is `min(root.min_deadline, curr.deadline)`, and the
+/// pick is the earliest among the eligible ones, so some runnable entity has a strictly
+/// earlier deadline than the pick iff that entity is not eligible.
+pub fn pick_reason<R: Runqueue>(rq: &R, se: Option<R::Se>, cfg: Config) -> PickReason {
+    let Some(se) = se else {
+        return PickReason::Idle;
+    };
+    if rq.nr_queued() == 1 {
+        return PickReason::Only;
+    }
+    let runnable = rq.curr().filter(|c| c.on_rq());
+    if runnable == Some(se)
+        && keeps_slice(se, cfg.features)
+        && Eligibility::new(rq, cfg).vruntime(se.vruntime())
+    {
+        return PickReason::Parity;
+    }
+    let earliest = match (rq.root().map(|r| r.min_deadline()), runnable) {
+        (Some(d), Some(c)) if vruntime_before(c.deadline(), d) => c.deadline(),
+        (Some(d), _) => d,
+        (None, Some(c)) => c.deadline(),
+        (None, None) => se.deadline(),
+    };
+    if vruntime_before(earliest, se.deadline()) {
+        PickReason::EarliestIneligible
+    } else {
+        PickReason::Earliest
+    }
+}
+
+/// `update_deadline()`: when current has consumed its request, give it a new one.
+///
+/// EEVDF: `vd_i = ve_i + r_i / w_i`; the virtual slice is `calc_delta_fair(r_i)`. An
+/// entity without a custom slice takes the current base slice. XXX (as fair.c): strictly
+/// `vd_i += N * r_i / w_i` such that `vd_i > ve_i`; one request is good enough. Returns
+/// whether a new deadline was set (current should be rescheduled).
+///
+/// The configuration is asked of `ctx` only once the request is used up: most calls (the
+/// kernel's every `update_curr()`) end at the first comparison, without reading it.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, ctx: impl Context<R>) -> bool {
+    if vruntime_before(se.vruntime(), se.deadline()) {
+        return false;
+    }
+    let cfg = ctx.config();
+    if !se.custom_slice() {
+        se.set_slice(cfg.base_slice_ns);
+    }
+    se.set_deadline(
+        se.vruntime()
+            .wrapping_add(calc_delta_fair(se.slice(), se.load())),
+    );
+    avg_vruntime(rq);
+    true
+}
+
+/// `place_entity()`: set the vruntime and deadline of an entity about to be enqueued.
+///
+/// Placement strategy #1 (PLACE_LAG): preserve the lag saved at dequeue. Adding entity i
+/// with virtual lag `vl_i` (`v_i = V - vl_i`) moves the average:
+///
+/// ```text
+///   V' = (W*V + w_i*(V - vl_i)) / (W + w_i) = V - w_i*vl_i / (W + w_i)
+///   vl'_i = V' - v_i = vl_i - w_i*vl_i / (W + w_i)          (< vl_i)
+/// ```
+///
+/// so the lag is inflated beforehand such that it comes out right:
+///
+/// ```text
+///   vl_i = (W + w_i) * vl'_i / W  =  vl'_i + vl'_i * w_i / W
+/// ```
+///
+/// computed in the second form (identical under truncating division, since both terms
+/// have the sign of `vl'_i`), whose product is bounded by `|vl'_i| * w_i <= NICE_0_LOAD *
+/// 2 max(r_i, TICK)` ≈ 2^37.6 for 100 ms slices, where the first form's `vl*(W + w)` could
+/// exceed 2^63 at 100k entities. W includes current. Without PLACE_LAG (strategy #2) the
+/// entity is placed at V.
+///
+/// Deadline: `vd_i = v_i + r_i / w_i`, half of it for a new task with
+/// PLACE_DEADLINE_INITIAL (existing tasks are on average halfway through their slice);
+/// with PLACE_REL_DEADLINE a deadline saved relative at dequeue is made absolute again.
+///
+/// Returns the (inflated) virtual lag it applied: 0 without PLACE_LAG or on an empty queue.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg: Config) -> i64 {
+    let vruntime = avg_vruntime(rq);
+    let mut lag = 0i64;
+
+    if !se.custom_slice() {
+        se.set_slice(cfg.base_slice_ns);
+    }
+    let mut vslice = calc_delta_fair(se.slice(), se.load());
+
+    if cfg.feat(Features::PLACE_LAG) && rq.nr_queued() != 0 {
+        lag = se.vlag();
+        let mut load = rq.avg_load();
+        if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
+            load = load.wrapping_add(c.load().weight_down());
+        }
+        // load == 0 with queued entities would be a bookkeeping bug (the kernel WARNs and
+        // divides by 1); keep the lag uninflated then.
+        if load != 0 {
+            let w = se.load().weight_down() as i64;
+            lag = lag.wrapping_add(div_s64(
+                lag.wrapping_mul(w),
+                load.min(i64::MAX as u64) as i64,
+            ));
+        }
+    }
+
+    se.set_vruntime(vruntime.wrapping_sub(lag as u64));
+
+    // Unlike fair.c, the relative-deadline flag is consumed even when PLACE_REL_DEADLINE
+    // was turned off since the dequeue: a stale flag would later make a fresh absolute
+    // deadline be read as relative (and land ~2^63 away from V).
+    if se.rel_deadline() {
+        se.set_rel_deadline(false);
+        if cfg.feat(Features::PLACE_REL_DEADLINE) {
+            se.set_deadline(se.deadline().wrapping_add(se.vruntime()));
+            return lag;
+        }
+    }
+
+    if cfg.feat(Features::PLACE_DEADLINE_INITIAL) && flags.contains(EnqueueFlags::INITIAL) {
+        vslice /= 2;
+    }
+
+    se.set_deadline(se.vruntime().wrapping_add(vslice));
+    lag
+}
+
+/// The EEVDF start of `dequeue_entity()`: DELAY_DEQUEUE's decision and, when the entity
+/// leaves, its lag saved. Returns true when the dequeue is delayed (nothing changed).
+///
+/// With `delay` (a sleep that DELAY_DEQUEUE may delay) an entity that is not eligible stays
+/// queued to burn off its negative lag: delayed. Otherwise its lag is saved
+/// (`update_entity_lag()`), and a clamp counted by `ctx`. fair.c asks this at the start
+/// of its dequeue (the load tracking it does next neither reads nor moves V or the entity).
+///
+/// The lag is saved by a separate step, out of line in the kernel and reached by a tail
+/// call, so that the decision (a delayed sleep: the common end in a ping-pong) needs few
+/// registers.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn dequeue_start<R: Runqueue, C: Context<R>>(
+    rq: &mut R,
+    se: R::Se,
+    delay: bool,
+    cfg: Config,
+    ctx: C,
+) -> bool {
+    (delay && cfg.feat(Features::DELAY_DEQUEUE) && !entity_eligible(rq, se, cfg))
+        || dequeue_save_lag(rq, se, ctx)
+}
+
+/// The second step of [`dequeue_start`]: the lag saved, a clamp counted. Returns false (not
+/// delayed), for the tail call. The lag reads no feature: one copy for every feature set.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn dequeue_save_lag<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) -> bool {
+    if update_entity_lag(rq, se, ctx.config()) {
+        ctx.lag_clamped(rq);
+    }
+    false
+}
+
+/// The EEVDF part of `requeue_delayed_entity()` (fair.c keeps the delayed flag and its
+/// accounting): with DELAY_ZERO the lag is saved (a clamp counted by `ctx`) and, when
+/// positive, dropped by placing the entity again at V (lag 0).
+///
+/// The placement, rare, is a separate step, out of line in the kernel and reached by a tail
+/// call, so that the common requeue needs few registers.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn requeue_delayed<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, cfg: Config, ctx: C) {
+    if !cfg.feat(Features::DELAY_ZERO) {
+        return;
+    }
+    let clamped = update_entity_lag(rq, se, cfg);
+    let place = se.vlag() > 0;
+    if clamped {
+        ctx.lag_clamped(rq);
+    }
+    if place {
+        requeue_delayed_place(rq, se, ctx);
+    }
+}
+
+/// The second step of [`requeue_delayed`], for positive lag: the entity placed again at V
+/// (lag 0), in the tree (unless current) and in the count. Rare: one copy for every feature
+/// set, which asks `ctx` for the configuration.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn requeue_delayed_place<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) {
+    let cfg = ctx.config();
+    let is_curr = rq.curr() == Some(se);
+    rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
+    if !is_curr {
+        __dequeue_entity(rq, se);
+    }
+    se.set_vlag(0);
+    place_entity(rq, se, EnqueueFlags::NONE, cfg);
+    if !is_curr {
+        __enqueue_entity(rq, se);
+    }
+    rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
+}
+
+/// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`:
+/// whether current must be rescheduled. Call `update_curr()` first; [`wakeup_reason`] says
+/// why.
+///
+/// With PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an
+/// earlier deadline than current or finds current ineligible cancels current's slice
+/// protection (even if it does not get picked). Then current is preempted iff
+/// [`pick_eevdf`] now returns the wakee. In the kernel the common case (equal slices, the
+/// pick's O(1) cases) is straight-line code, and the rest is reached by tail calls.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
+    let Some(curr) = rq.curr() else {
+        return true;
+    };
+    if curr == pse {
+        return false;
+    }
+    if cfg.feat(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() {
+        return wakeup_preempt_shorter(rq, pse, curr, cfg.features);
+    }
+    match pick_eevdf_fast(rq, cfg.features) {
+        Some(pick) => pick == Some(pse),
+        None => pick_eevdf_general_is(rq, pse, cfg.features),
+    }
+}
+
+/// [`wakeup_preempt`] for a wakee with a shorter slice than current's (PREEMPT_SHORT on).
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn wakeup_preempt_shorter<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, f: Features) -> bool {
+    if shorter_preempts(rq, pse, curr, f) {
+        cancel_protect_slice(curr);
+    }
+    pick_features(rq, f) == Some(pse)
+}
+
+/// Whether [`pick_eevdf_general`] picks `pse`: out of line, so that [`wakeup_preempt`]
+/// reaches it by a tail call.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn pick_eevdf_general_is<R: Runqueue>(rq: &R, pse: R::Se, features: Features) -> bool {
+    pick_eevdf_general(rq, features) == Some(pse)
+}
+
+/// Why [`wakeup_preempt`] decided `preempts` (what it returned) for the woken `pse`: the
+/// debugfs counters' classification of `check_preempt_wakeup_fair()`'s decision. Asked
+/// after the decision, of the state it left: cancelling the slice protection writes only
+/// current's `vlag`, which neither `do_preempt_short()` nor the eligibility tests read.
+pub fn wakeup_reason<R: Runqueue>(
+    rq: &R,
+    pse: R::Se,
+    preempts: bool,
+    cfg: Config,
+) -> WakeupPreempt {
+    let Some(curr) = rq.curr() else {
+        return WakeupPreempt::Idle;
+    };
+    if curr == pse {
+        return WakeupPreempt::None;
+    }
+    let short = do_preempt_short(rq, pse, curr, cfg);
+    let el = Eligibility::new(rq, cfg);
+    if preempts {
+        return if short {
+            WakeupPreempt::ShortSlice
+        } else if !curr.on_rq() || !el.vruntime(curr.vruntime()) {
+            WakeupPreempt::CurrIneligible
+        } else {
+            WakeupPreempt::EarlierDeadline
+        };
+    }
+    // RUN_TO_PARITY kept current against an eligible wakee whose deadline does not lose to
+    // current's: without the protection the deadline order would have let the wakee (or
+    // another earlier deadline) run. O(1): no second pick. The reason is asked of current:
+    // Parity holds exactly when the pick kept current by its slice protection, and the
+    // other reasons are not Parity whatever was picked.
+    if pick_reason(rq, Some(curr), cfg) == PickReason::Parity
+        && el.vruntime(pse.vruntime())
+        && !vruntime_before(curr.deadline(), pse.deadline())
+    {
+        return WakeupPreempt::RunToParity;
+    }
+    WakeupPreempt::None
+}
+
+/// `do_preempt_short()`: may the waking `pse` (shorter slice, eligible) override the slice
+/// protection of `se`? The slice comparison, which settles the common case of equal
+/// slices, is inlined into the wakeup; the eligibility tests are not.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn do_preempt_short<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, cfg: Config) -> bool {
+    if !cfg.feat(Features::PREEMPT_SHORT) || pse.slice() >= se.slice() {
+        return false;
+    }
+    shorter_preempts(rq, pse, se, cfg.features)
+}
+
+/// [`do_preempt_short`] for a wakee with a shorter slice: it must be eligible, and have an
+/// earlier deadline than `se` or find `se` ineligible.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+fn shorter_preempts<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, features: Features) -> bool {
+    let el = Eligibility::with_features(rq, features);
+    if !el.vruntime(pse.vruntime()) {
+        return false;
+    }
+    if vruntime_before(pse.deadline(), se.deadline()) {
+        return true;
+    }
+    !el.vruntime(se.vruntime())
+}
+
+/// `reweight_eevdf()`: new weight for a queued entity, preserving its lag.
+///
+/// Lag is preserved, `(V - v)*w = (V' - v')*w'`, and reweight does not move V (fair.c's
+/// corollaries #1 and #2), so
+///
+/// ```text
+///   v' = V - (V - v)*w/w' = V - vl*w/w'
+///   d' = V + (d - V)*w/w'            (the relative deadline scales the same way)
+/// ```
+///
+/// with the kernel's lag clamp on `vl` and high-resolution weights, as fair.c. Bounds:
+/// `|vl| * w <= 2^20 * 2 max(r, TICK) < 2^48`; `(d - V) * w` is below `2^20 * r` plus the
+/// lag term for an entity placed by the core.
+fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
+    let old_weight = se.load().weight.min(i64::MAX as u64) as i64;
+    let new_weight = weight.min(i64::MAX as u64) as i64;
+
+    if avruntime != se.vruntime() {
+        let vlag = entity_lag(avruntime, se, cfg);
+        let vlag = div_s64(vlag.wrapping_mul(old_weight), new_weight);
+        se.set_vruntime(avruntime.wrapping_sub(vlag as u64));
+    }
+
+    let vslice = vdelta(se.deadline(), avruntime);
+    let vslice = div_s64(vslice.wrapping_mul(old_weight), new_weight);
+    se.set_deadline(vadd(avruntime, vslice));
+}
+
+/// `reweight_entity()`: change an entity's weight (nice or group share).
+///
+/// Queued: `reweight_eevdf()` around V, out of the tree and the sums meanwhile. Not
+/// queued: the saved virtual lag is rescaled, `vl' = vl * w / w'`, since lag_i =
+/// w_i * vl_i is what is preserved. Call `update_curr()` first. A zero weight is ignored.
+#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: Config) {
+    if lw.weight == 0 {
+        return;
+    }
+    let is_curr = rq.curr() == Some(se);
+    if se.on_rq() {
+        let avruntime = avg_vruntime(rq);
+        if !is_curr {
+            __dequeue_entity(rq, se);
+        }
+        reweight_eevdf(se, avruntime, lw.weight, cfg);
+    } else {
+        let old = se.load().weight.min(i64::MAX as u64) as i64;
+        let new = lw.weight.min(i64::MAX as u64) as i64;
+        se.set_vlag(div_s64(se.vlag().wrapping_mul(old), new));
+    }
+    se.set_load(lw);
+    if se.on_rq() && !is_curr {
+        __enqueue_entity(rq, se);
+    }
+}
+
+/// Sets the slice of an entity that may be queued, keeping `Σ r_i` and the augmented
+/// `min_slice` right: what `enqueue_task_fair()` / `dequeue_entities()` do when a group
+/// entity takes its queue's minimum slice (`se->slice = slice` followed by
+/// `min_vruntime_cb_propagate()` in fair.c). An entity in the timeline (queued, not
+/// current) has its share of `sum_slice` replaced and the augmented values recomputed up
+/// the tree, stopping early where nothing changed. O(log n).
+#[inline]
+pub fn set_queued_slice<R: Runqueue>(rq: &mut R, se: R::Se, slice: u64) {
+    let in_tree = se.on_rq() && rq.curr() != Some(se);
+    if in_tree {
+        rq.set_sum_slice(rq.sum_slice().wrapping_sub(se.slice()).wrapping_add(slice));
+    }
+    se.set_slice(slice);
+    if in_tree {
+        let mut node = Some(se);
+        while let Some(n) = node {
+            if min_deadline_update(n, rq.left(n), rq.right(n)) {
+                break;
+            }
+            node = rq.parent(n);
+        }
+    }
+}
