@@ -33,7 +33,7 @@ use crate::sched_eevdf::{
     Timeline,
 };
 use kernel::{
-    alloc::{flags::GFP_KERNEL, KVVec},
+    alloc::{flags::GFP_KERNEL, VVec},
     bindings,
     error::Result,
 };
@@ -88,13 +88,15 @@ enum Row {
 
 /// A vector that is filled without allocating: `try_push` fails when it is full.
 struct Bounded<T: Copy> {
-    v: KVVec<T>,
+    /// vmalloc'ed, page by page with preemption points, as a large [`Text`] is; one
+    /// timeline open allocates it once.
+    v: VVec<T>,
 }
 
 impl<T: Copy> Bounded<T> {
     fn with_capacity(n: usize) -> Result<Self> {
         Ok(Bounded {
-            v: KVVec::with_capacity(n, GFP_KERNEL)?,
+            v: VVec::with_capacity(n, GFP_KERNEL)?,
         })
     }
 

@@ -18,7 +18,7 @@
 # One boot, ONE vCPU (nothing on another vCPU can steal the host thread that runs this one:
 # QEMU's -icount runs every vCPU in one host thread, round robin), -icount shift=3 (guest
 # time counts instructions, 8 ns each: guest µs of a 125-MIPS emulated CPU, comparable with
-# each other, not with hardware). Three runs, each under eevdf-crowd
+# each other, not with hardware). Up to four runs, each under eevdf-crowd
 # (tools/eevdf-guest/src/bin/eevdf-crowd.rs), which queues N spinning SCHED_OTHER threads
 # at nice 19 on CPU 0 and then, from SCHED_FIFO 60 (a fair shell would get 1/(N+1) of the
 # CPU), runs the measurement script. Nice 19, because at nice 0 a kworker woken on CPU 0
