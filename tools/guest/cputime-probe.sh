@@ -24,6 +24,8 @@ for p in $pids; do
 	read -r line </proc/$p/stat
 	echo "$cpu $p $st $up ${line##*) }"
 	cpu=$((cpu + 1))
-done | awk '{ age = $4 - $23 / 100; s = $3 / 1e9
+done | awk '# $1 CPU, $2 pid, $3 ns, $4 uptime, then /proc/PID/stat from its state (field 3,
+	# $5 here) on: the start time, field 22 (clock ticks of 1/100 s), is $24.
+	{ age = $4 - $24 / 100; s = $3 / 1e9
 	printf "cputime-probe: CPU %d: pid %d: %.3f s of CPU time in %.3f s of age: %.3f\n", $1, $2, s, age, s / age }'
 kill $pids
