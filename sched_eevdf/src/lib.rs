@@ -32,9 +32,9 @@
 //! - [`tree`]: [`Entity`], [`Timeline`], [`Runqueue`]: what the core needs from a
 //!   `sched_entity`, the tree and a `cfs_rq`. Generic code, monomorphized to plain loads
 //!   and stores. The augmented value is computed by [`min_deadline_update`] only.
-//! - [`reference`](mod@reference): the pick and the wakeup-preemption decision by definition, an O(n)
-//!   scan that trusts no cached value; the host tests and the kernel's live oracle
-//!   (`CONFIG_SCHED_EEVDF_RUST_VERIFY`) judge the core by it.
+//! - [`reference`](mod@reference): the pick and the wakeup-preemption decision by
+//!   definition, an O(n) scan that trusts no cached value; the host tests and the
+//!   kernel's live oracle (`CONFIG_SCHED_EEVDF_RUST_VERIFY`) judge the core by it.
 //! - [`check`]: [`check_invariants`] recomputes every cached value (tree order, red-black
 //!   properties, augmented values, leftmost, sums).
 //! - [`user`]: a plain-Rust intrusive augmented rbtree and runqueue.

@@ -75,10 +75,11 @@ pub(crate) fn update_zero_vruntime<R: Runqueue>(rq: &mut R, delta: i64) {
     rq.set_zero_vruntime(vadd(rq.zero_vruntime(), delta));
 }
 
-/// `V` as [`avg_vruntime`](super::avg_vruntime) computes it, without moving the zero point: read-only.
+/// `V` as [`avg_vruntime`](super::avg_vruntime) computes it, without moving the zero
+/// point: read-only.
 ///
-/// Equal to what [`avg_vruntime`](super::avg_vruntime) would return now: it returns `v0 + delta` after moving
-/// `v0` by the same `delta`.
+/// Equal to what [`avg_vruntime`](super::avg_vruntime) would return now: it returns
+/// `v0 + delta` after moving `v0` by the same `delta`.
 pub fn avg_vruntime_peek<R: Runqueue>(rq: &R) -> u64 {
     vadd(rq.zero_vruntime(), avg_vruntime_delta(rq))
 }

@@ -152,8 +152,8 @@ impl<R: ?Sized> Context<R> for Config {
 ///
 /// This writes the runqueue (the zero point follows V, which keeps keys small). A reader
 /// that must not change scheduler state, such as a debugfs file, uses
-/// [`avg_vruntime_peek`](super::math::avg_vruntime_peek): the upstream fix "sched/debug: Fix avg_vruntime() usage" is
-/// about exactly that.
+/// [`avg_vruntime_peek`](super::math::avg_vruntime_peek): the upstream fix
+/// "sched/debug: Fix avg_vruntime() usage" is about exactly that.
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 pub fn avg_vruntime<R: Runqueue>(rq: &mut R) -> u64 {
