@@ -227,8 +227,8 @@ impl fmt::Write for Text {
                 return Err(fmt::Error);
             };
             // The old text moves in chunks of [`COPY_CHUNK`] bytes with a voluntary
-            // preemption point between them: moving the 1 MiB of a 20,000-row timeline
-            // in one copy took about 8 ms of guest time under icount.
+            // preemption point between them, so that the copy's length, which grows with
+            // the file, does not become a stretch without one.
             let mut done = 0;
             while done < len {
                 let n = len.wrapping_sub(done).min(COPY_CHUNK);
@@ -455,8 +455,7 @@ impl<T: DebugFile> Vtable<T> {
         let text = unsafe { Self::state(file) }.text.as_bytes();
         // At most [`COPY_CHUNK`] bytes a call, as a `seq_file` returns at most its buffer:
         // readers loop on short reads, and under `preempt=voluntary` the return to user
-        // space is where a woken task gets the CPU. (A reader's 1 MiB `read()` of the
-        // timeline copied for about 8 ms of guest time under icount.)
+        // space is where a woken task gets the CPU.
         let len = len.min(COPY_CHUNK);
         // SAFETY: `text` is valid for its length while the file is open (this read holds
         // a reference to the file); `ppos` is valid; the user copy is checked.

@@ -233,17 +233,15 @@ impl Snapshot {
                 return Some(Who::Group { cgroup });
             }
         }
-        // `task_of()`: a task's entity (every entity, without group scheduling).
-        // The name is copied as one 16-byte value.
-        // SAFETY:
-        // - `se` is queued on a cfs_rq whose lock is held: the entity and its task are
-        //   alive, and the entity is the task's `se`, so `task` points to a live task;
-        // - `comm` is a `[c_char; TASK_COMM_LEN]` (16 one-byte integers), which has the
-        //   size and alignment of `[u8; 16]`, and every bit pattern is a valid `u8`;
-        // - a concurrent rename may be writing it (as for C's `%s` of `p->comm`): a torn
-        //   name is still 16 bytes, and `print_name` stops at a NUL and masks the rest.
+        // `task_of()`: a task's entity (every entity, without group scheduling). The name
+        // is copied as one 16-byte value: `comm` is `[c_char; 16]`, which has the size and
+        // alignment of `[u8; 16]`, and a concurrent rename can at worst tear it (as for
+        // C's `%s` of `p->comm`), which `print_name` masks.
+        let off = core::mem::offset_of!(bindings::task_struct, se);
+        // SAFETY: `se` is queued on a cfs_rq whose lock is held, so the entity and its
+        // task are alive and the entity is the task's `se`: `task` points to a live
+        // `task_struct`, whose `pid` and `comm` are plain integers, valid in any bit pattern.
         unsafe {
-            let off = core::mem::offset_of!(bindings::task_struct, se);
             let task = p.byte_sub(off).cast::<bindings::task_struct>();
             let comm = core::ptr::addr_of!((*task).comm).cast::<[u8; 16]>().read();
             Some(Who::Task {
