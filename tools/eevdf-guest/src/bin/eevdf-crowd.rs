@@ -6,8 +6,8 @@
 //!
 //! 1. Spawns N threads (threads, not processes: a thread costs its small stack and the
 //!    kernel's task and stack, so 20,000 fit a guest of 2 GiB). Each checks that it is
-//!    SCHED_OTHER, pins itself to C, sets its nice (--nice) and blocks at a barrier: nothing spins while the rest
-//!    are spawned, so spawning takes linear time.
+//!    SCHED_OTHER, pins itself to C, sets its nice (--nice) and blocks at a barrier:
+//!    nothing spins while the rest are spawned, so spawning takes linear time.
 //! 2. Turns its main thread SCHED_FIFO (--fifo-prio), only now: a thread inherits its
 //!    creator's policy, so the crowd stays SCHED_OTHER. Releases the crowd, which spins,
 //!    and waits until /proc/loadavg counts at least N runnable tasks.
