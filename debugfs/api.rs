@@ -157,9 +157,11 @@ impl Buf {
     /// As `Vec::set_len`: `len <= capacity`, and the first `len` bytes are initialised.
     unsafe fn set_len(&mut self, len: usize) {
         match self {
-            // SAFETY: the caller's guarantee, for this vector.
+            // SAFETY: `v` is this buffer's vector: `len <= v.capacity()` and its first `len`
+            // bytes are initialised (this function's `# Safety`).
             Buf::Small(v) => unsafe { v.set_len(len) },
-            // SAFETY: the caller's guarantee, for this vector.
+            // SAFETY: `v` is this buffer's vector: `len <= v.capacity()` and its first `len`
+            // bytes are initialised (this function's `# Safety`).
             Buf::Large(v) => unsafe { v.set_len(len) },
         }
     }
@@ -311,7 +313,9 @@ impl DirRef {
     /// `dentry` must be a debugfs directory that stays until every [`Dir`] made under it
     /// through this handle is dropped (C's directories for built-in code never go away).
     pub unsafe fn from_raw(dentry: *mut bindings::dentry) -> Option<DirRef> {
-        // INVARIANT: guaranteed by the caller.
+        // INVARIANT: a non-null `dentry` is a debugfs directory that stays until every `Dir`
+        // made under it through the handle is dropped (this function's `# Safety`), and the
+        // handle is only used to make them; a null one gives `None`.
         NonNull::new(dentry).map(DirRef)
     }
 }
@@ -414,16 +418,20 @@ impl<T: DebugFile> Vtable<T> {
     /// Called by the VFS with a valid inode and file of a file made by `create_file::<T>`.
     unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file) -> i32 {
         from_result(|| {
-            // SAFETY: guaranteed by the caller; `i_private` is the `&'static T` that
-            // `create_file` stored.
+            // SAFETY:
+            // - `inode` is the valid inode of a file made by `create_file::<T>` (this
+            //   function's `# Safety`);
+            // - so its `i_private` is the `&'static T` that `create_file` stored.
             let data = unsafe { &*(*inode).i_private.cast::<T>() };
             let mut text = Text::new();
-            // SAFETY: `file` is valid (caller).
+            // SAFETY: `file` is a valid file being opened (this function's `# Safety`).
             if unsafe { (*file).f_mode } & FMODE_READ != 0 {
                 data.show(&mut text)?;
             }
             let open = KBox::new(Open { data, text }, GFP_KERNEL)?;
-            // SAFETY: `file` is valid (caller); `release` takes the box back.
+            // SAFETY: `file` is a valid file being opened, whose `private_data` this open
+            // may set (this function's `# Safety`).
+            // `private_data` is the leaked `Open<T>` box until `release` takes it back.
             unsafe { (*file).private_data = KBox::into_raw(open).cast() };
             Ok(0)
         })
@@ -433,9 +441,13 @@ impl<T: DebugFile> Vtable<T> {
     ///
     /// # Safety
     ///
-    /// `file` is a valid file opened by [`Self::open`] and not yet released.
+    /// `file` is a valid file opened by [`Self::open`], not released for `'a`.
     unsafe fn state<'a>(file: *mut bindings::file) -> &'a Open<T> {
-        // SAFETY: guaranteed by the caller: `private_data` is the box `open` leaked.
+        // SAFETY:
+        // - `file` is a valid file opened by `Self::open` (this function's `# Safety`), so
+        //   its `private_data` is the `Open<T>` box that `open` leaked;
+        // - `release` frees the box, and the file is not released for `'a` (this
+        //   function's `# Safety`); nothing writes the box after `open`.
         unsafe { &*(*file).private_data.cast::<Open<T>>() }
     }
 
@@ -451,7 +463,8 @@ impl<T: DebugFile> Vtable<T> {
         len: usize,
         ppos: *mut bindings::loff_t,
     ) -> isize {
-        // SAFETY: guaranteed by the caller.
+        // SAFETY: `file` is a valid file opened by `Self::open` (this function's `# Safety`),
+        // not released while this read runs: the read holds a reference to it.
         let text = unsafe { Self::state(file) }.text.as_bytes();
         // At most [`COPY_CHUNK`] bytes a call, as a `seq_file` returns at most its buffer:
         // readers loop on short reads, and under `preempt=voluntary` the return to user
@@ -477,7 +490,11 @@ impl<T: DebugFile> Vtable<T> {
     /// Called by the VFS once, with the file opened by [`Self::open`], when its last
     /// reference goes.
     unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::file) -> i32 {
-        // SAFETY: `private_data` is the box `open` leaked, taken back once (the caller).
+        // SAFETY:
+        // - `file` was opened by `Self::open` (this function's `# Safety`), so its
+        //   `private_data` is the box that `open` leaked with `KBox::into_raw`;
+        // - `release` is called once per file, when its last reference goes (this
+        //   function's `# Safety`): the box is taken back once, and nothing uses it after.
         drop(unsafe { KBox::from_raw((*file).private_data.cast::<Open<T>>()) });
         0
     }
@@ -495,7 +512,7 @@ impl<T: DebugFile> Vtable<T> {
         ppos: *mut bindings::loff_t,
     ) -> isize {
         from_result(|| {
-            // SAFETY: `ppos` is valid (caller).
+            // SAFETY: `ppos` is a valid `loff_t` pointer (this function's `# Safety`).
             if unsafe { *ppos } != 0 || len == 0 || len > WRITE_MAX {
                 return Err(EINVAL);
             }
@@ -505,9 +522,12 @@ impl<T: DebugFile> Vtable<T> {
             UserSlice::new(ubuf as usize, len)
                 .reader()
                 .read_slice(input)?;
-            // SAFETY: guaranteed by the caller.
+            // SAFETY: `file` is a valid file opened by `Self::open` (this function's
+            // `# Safety`), not released while this write runs: the write holds a reference
+            // to it.
             unsafe { Self::state(file) }.data.write(input)?;
-            // SAFETY: as above.
+            // SAFETY: `ppos` is a valid `loff_t` pointer that this write may update (this
+            // function's `# Safety`).
             unsafe { *ppos = len as bindings::loff_t };
             Ok(len as isize)
         })

@@ -48,7 +48,9 @@ pub unsafe trait Augment {
     ///
     /// # Safety
     ///
-    /// As for [`Augment::compute`], for both nodes.
+    /// `old` and `new` are nodes of a tree using this augmentation that the caller
+    /// has exclusive access to (their links may be half-way through a rotation or an
+    /// erase: only the augmented values are read and written).
     unsafe fn copy(old: NonNull<bindings::rb_node>, new: NonNull<bindings::rb_node>);
 }
 
@@ -59,9 +61,9 @@ pub unsafe trait Augment {
 /// `node` must point to a valid, linked `rb_node`.
 #[inline]
 pub unsafe fn parent(node: NonNull<bindings::rb_node>) -> Option<NonNull<bindings::rb_node>> {
-    // SAFETY: the caller guarantees `node` is valid; the low two bits of
-    // `__rb_parent_color` are the colour, the rest the parent pointer.
+    // SAFETY: `node` points to a valid `rb_node` (this function's `# Safety`).
     let pc = unsafe { (*node.as_ptr()).__rb_parent_color };
+    // The low two bits of `__rb_parent_color` are the colour, the rest the parent pointer.
     NonNull::new((pc & !3) as *mut bindings::rb_node)
 }
 
@@ -72,7 +74,7 @@ pub unsafe fn parent(node: NonNull<bindings::rb_node>) -> Option<NonNull<binding
 /// `node` must point to a valid, linked `rb_node`.
 #[inline]
 pub unsafe fn left(node: NonNull<bindings::rb_node>) -> Option<NonNull<bindings::rb_node>> {
-    // SAFETY: the caller guarantees `node` is valid.
+    // SAFETY: `node` points to a valid `rb_node` (this function's `# Safety`).
     NonNull::new(unsafe { (*node.as_ptr()).rb_left })
 }
 
@@ -83,7 +85,7 @@ pub unsafe fn left(node: NonNull<bindings::rb_node>) -> Option<NonNull<bindings:
 /// `node` must point to a valid, linked `rb_node`.
 #[inline]
 pub unsafe fn right(node: NonNull<bindings::rb_node>) -> Option<NonNull<bindings::rb_node>> {
-    // SAFETY: the caller guarantees `node` is valid.
+    // SAFETY: `node` points to a valid `rb_node` (this function's `# Safety`).
     NonNull::new(unsafe { (*node.as_ptr()).rb_right })
 }
 
@@ -94,7 +96,7 @@ pub unsafe fn right(node: NonNull<bindings::rb_node>) -> Option<NonNull<bindings
 /// `node` must point to a valid, linked `rb_node`.
 #[inline]
 pub unsafe fn is_red(node: NonNull<bindings::rb_node>) -> bool {
-    // SAFETY: the caller guarantees `node` is valid.
+    // SAFETY: `node` points to a valid `rb_node` (this function's `# Safety`).
     unsafe { (*node.as_ptr()).__rb_parent_color & RB_BLACK == 0 }
 }
 
@@ -105,18 +107,23 @@ pub unsafe fn is_red(node: NonNull<bindings::rb_node>) -> bool {
 ///
 /// Called by lib/rbtree.c (or by this module) with `rb` null or a node of a tree
 /// using augmentation `A` that the caller has exclusive access to, and `stop`
-/// null or an ancestor of `rb`.
+/// null or an ancestor of `rb`: every node from `rb` up to `stop` is then a node of
+/// that tree whose children are nodes of it too.
 pub unsafe extern "C" fn propagate<A: Augment>(
     mut rb: *mut bindings::rb_node,
     stop: *mut bindings::rb_node,
 ) {
     while rb != stop {
         let Some(node) = NonNull::new(rb) else { return };
-        // SAFETY: by this function's contract `node` is a node of the tree.
+        // SAFETY:
+        // - `node` is `rb`, non-null: `rb` or one of its ancestors below `stop`, so a node of a
+        //   tree using `A` whose children are nodes of it (this function's `# Safety`);
+        // - the caller has exclusive access to that tree (this function's `# Safety`).
         if unsafe { A::compute(node) } {
             break;
         }
-        // SAFETY: as above.
+        // SAFETY: `node` is a valid, linked node of the tree: `rb` or one of its ancestors
+        // below `stop` (this function's `# Safety`).
         rb = unsafe { parent(node) }.map_or(ptr::null_mut(), NonNull::as_ptr);
     }
 }
@@ -125,10 +132,14 @@ pub unsafe extern "C" fn propagate<A: Augment>(
 ///
 /// # Safety
 ///
-/// Called by lib/rbtree.c with two valid nodes of a tree using `A`.
+/// Called by lib/rbtree.c (or by this module) with `old` and `new` nodes of a tree
+/// using `A` that the caller has exclusive access to.
 unsafe extern "C" fn copy<A: Augment>(old: *mut bindings::rb_node, new: *mut bindings::rb_node) {
     if let (Some(o), Some(n)) = (NonNull::new(old), NonNull::new(new)) {
-        // SAFETY: lib/rbtree.c passes nodes of the tree being modified.
+        // SAFETY:
+        // - `o` and `n` are `old` and `new`, nodes of a tree using `A` (this function's
+        //   `# Safety`);
+        // - the caller has exclusive access to that tree (this function's `# Safety`).
         unsafe { A::copy(o, n) };
     }
 }
@@ -138,44 +149,63 @@ unsafe extern "C" fn copy<A: Augment>(old: *mut bindings::rb_node, new: *mut bin
 ///
 /// # Safety
 ///
-/// Called by lib/rbtree.c with two valid nodes of a tree using `A`.
+/// Called by lib/rbtree.c, on a tree using `A` that the caller has exclusive access
+/// to, with `old` and `new` nodes of it just rotated: `new` has taken `old`'s place
+/// and `old`'s new children are already linked to it.
 unsafe extern "C" fn rotate<A: Augment>(old: *mut bindings::rb_node, new: *mut bindings::rb_node) {
     if let (Some(o), Some(n)) = (NonNull::new(old), NonNull::new(new)) {
-        // SAFETY: lib/rbtree.c passes nodes of the tree being modified, the
-        // children of `old` already in place.
-        unsafe {
-            A::copy(o, n);
-            A::compute(o);
-        }
+        // SAFETY:
+        // - `o` and `n` are `old` and `new`, nodes of a tree using `A` (this function's
+        //   `# Safety`);
+        // - the caller has exclusive access to that tree (this function's `# Safety`).
+        unsafe { A::copy(o, n) };
+        // SAFETY:
+        // - `o` is `old`, linked in a tree using `A`, and its children are nodes of that tree:
+        //   lib/rbtree.c links them before it calls rotate (this function's `# Safety`);
+        // - the caller has exclusive access to that tree (this function's `# Safety`).
+        unsafe { A::compute(o) };
     }
 }
 
-/// A borrowed `struct rb_root_cached` whose nodes use augmentation `A`.
+/// A borrowed `struct rb_root_cached` whose nodes use augmentation `A`, for as long as
+/// the exclusive borrow `'a` of the tree it was made from.
 ///
 /// # Invariants
 ///
-/// `root` points to a valid `rb_root_cached` that this handle may modify for its
-/// lifetime (the caller of [`RbRootCached::from_raw`] holds the lock that
-/// protects it), every node in it is embedded in a live element, and every
-/// node's augmented values are what `A::compute` gives (the tree is only ever
-/// modified through this handle or through C code using the same callbacks).
-pub struct RbRootCached<A: Augment> {
+/// - `root` points to a valid `rb_root_cached` that this handle may modify for `'a`:
+///   for `'a`, nothing modifies the tree's shape (its root, its nodes' links, its
+///   leftmost cache) or its nodes' augmented values but this handle (the caller of
+///   [`RbRootCached::from_raw`] holds the lock that protects them).
+/// - Every node in the tree is embedded in an element that lives for at least `'a`.
+/// - `rb_leftmost` is the tree's leftmost node, or null when the tree is empty.
+/// - Every node's augmented values are what `A::compute` gives from its element and
+///   its children's values (the tree is only ever modified through such a handle or
+///   through C code using the same callbacks).
+pub struct RbRootCached<'a, A: Augment> {
     root: NonNull<bindings::rb_root_cached>,
+    _root: PhantomData<&'a mut bindings::rb_root_cached>,
     _a: PhantomData<A>,
 }
 
-impl<A: Augment> RbRootCached<A> {
-    /// Borrows the tree at `root`.
+impl<'a, A: Augment> RbRootCached<'a, A> {
+    /// Borrows the tree at `root` for `'a`.
     ///
     /// # Safety
     ///
-    /// `root` must be valid, its nodes augmented by `A`, and the caller must have
-    /// exclusive access to the tree and its nodes while the handle lives.
+    /// - `root` must point to a valid `rb_root_cached` whose leftmost cache is right and
+    ///   whose nodes are augmented by `A`, each embedded in an element that lives for
+    ///   at least `'a`.
+    /// - For `'a`, the caller must hold the lock that protects the tree and its nodes,
+    ///   and nothing may modify the tree's shape (root, links, leftmost cache) or the
+    ///   nodes' augmented values but the returned handle.
     #[inline]
     pub unsafe fn from_raw(root: NonNull<bindings::rb_root_cached>) -> Self {
-        // INVARIANT: the caller guarantees validity and exclusive access.
+        // INVARIANT: the root's validity, its augmentation, its leftmost cache, its
+        // elements' lifetime and the exclusive access for `'a` are this function's
+        // `# Safety` requirements.
         RbRootCached {
             root,
+            _root: PhantomData,
             _a: PhantomData,
         }
     }
@@ -183,14 +213,14 @@ impl<A: Augment> RbRootCached<A> {
     /// The root node.
     #[inline]
     pub fn root_node(&self) -> Option<NonNull<bindings::rb_node>> {
-        // SAFETY: by the type invariant `root` is valid.
+        // SAFETY: `root` points to a valid `rb_root_cached` (type invariant).
         NonNull::new(unsafe { (*self.root.as_ptr()).rb_root.rb_node })
     }
 
     /// The cached leftmost node (`rb_first_cached()`).
     #[inline]
     pub fn first(&self) -> Option<NonNull<bindings::rb_node>> {
-        // SAFETY: by the type invariant `root` is valid.
+        // SAFETY: `root` points to a valid `rb_root_cached` (type invariant).
         NonNull::new(unsafe { (*self.root.as_ptr()).rb_leftmost })
     }
 
@@ -201,9 +231,10 @@ impl<A: Augment> RbRootCached<A> {
     ///
     /// # Safety
     ///
-    /// `node` must be embedded in a live element, not be in any tree, and have
-    /// its own augmented values initialised as a leaf's; `less` must be a strict
-    /// weak order consistent with the tree's.
+    /// - `node` must be embedded in an element that lives for at least `'a`, and be in
+    ///   no tree.
+    /// - `node`'s element must have its own augmented values initialised as a leaf's.
+    /// - `less` must be a strict weak order consistent with the tree's.
     #[inline(always)]
     pub unsafe fn insert(
         &mut self,
@@ -213,36 +244,60 @@ impl<A: Augment> RbRootCached<A> {
         let tree = self.root.as_ptr();
         let mut leftmost = true;
         let mut parent: *mut bindings::rb_node = ptr::null_mut();
-        // SAFETY: by the type invariant the tree is valid and ours; every link
-        // followed is a child pointer of a valid node.
-        unsafe {
-            let mut link: *mut *mut bindings::rb_node = &raw mut (*tree).rb_root.rb_node;
-            while let Some(p) = NonNull::new(*link) {
-                parent = p.as_ptr();
-                if less(node, p) {
-                    link = &raw mut (*parent).rb_left;
-                } else {
-                    link = &raw mut (*parent).rb_right;
-                    leftmost = false;
-                }
+        // SAFETY: `tree` points to a valid `rb_root_cached` (type invariant).
+        let mut link: *mut *mut bindings::rb_node = unsafe { &raw mut (*tree).rb_root.rb_node };
+        // SAFETY: `link` points to the root pointer of this valid tree or to a child pointer
+        // of one of its nodes (type invariant; the loop below only follows child pointers).
+        while let Some(p) = NonNull::new(unsafe { *link }) {
+            parent = p.as_ptr();
+            if less(node, p) {
+                // SAFETY: `parent` is `p`, non-null: a node of this tree (type invariant).
+                link = unsafe { &raw mut (*parent).rb_left };
+            } else {
+                // SAFETY: `parent` is `p`, non-null: a node of this tree (type invariant).
+                link = unsafe { &raw mut (*parent).rb_right };
+                leftmost = false;
             }
-            // rb_link_node(), a static inline: written out rather than called
-            // through its Rust helper.
-            let n = node.as_ptr();
+        }
+        // rb_link_node(), a static inline: written out rather than called
+        // through its Rust helper.
+        let n = node.as_ptr();
+        // SAFETY: `n` is `node`, embedded in a live element and in no tree (this function's
+        // `# Safety`), so nothing else reads or writes its links.
+        unsafe {
             (*n).__rb_parent_color = parent as usize as _;
             (*n).rb_left = ptr::null_mut();
             (*n).rb_right = ptr::null_mut();
-            *link = n;
-            // As rb_add_augmented_cached(): the new leaf's values reach its
-            // ancestors before the rebalancing rotations ("suboptimal", as C).
-            propagate::<A>(parent, ptr::null_mut());
-            // rb_insert_augmented_cached(), also a static inline: the leftmost
-            // cache, then lib/rbtree.c's exported rebalancing with our rotate.
-            if leftmost {
-                (*tree).rb_leftmost = n;
-            }
-            bindings::__rb_insert_augmented(n, &raw mut (*tree).rb_root, Some(rotate::<A>));
         }
+        // SAFETY:
+        // - `link` points to the null child pointer of `parent`, or to the null root pointer
+        //   when `parent` is null: a pointer of this valid tree (type invariant);
+        // - this handle may modify the tree (type invariant).
+        unsafe { *link = n };
+        // As rb_add_augmented_cached(): the new leaf's values reach its
+        // ancestors before the rebalancing rotations ("suboptimal", as C).
+        // SAFETY:
+        // - `parent` is null or a node of this tree, which uses `A` (type invariant); its
+        //   children are nodes of the tree: `n` just linked, with a leaf's augmented values
+        //   (this function's `# Safety`), and its other child, as before;
+        // - `stop` is null, an ancestor of every node;
+        // - this handle has exclusive access to the tree (type invariant).
+        unsafe { propagate::<A>(parent, ptr::null_mut()) };
+        // rb_insert_augmented_cached(), also a static inline: the leftmost
+        // cache, then lib/rbtree.c's exported rebalancing with our rotate.
+        if leftmost {
+            // SAFETY: `tree` points to a valid `rb_root_cached` that this handle may modify
+            // (type invariant).
+            // INVARIANT: every step of the descent went left, so `n` is the new leftmost.
+            unsafe { (*tree).rb_leftmost = n };
+        }
+        // SAFETY:
+        // - `n` is a red leaf just linked in this tree, whose root is `(*tree).rb_root`,
+        //   valid (type invariant);
+        // - `rotate::<A>` is the rotate callback of the tree's augmentation `A` (type
+        //   invariant), so the augmented values stay right through the rotations;
+        // - this handle has exclusive access to the tree (type invariant).
+        unsafe { bindings::__rb_insert_augmented(n, &raw mut (*tree).rb_root, Some(rotate::<A>)) };
     }
 
     /// `rb_erase_augmented_cached()`, a static inline in C, written out here so
@@ -253,107 +308,181 @@ impl<A: Augment> RbRootCached<A> {
     ///
     /// # Safety
     ///
-    /// `node` must be in this tree.
+    /// `node` must be a node of this tree.
     #[inline(always)]
     pub unsafe fn erase(&mut self, node: NonNull<bindings::rb_node>) {
+        // In the SAFETY comments below, "a node of this tree" is valid, embedded in a live
+        // element and modifiable through this handle (type invariants); `node` stays valid
+        // after it is unlinked: its element lives on.
         let tree = self.root.as_ptr();
         let node = node.as_ptr();
-        // SAFETY: by the type invariant the tree is valid and ours; the caller
-        // guarantees `node` is in it, so every link followed below is a valid
-        // node of this tree (or null where the C tests for null).
-        unsafe {
-            if (*tree).rb_leftmost == node {
-                (*tree).rb_leftmost = leftmost_next(node);
-            }
-            let root = &raw mut (*tree).rb_root;
-            let child = (*node).rb_right;
-            let mut tmp = (*node).rb_left;
-            let rebalance: *mut bindings::rb_node;
-            let pc;
+        // SAFETY: `tree` points to a valid `rb_root_cached` (type invariant).
+        if unsafe { (*tree).rb_leftmost } == node {
+            // SAFETY:
+            // - `node` is the tree's leftmost node (type invariant: the cache is right) of
+            //   this valid tree (type invariant);
+            // - `tree` is valid and this handle may modify it (type invariant).
+            // INVARIANT: the leftmost node goes; its successor becomes the leftmost.
+            unsafe { (*tree).rb_leftmost = leftmost_next(node) };
+        }
+        // SAFETY: `tree` points to a valid `rb_root_cached` (type invariant).
+        let root = unsafe { &raw mut (*tree).rb_root };
+        // SAFETY: `node` is a node of this tree (this function's `# Safety`).
+        let child = unsafe { (*node).rb_right };
+        // SAFETY: `node` is a node of this tree (this function's `# Safety`).
+        let mut tmp = unsafe { (*node).rb_left };
+        let rebalance: *mut bindings::rb_node;
+        let pc;
 
-            if tmp.is_null() {
-                // Case 1: at most one child (the right one). If there is one it
-                // is red and node black: recolour locally, no rebalancing.
-                pc = (*node).__rb_parent_color;
-                let parent = pc_parent(pc);
-                change_child(node, child, parent, root);
-                if !child.is_null() {
-                    (*child).__rb_parent_color = pc;
-                    rebalance = ptr::null_mut();
-                } else {
-                    rebalance = if pc_is_black(pc) {
-                        parent
-                    } else {
-                        ptr::null_mut()
-                    };
-                }
-                tmp = parent;
-            } else if child.is_null() {
-                // Still case 1, the child is the left one.
-                pc = (*node).__rb_parent_color;
-                (*tmp).__rb_parent_color = pc;
-                let parent = pc_parent(pc);
-                change_child(node, tmp, parent, root);
+        if tmp.is_null() {
+            // Case 1: at most one child (the right one). If there is one it
+            // is red and node black: recolour locally, no rebalancing.
+            // SAFETY: `node` is a node of this tree (this function's `# Safety`).
+            pc = unsafe { (*node).__rb_parent_color };
+            let parent = pc_parent(pc);
+            // SAFETY:
+            // - `parent` is `node`'s parent, a node of this tree, or null when `node` is the
+            //   root of this tree, whose `rb_root` is `root`, valid (type invariant);
+            // - `node` is `parent`'s child (or the root node);
+            // - this handle may modify the tree (type invariant).
+            unsafe { change_child(node, child, parent, root) };
+            if !child.is_null() {
+                // SAFETY: `child` is `node`'s right child, non-null: a node of this tree.
+                unsafe { (*child).__rb_parent_color = pc };
                 rebalance = ptr::null_mut();
-                tmp = parent;
             } else {
-                let mut successor = child;
-                let parent;
-                let child2;
-                tmp = (*child).rb_left;
-                if tmp.is_null() {
-                    // Case 2: node's successor is its right child.
-                    parent = successor;
-                    child2 = (*successor).rb_right;
-                    copy::<A>(node, successor);
+                rebalance = if pc_is_black(pc) {
+                    parent
                 } else {
-                    // Case 3: the successor is the leftmost node under node's
-                    // right child.
-                    let mut p;
-                    loop {
-                        p = successor;
-                        successor = tmp;
-                        tmp = (*tmp).rb_left;
-                        if tmp.is_null() {
-                            break;
-                        }
+                    ptr::null_mut()
+                };
+            }
+            tmp = parent;
+        } else if child.is_null() {
+            // Still case 1, the child is the left one.
+            // SAFETY: `node` is a node of this tree (this function's `# Safety`).
+            pc = unsafe { (*node).__rb_parent_color };
+            // SAFETY: `tmp` is `node`'s left child, non-null: a node of this tree.
+            unsafe { (*tmp).__rb_parent_color = pc };
+            let parent = pc_parent(pc);
+            // SAFETY:
+            // - `parent` is `node`'s parent, a node of this tree, or null when `node` is the
+            //   root of this tree, whose `rb_root` is `root`, valid (type invariant);
+            // - `node` is `parent`'s child (or the root node);
+            // - this handle may modify the tree (type invariant).
+            unsafe { change_child(node, tmp, parent, root) };
+            rebalance = ptr::null_mut();
+            tmp = parent;
+        } else {
+            let mut successor = child;
+            let parent;
+            let child2;
+            // SAFETY: `child` is `node`'s right child, non-null: a node of this tree.
+            tmp = unsafe { (*child).rb_left };
+            if tmp.is_null() {
+                // Case 2: node's successor is its right child.
+                parent = successor;
+                // SAFETY: `successor` is `child`, a node of this tree.
+                child2 = unsafe { (*successor).rb_right };
+                // SAFETY:
+                // - `node` and `successor` are nodes of this tree, which uses `A` (this
+                //   function's `# Safety`, type invariant);
+                // - this handle has exclusive access to the tree (type invariant).
+                unsafe { copy::<A>(node, successor) };
+            } else {
+                // Case 3: the successor is the leftmost node under node's
+                // right child.
+                let mut p;
+                loop {
+                    p = successor;
+                    successor = tmp;
+                    // SAFETY: `tmp` is a non-null left child of a node of this tree, so a
+                    // node of this tree.
+                    tmp = unsafe { (*tmp).rb_left };
+                    if tmp.is_null() {
+                        break;
                     }
-                    parent = p;
-                    child2 = (*successor).rb_right;
+                }
+                parent = p;
+                // SAFETY: `successor` is a non-null left child of a node of this tree, so a
+                // node of this tree.
+                child2 = unsafe { (*successor).rb_right };
+                // SAFETY: `parent` (`child` or a node below it) and `successor` (its left
+                // child) are nodes of this tree. WRITE_ONCE as in C: lockless readers of the
+                // tree's shape may look.
+                unsafe {
                     ptr::write_volatile(&raw mut (*parent).rb_left, child2);
                     ptr::write_volatile(&raw mut (*successor).rb_right, child);
-                    set_parent(child, successor);
-                    copy::<A>(node, successor);
-                    propagate::<A>(parent, successor);
                 }
+                // SAFETY: `child` is `node`'s right child, non-null: a node of this tree.
+                unsafe { set_parent(child, successor) };
+                // SAFETY:
+                // - `node` and `successor` are nodes of this tree, which uses `A` (this
+                //   function's `# Safety`, type invariant);
+                // - this handle has exclusive access to the tree (type invariant).
+                unsafe { copy::<A>(node, successor) };
+                // SAFETY:
+                // - `parent` is a node of this tree, which uses `A` (type invariant), and its
+                //   children are nodes of it: `child2` and its left one;
+                // - `successor` is now an ancestor of `parent`: `parent` is `child` or below
+                //   it, and `child`'s parent is now `successor`;
+                // - this handle has exclusive access to the tree (type invariant).
+                unsafe { propagate::<A>(parent, successor) };
+            }
 
-                tmp = (*node).rb_left;
-                ptr::write_volatile(&raw mut (*successor).rb_left, tmp);
-                set_parent(tmp, successor);
+            // SAFETY: `node` is a node of this tree (this function's `# Safety`).
+            tmp = unsafe { (*node).rb_left };
+            // SAFETY: `successor` is `child` or a node below it: a node of this tree.
+            // WRITE_ONCE as in C: lockless readers of the tree's shape may look.
+            unsafe { ptr::write_volatile(&raw mut (*successor).rb_left, tmp) };
+            // SAFETY: `tmp` is `node`'s left child, non-null (a null one is case 1): a node
+            // of this tree.
+            unsafe { set_parent(tmp, successor) };
 
-                pc = (*node).__rb_parent_color;
-                tmp = pc_parent(pc);
-                change_child(node, successor, tmp, root);
+            // SAFETY: `node` is a node of this tree (this function's `# Safety`).
+            pc = unsafe { (*node).__rb_parent_color };
+            tmp = pc_parent(pc);
+            // SAFETY:
+            // - `tmp` is `node`'s parent, a node of this tree, or null when `node` is the
+            //   root of this tree, whose `rb_root` is `root`, valid (type invariant);
+            // - `node` is `tmp`'s child (or the root node);
+            // - this handle may modify the tree (type invariant).
+            unsafe { change_child(node, successor, tmp, root) };
 
-                if !child2.is_null() {
-                    // rb_set_parent_color(child2, parent, RB_BLACK)
-                    (*child2).__rb_parent_color = parent as usize | RB_BLACK;
-                    rebalance = ptr::null_mut();
+            if !child2.is_null() {
+                // rb_set_parent_color(child2, parent, RB_BLACK)
+                // SAFETY: `child2` is `successor`'s right child, non-null: a node of this
+                // tree.
+                unsafe { (*child2).__rb_parent_color = parent as usize | RB_BLACK };
+                rebalance = ptr::null_mut();
+            } else {
+                // SAFETY: `successor` is `child` or a node below it: a node of this tree.
+                rebalance = if pc_is_black(unsafe { (*successor).__rb_parent_color }) {
+                    parent
                 } else {
-                    rebalance = if pc_is_black((*successor).__rb_parent_color) {
-                        parent
-                    } else {
-                        ptr::null_mut()
-                    };
-                }
-                (*successor).__rb_parent_color = pc;
-                tmp = successor;
+                    ptr::null_mut()
+                };
             }
+            // SAFETY: `successor` is `child` or a node below it: a node of this tree.
+            unsafe { (*successor).__rb_parent_color = pc };
+            tmp = successor;
+        }
 
-            propagate::<A>(tmp, ptr::null_mut());
-            if !rebalance.is_null() {
-                bindings::__rb_erase_color(rebalance, root, Some(rotate::<A>));
-            }
+        // SAFETY:
+        // - `tmp` is null or a node of this tree, which uses `A` (type invariant): the node
+        //   that took `node`'s place, or `node`'s old parent; its children are nodes of it;
+        // - `stop` is null, an ancestor of every node;
+        // - this handle has exclusive access to the tree (type invariant).
+        unsafe { propagate::<A>(tmp, ptr::null_mut()) };
+        if !rebalance.is_null() {
+            // SAFETY:
+            // - `rebalance` is a node of this tree, whose root is `root`, valid (type
+            //   invariant), and the tree is a valid red-black tree but for the black height
+            //   that `__rb_erase_color()` restores from `rebalance`;
+            // - `rotate::<A>` is the rotate callback of the tree's augmentation `A` (type
+            //   invariant), so the augmented values stay right through the rotations;
+            // - this handle has exclusive access to the tree (type invariant).
+            unsafe { bindings::__rb_erase_color(rebalance, root, Some(rotate::<A>)) };
         }
     }
 }
@@ -368,18 +497,20 @@ impl<A: Augment> RbRootCached<A> {
 /// `node` must be the leftmost node of a valid tree.
 #[inline(always)]
 unsafe fn leftmost_next(node: *mut bindings::rb_node) -> *mut bindings::rb_node {
-    // SAFETY: guaranteed by the caller; every link followed is a child pointer of a
-    // valid node of the tree.
-    unsafe {
-        let mut next = (*node).rb_right;
-        if next.is_null() {
-            return pc_parent((*node).__rb_parent_color);
-        }
-        while !(*next).rb_left.is_null() {
-            next = (*next).rb_left;
-        }
-        next
+    // SAFETY: `node` is a node of a valid tree (this function's `# Safety`).
+    let mut next = unsafe { (*node).rb_right };
+    if next.is_null() {
+        // SAFETY: `node` is a node of a valid tree (this function's `# Safety`).
+        return pc_parent(unsafe { (*node).__rb_parent_color });
     }
+    // SAFETY: `next` is non-null and `node`'s right child or a left child below it, so a
+    // node of the valid tree.
+    while !unsafe { (*next).rb_left }.is_null() {
+        // SAFETY: `next` is non-null and `node`'s right child or a left child below it, so
+        // a node of the valid tree.
+        next = unsafe { (*next).rb_left };
+    }
+    next
 }
 
 /// `__rb_parent(pc)`.
@@ -401,7 +532,7 @@ fn pc_is_black(pc: usize) -> bool {
 /// `rb` must be a valid node the caller may write.
 #[inline(always)]
 unsafe fn set_parent(rb: *mut bindings::rb_node, p: *mut bindings::rb_node) {
-    // SAFETY: guaranteed by the caller.
+    // SAFETY: `rb` is a valid node that the caller may write (this function's `# Safety`).
     // `p` is aligned, so this is `rb_color(rb) + p` of the C without a carry.
     unsafe {
         (*rb).__rb_parent_color = ((*rb).__rb_parent_color & RB_BLACK).wrapping_add(p as usize)
@@ -413,7 +544,8 @@ unsafe fn set_parent(rb: *mut bindings::rb_node, p: *mut bindings::rb_node) {
 ///
 /// # Safety
 ///
-/// `parent` must be null or a valid node whose child `old` is; `root` valid.
+/// `parent` must be null or a valid node whose child `old` is, which the caller may
+/// write; when `parent` is null, `root` must be valid and the caller may write it.
 #[inline(always)]
 unsafe fn change_child(
     old: *mut bindings::rb_node,
@@ -421,17 +553,21 @@ unsafe fn change_child(
     parent: *mut bindings::rb_node,
     root: *mut bindings::rb_root,
 ) {
-    // SAFETY: guaranteed by the caller; WRITE_ONCE as in C (lockless readers
-    // of the tree's shape, e.g. rb_first() under RCU elsewhere, may look).
-    unsafe {
-        if !parent.is_null() {
+    // WRITE_ONCE as in C: lockless readers of the tree's shape (e.g. rb_first() under RCU
+    // elsewhere) may look.
+    if !parent.is_null() {
+        // SAFETY: `parent` is non-null, so a valid node that the caller may write (this
+        // function's `# Safety`).
+        unsafe {
             if (*parent).rb_left == old {
                 ptr::write_volatile(&raw mut (*parent).rb_left, new);
             } else {
                 ptr::write_volatile(&raw mut (*parent).rb_right, new);
             }
-        } else {
-            ptr::write_volatile(&raw mut (*root).rb_node, new);
         }
+    } else {
+        // SAFETY: `parent` is null, so `root` is valid and the caller may write it (this
+        // function's `# Safety`).
+        unsafe { ptr::write_volatile(&raw mut (*root).rb_node, new) };
     }
 }
