@@ -17,7 +17,8 @@
 //! Anything else fails with EINVAL and changes nothing.
 
 use super::api::{parse_u64, text, DebugFile, Text};
-use super::runqueue::{possible_cpus, show_per_cpu, RqGuard};
+use super::per_cpu::show_per_cpu;
+use crate::rq::{possible_cpus, RqGuard};
 use crate::verify::{enabled, plant, set_enabled, Plant, NAMES};
 use kernel::error::{code::EINVAL, Result};
 
@@ -28,10 +29,7 @@ impl DebugFile for VerifyFile {
     const WRITABLE: bool = true;
 
     fn show(&self, m: &mut Text) -> Result {
-        show_per_cpu(m, &NAMES, |g| {
-            // SAFETY: the guard holds the runqueue lock the counters are written under.
-            unsafe { (*g.as_ptr()).eevdf_verify }
-        })?;
+        show_per_cpu(m, &NAMES, RqGuard::verify_counts)?;
         text!(m, "enabled {}\n", u8::from(enabled()))
     }
 
@@ -47,9 +45,7 @@ impl DebugFile for VerifyFile {
                     return Err(EINVAL);
                 }
                 for cpu in possible_cpus() {
-                    let g = RqGuard::lock(cpu)?;
-                    // SAFETY: the guard holds the runqueue lock the counters are written under.
-                    unsafe { (*g.as_ptr()).eevdf_verify = [0; NAMES.len()] };
+                    RqGuard::lock(cpu)?.reset_verify_counts();
                 }
             }
         }

@@ -2,52 +2,57 @@
 
 //! The fair class's EEVDF core, in Rust: `struct sched_entity` and `struct cfs_rq`
 //! (from bindgen, never hand-copied) implement the core's [`Entity`], [`Timeline`]
-//! and [`Runqueue`], and the `extern "C"` entry points that fair.c calls under
-//! `CONFIG_SCHED_EEVDF_RUST` run the core's operations on them.
+//! and [`Runqueue`], so the core's operations run on them; kernel/entry.rs calls them
+//! for fair.c.
 //!
 //! # Safety argument
 //!
-//! Every entry point is called by fair.c with the runqueue lock of `cfs_rq` held
-//! (that is where fair.c calls the C functions they replace), with `cfs_rq`
-//! valid and every `sched_entity` pointer valid and belonging to that `cfs_rq`
-//! (queued on it, or about to be). The lock gives exclusive access to the
-//! `cfs_rq`, its timeline and the queued entities for the duration of the call,
-//! which is what [`Se`] and [`CfsRq`] require. Nothing here allocates, sleeps or
-//! panics (the core is panic-free and uses wrapping arithmetic), so these are
-//! fine in atomic context.
+//! A [`CfsRq`] reference and the [`Se`] handles made from it carry the lifetime `'rq` of
+//! the proof that the runqueue lock is held (kernel/rq.rs: [`with_locked`] for an entry
+//! point, whose caller holds it; [`RqGuard`] for a reader that takes it). The lock gives
+//! exclusive access to the `cfs_rq`, its timeline and its entities for that lifetime,
+//! which is what every access here relies on. Nothing here allocates, sleeps or panics
+//! (the core is panic-free and uses wrapping arithmetic), so all of it is fine in atomic
+//! context.
+//!
+//! [`with_locked`]: crate::rq::with_locked
+//! [`RqGuard`]: crate::rq::RqGuard
 
-use crate::debugfs::stats::{self, Stat};
 use crate::rbtree_augmented::{self as rb, Augment, RbRootCached};
 use crate::sched_eevdf::{
-    self as core_, min_deadline_update, Config, Context, EnqueueFlags, Entity, Features,
-    LoadWeight, PickReason, Runqueue, Timeline, WakeupPreempt,
+    self as core_, min_deadline_update, Config, Context, Entity, Features, LoadWeight, Runqueue,
+    Timeline,
 };
-use crate::verify;
-use core::ptr::{self, NonNull};
+use crate::stats::{self, Stat};
+use core::{
+    marker::PhantomData,
+    ptr::{self, NonNull},
+};
 use kernel::{bindings, types::Opaque};
 
-/// A handle to a `struct sched_entity`.
+/// A handle to a `struct sched_entity` of a locked runqueue, for the lifetime `'rq` of the
+/// proof of that lock.
 ///
 /// # Invariants
 ///
-/// The pointer is valid, and the entity is accessed only under the runqueue lock
-/// of the `cfs_rq` it is queued on (or about to be), held for as long as the
-/// handle is used. Handles are not kept beyond the entry point that made them.
+/// For all of `'rq`: the pointer is a valid `struct sched_entity`, of the `cfs_rq` it is
+/// queued on (or about to be, or current of), and that `cfs_rq`'s runqueue lock is held,
+/// so this CPU alone accesses the entity's scheduling fields.
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
-pub struct Se(NonNull<bindings::sched_entity>);
+pub struct Se<'rq>(NonNull<bindings::sched_entity>, PhantomData<&'rq ()>);
 
-impl Se {
+impl<'rq> Se<'rq> {
     /// Wraps a pointer from C.
     ///
     /// # Safety
     ///
-    /// `se` must be null or valid, and the caller must hold the runqueue lock
-    /// that protects it for as long as the handle is used.
+    /// - `se` is null or a valid `struct sched_entity`;
+    /// - the lock of the runqueue it belongs to is held for all of `'rq`.
     #[inline]
-    pub unsafe fn from_raw(se: *mut bindings::sched_entity) -> Option<Se> {
-        // INVARIANT: guaranteed by the caller.
-        NonNull::new(se).map(Se)
+    pub unsafe fn from_raw(se: *mut bindings::sched_entity) -> Option<Se<'rq>> {
+        // INVARIANT: the caller's obligations are the invariant's.
+        NonNull::new(se).map(|p| Se(p, PhantomData))
     }
 
     /// The raw pointer.
@@ -71,11 +76,13 @@ impl Se {
     /// `node` must be the `run_node` of a valid entity that the caller may access
     /// under the same lock as its other handles.
     #[inline]
-    unsafe fn from_node(node: NonNull<bindings::rb_node>) -> Se {
+    unsafe fn from_node(node: NonNull<bindings::rb_node>) -> Se<'rq> {
         let off = core::mem::offset_of!(bindings::sched_entity, run_node);
-        // SAFETY: the caller guarantees `node` is embedded in a sched_entity at
-        // offset `off`, so the subtraction stays in that object.
-        Se(unsafe { NonNull::new_unchecked(node.as_ptr().byte_sub(off).cast()) })
+        // SAFETY: `node` is the `run_node` of a `sched_entity` (caller), at offset `off`
+        // in it: the subtraction stays in that object and gives its (non-null) start.
+        let se = unsafe { NonNull::new_unchecked(node.as_ptr().byte_sub(off).cast()) };
+        // INVARIANT: the entity is valid and its lock held for `'rq` (caller).
+        Se(se, PhantomData)
     }
 }
 
@@ -85,12 +92,14 @@ macro_rules! se_fields {
         $(
             #[inline]
             fn $get(self) -> $t {
-                // SAFETY: by the type invariant the entity is valid and ours.
+                // SAFETY: the entity is valid and its runqueue lock held (type invariant):
+                // no other CPU writes the field meanwhile.
                 unsafe { (*self.0.as_ptr()).$field as $t }
             }
             #[inline]
             fn $set(self, v: $t) {
-                // SAFETY: as above.
+                // SAFETY: the entity is valid and its runqueue lock held (type invariant):
+                // no other CPU reads or writes the field meanwhile.
                 unsafe { (*self.0.as_ptr()).$field = v as _ };
             }
         )*
@@ -103,19 +112,21 @@ macro_rules! se_flags {
         $(
             #[inline]
             fn $get(self) -> bool {
-                // SAFETY: by the type invariant the entity is valid and ours.
+                // SAFETY: the entity is valid and its runqueue lock held (type invariant):
+                // no other CPU writes the flag meanwhile.
                 unsafe { (*self.0.as_ptr()).$field != 0 }
             }
             #[inline]
             fn $set(self, v: bool) {
-                // SAFETY: as above.
+                // SAFETY: the entity is valid and its runqueue lock held (type invariant):
+                // no other CPU reads or writes the flag meanwhile.
                 unsafe { (*self.0.as_ptr()).$field = u8::from(v) };
             }
         )*
     };
 }
 
-impl Entity for Se {
+impl Entity for Se<'_> {
     se_fields! {
         vruntime / set_vruntime: vruntime as u64,
         deadline / set_deadline: deadline as u64,
@@ -133,7 +144,7 @@ impl Entity for Se {
 
     #[inline]
     fn load(self) -> LoadWeight {
-        // SAFETY: by the type invariant the entity is valid and ours.
+        // SAFETY: the entity is valid and its runqueue lock held (type invariant).
         let lw = unsafe { (*self.0.as_ptr()).load };
         LoadWeight {
             weight: lw.weight as u64,
@@ -143,7 +154,8 @@ impl Entity for Se {
 
     #[inline]
     fn set_load(self, lw: LoadWeight) {
-        // SAFETY: as above.
+        // SAFETY: the entity is valid and its runqueue lock held (type invariant): no
+        // other CPU reads or writes its weight meanwhile.
         unsafe {
             (*self.0.as_ptr()).load.weight = lw.weight as _;
             (*self.0.as_ptr()).load.inv_weight = lw.inv_weight;
@@ -160,8 +172,8 @@ pub struct SeAugment;
 unsafe impl Augment for SeAugment {
     #[inline]
     unsafe fn compute(node: NonNull<bindings::rb_node>) -> bool {
-        // SAFETY: the caller guarantees `node` and its children are run_nodes of
-        // entities of a timeline it holds exclusively.
+        // SAFETY: `node` and its children are `run_node`s of entities of a timeline whose
+        // lock the caller holds (`Augment::compute`'s contract), for this call.
         unsafe {
             let l = rb::left(node).map(|n| Se::from_node(n));
             let r = rb::right(node).map(|n| Se::from_node(n));
@@ -171,41 +183,77 @@ unsafe impl Augment for SeAugment {
 
     #[inline]
     unsafe fn copy(old: NonNull<bindings::rb_node>, new: NonNull<bindings::rb_node>) {
-        // SAFETY: as for `compute`.
+        // SAFETY: `old` and `new` are `run_node`s of entities of a timeline whose lock the
+        // caller holds (`Augment::copy`'s contract), for this call.
         let (o, n) = unsafe { (Se::from_node(old), Se::from_node(new)) };
         n.set_min_deadline(o.min_deadline());
         n.set_min_slice(o.min_slice());
     }
 }
 
-/// A `struct cfs_rq`, seen through a reference: `&CfsRq` is the C pointer itself, so
-/// the entry points pass it on in a register (a stack copy of a handle would force a
-/// frame on every entry point that calls out, and rule out tail calls).
+/// A `struct cfs_rq` whose runqueue lock is held for `'rq`, seen through a reference
+/// `&'rq CfsRq<'rq>`: the reference is the C pointer itself, so the entry points pass it
+/// on in a register (a stack copy of a handle would force a frame on every entry point
+/// that calls out, and rule out tail calls). The entity handles it gives out are
+/// [`Se<'rq>`](Se): they end with the proof of the lock.
+///
+/// Only kernel/rq.rs makes these references ([`with_locked`], [`RqGuard::root`]), and
+/// kernel/snapshot.rs for the groups of a runqueue whose guard it holds.
 ///
 /// # Invariants
 ///
-/// A reference to it is valid and its runqueue lock is held for as long as the reference
-/// lives; its timeline's nodes are the `run_node`s of its queued entities (except current)
-/// and are augmented by [`SeAugment`]. The fields are written through raw pointers
-/// ([`Opaque`]), by this file under the lock, as C does.
+/// For all of `'rq`: the `cfs_rq` is valid and its runqueue lock is held; its timeline's
+/// nodes are the `run_node`s of its queued entities (except current) and are augmented by
+/// [`SeAugment`]. The fields are written through raw pointers ([`Opaque`]), under the
+/// lock, as C does.
+///
+/// [`with_locked`]: crate::rq::with_locked
+/// [`RqGuard::root`]: crate::rq::RqGuard::root
 #[repr(transparent)]
-pub struct CfsRq(Opaque<bindings::cfs_rq>);
+pub struct CfsRq<'rq>(Opaque<bindings::cfs_rq>, PhantomData<Se<'rq>>);
 
-impl CfsRq {
-    /// Wraps a pointer from C.
+impl<'rq> CfsRq<'rq> {
+    /// Wraps a pointer from C, shared.
     ///
     /// # Safety
     ///
-    /// `cfs_rq` must be valid, and the caller must hold its runqueue lock for as
-    /// long as the reference (and the entity handles obtained from it) are used.
+    /// - `cfs_rq` is a valid `struct cfs_rq`;
+    /// - the lock of its runqueue is held for all of `'rq`.
     #[inline]
-    pub unsafe fn from_raw<'a>(cfs_rq: *mut bindings::cfs_rq) -> &'a mut CfsRq {
-        // INVARIANT: guaranteed by the caller; fair.c calls the entry points
-        // with a valid cfs_rq.
-        // SAFETY: `CfsRq` is a transparent wrapper of `Opaque<cfs_rq>`, itself transparent
-        // over `cfs_rq`; the pointer is valid and, under the lock, not used by anyone else
-        // while the reference lives.
-        unsafe { &mut *cfs_rq.cast::<CfsRq>() }
+    pub(crate) unsafe fn from_raw(cfs_rq: *mut bindings::cfs_rq) -> &'rq CfsRq<'rq> {
+        // SAFETY: `CfsRq` is transparent over `Opaque<cfs_rq>`, itself transparent over
+        // `cfs_rq`, and the pointer is valid for `'rq` (caller); a shared reference to an
+        // `Opaque` allows the writes under the lock that other holders of it make.
+        // INVARIANT: the caller's obligations are the invariant's.
+        unsafe { &*cfs_rq.cast::<CfsRq<'rq>>() }
+    }
+
+    /// Wraps a pointer from C, exclusive.
+    ///
+    /// # Safety
+    ///
+    /// As [`CfsRq::from_raw`], and no other reference to this `cfs_rq` is used during
+    /// `'rq` (the lock's exclusion: fair.c's caller does not use it meanwhile).
+    #[inline]
+    pub(crate) unsafe fn from_raw_mut(cfs_rq: *mut bindings::cfs_rq) -> &'rq mut CfsRq<'rq> {
+        // SAFETY: as in `from_raw`, and the reference is unique for `'rq` (caller).
+        // INVARIANT: the caller's obligations are the invariant's.
+        unsafe { &mut *cfs_rq.cast::<CfsRq<'rq>>() }
+    }
+
+    /// The handle of an entity of this `cfs_rq`, for the same lifetime.
+    ///
+    /// # Safety
+    ///
+    /// `se` is a valid `struct sched_entity` of this `cfs_rq` (queued on it, about to be,
+    /// or its current), so the lock this reference proves protects it.
+    #[inline(always)]
+    pub(crate) unsafe fn entity(&self, se: *mut bindings::sched_entity) -> Se<'rq> {
+        // SAFETY: `se` is valid, hence not null (caller).
+        let p = unsafe { NonNull::new_unchecked(se) };
+        // INVARIANT: valid, and protected by the lock held for `'rq` (caller, and this
+        // reference's invariant).
+        Se(p, PhantomData)
     }
 
     #[inline]
@@ -214,10 +262,11 @@ impl CfsRq {
     }
 
     #[inline]
-    fn tree(&self) -> RbRootCached<SeAugment> {
-        // SAFETY: by the type invariant the cfs_rq is valid and locked, and its
-        // timeline is augmented by `SeAugment`.
-        // The address of a field of a valid object is not null.
+    fn tree(&self) -> RbRootCached<'_, SeAugment> {
+        // SAFETY:
+        // - the cfs_rq is valid and locked, and its timeline augmented by `SeAugment`
+        //   (type invariant), for as long as `self` is borrowed;
+        // - the address of a field of a valid object is not null.
         unsafe {
             RbRootCached::from_raw(NonNull::new_unchecked(
                 &raw mut (*self.raw()).tasks_timeline,
@@ -249,16 +298,16 @@ impl CfsRq {
 
     /// Counts `s` in this CPU's counters (`/sys/kernel/debug/sched/eevdf/stats`).
     #[inline(always)]
-    fn count(&self, s: Stat) {
+    pub(crate) fn count(&self, s: Stat) {
         // SAFETY: by the type invariant the cfs_rq is valid and the lock of its runqueue,
         // `rq_of(cfs_rq)`, is held.
         unsafe { stats::count(self.rq(), s) }
     }
 
     #[inline]
-    fn se(n: Option<NonNull<bindings::rb_node>>) -> Option<Se> {
-        // SAFETY: by the type invariant every node of the timeline is the
-        // run_node of an entity protected by the same lock.
+    fn se(n: Option<NonNull<bindings::rb_node>>) -> Option<Se<'rq>> {
+        // SAFETY: `n` is a node of this timeline (every caller passes one): the `run_node`
+        // of an entity protected by the lock held for `'rq` (type invariant).
         n.map(|n| unsafe { Se::from_node(n) })
     }
 }
@@ -268,54 +317,60 @@ macro_rules! rq_fields {
         $(
             #[inline]
             fn $get(&self) -> $t {
-                // SAFETY: by the type invariant the cfs_rq is valid and locked.
+                // SAFETY: the cfs_rq is valid and its runqueue lock held (type invariant):
+                // no other CPU writes the field meanwhile.
                 unsafe { (*self.raw()).$field as $t }
             }
             #[inline]
             fn $set(&mut self, v: $t) {
-                // SAFETY: as above.
+                // SAFETY: the cfs_rq is valid and its runqueue lock held (type invariant),
+                // and `&mut self` is this CPU's one reference to it.
                 unsafe { (*self.raw()).$field = v as _ };
             }
         )*
     };
 }
 
-impl Timeline for CfsRq {
-    type Se = Se;
+impl<'rq> Timeline for CfsRq<'rq> {
+    type Se = Se<'rq>;
 
     #[inline]
-    fn root(&self) -> Option<Se> {
+    fn root(&self) -> Option<Se<'rq>> {
         Self::se(self.tree().root_node())
     }
     #[inline]
-    fn first(&self) -> Option<Se> {
+    fn first(&self) -> Option<Se<'rq>> {
         Self::se(self.tree().first())
     }
     #[inline]
-    fn left(&self, se: Se) -> Option<Se> {
-        // SAFETY: `se` is a handle of this runqueue's timeline (type invariants).
+    fn left(&self, se: Se<'rq>) -> Option<Se<'rq>> {
+        // SAFETY: `se` is an entity of this runqueue, whose lock is held (type invariants):
+        // its node's links are read under the lock that their writers hold.
         Self::se(unsafe { rb::left(se.node()) })
     }
     #[inline]
-    fn right(&self, se: Se) -> Option<Se> {
-        // SAFETY: as above.
+    fn right(&self, se: Se<'rq>) -> Option<Se<'rq>> {
+        // SAFETY: as in `left`.
         Self::se(unsafe { rb::right(se.node()) })
     }
     #[inline]
-    fn parent(&self, se: Se) -> Option<Se> {
-        // SAFETY: as above.
+    fn parent(&self, se: Se<'rq>) -> Option<Se<'rq>> {
+        // SAFETY: as in `left`.
         Self::se(unsafe { rb::parent(se.node()) })
     }
     #[inline]
-    fn is_red(&self, se: Se) -> bool {
-        // SAFETY: as above.
+    fn is_red(&self, se: Se<'rq>) -> bool {
+        // SAFETY: as in `left`.
         unsafe { rb::is_red(se.node()) }
     }
     #[inline(always)]
-    fn insert(&mut self, se: Se) {
-        // SAFETY: fair.c inserts only entities that are not in a tree, after
-        // `__enqueue_entity()` initialised the leaf's augmented values; the order
-        // is the core's `entity_less`, that of the whole timeline.
+    fn insert(&mut self, se: Se<'rq>) {
+        // SAFETY:
+        // - `se` is an entity of this locked runqueue that is in no tree: fair.c enqueues
+        //   only such entities, and the core's `__enqueue_entity()` initialised the leaf's
+        //   augmented values before inserting it;
+        // - the order is the core's `entity_less`, that of the whole timeline;
+        // - the comparison's nodes are this timeline's, so entities under the same lock.
         unsafe {
             self.tree().insert(se.node(), |a, b| {
                 core_::entity_less(Se::from_node(a), Se::from_node(b))
@@ -323,14 +378,14 @@ impl Timeline for CfsRq {
         };
     }
     #[inline(always)]
-    fn erase(&mut self, se: Se) {
-        // SAFETY: fair.c erases only entities in this timeline (queued, not
-        // current), as it did with the C `__dequeue_entity()`.
+    fn erase(&mut self, se: Se<'rq>) {
+        // SAFETY: `se` is in this timeline: fair.c erases only queued entities that are not
+        // current, as it did with the C `__dequeue_entity()`.
         unsafe { self.tree().erase(se.node()) };
     }
 }
 
-impl Runqueue for CfsRq {
+impl<'rq> Runqueue for CfsRq<'rq> {
     rq_fields! {
         zero_vruntime / set_zero_vruntime: zero_vruntime as u64,
         avg_vruntime / set_avg_vruntime: avg_vruntime as i64,
@@ -340,14 +395,16 @@ impl Runqueue for CfsRq {
     }
 
     #[inline]
-    fn curr(&self) -> Option<Se> {
-        // SAFETY: by the type invariant; `curr` is an entity of this cfs_rq.
+    fn curr(&self) -> Option<Se<'rq>> {
+        // SAFETY: the cfs_rq is valid and locked for `'rq` (type invariant); its `curr` is
+        // null or one of its entities, protected by the same lock.
         unsafe { Se::from_raw((*self.raw()).curr) }
     }
 
     #[inline]
-    fn set_curr(&mut self, se: Option<Se>) {
-        // SAFETY: as above.
+    fn set_curr(&mut self, se: Option<Se<'rq>>) {
+        // SAFETY: the cfs_rq is valid and locked (type invariant), and `&mut self` is this
+        // CPU's one reference to it.
         unsafe { (*self.raw()).curr = se.map_or(ptr::null_mut(), Se::as_ptr) };
     }
 }
@@ -425,17 +482,17 @@ const _: () = assert!(
 /// it); the guest tests toggle features, which runs the other copy.
 macro_rules! with_config {
     ($cfg:ident, ($($a:ident: $t:ty),*) -> $ret:ty => $body:expr) => {{
-        let cfg = config();
-        if cfg.features == Features::DEFAULT {
-            let $cfg = Config {
-                features: Features::DEFAULT,
+        let cfg = $crate::fair::config();
+        if cfg.features == $crate::sched_eevdf::Features::DEFAULT {
+            let $cfg = $crate::sched_eevdf::Config {
+                features: $crate::sched_eevdf::Features::DEFAULT,
                 ..cfg
             };
             $body
         } else {
             #[inline(never)]
-            fn other($($a: $t),*) -> $ret {
-                let $cfg = config();
+            fn other<'r>($($a: $t),*) -> $ret {
+                let $cfg = $crate::fair::config();
                 $body
             }
             other($($a),*)
@@ -443,372 +500,23 @@ macro_rules! with_config {
     }};
 }
 
+pub(crate) use with_config;
+
 /// The kernel's [`Context`] of an operation's out-of-line steps: the live configuration,
 /// read again ([`config()`]), and the debugfs `stats` of the runqueue's CPU, while counting.
 #[derive(Clone, Copy)]
-struct Live;
+pub(crate) struct Live;
 
-impl Context<CfsRq> for Live {
+impl Context<CfsRq<'_>> for Live {
     #[inline]
     fn config(self) -> Config {
         config()
     }
 
     #[inline(always)]
-    fn lag_clamped(self, rq: &CfsRq) {
+    fn lag_clamped(self, rq: &CfsRq<'_>) {
         if stats::counting() {
             rq.count(Stat::LagClamped);
         }
     }
-}
-
-// The core reads ENQUEUE_INITIAL with fair.c's value.
-const _: () = assert!(EnqueueFlags::INITIAL.0 == bindings::ENQUEUE_INITIAL);
-
-/// Wraps the arguments of an entry point.
-///
-/// # Safety
-///
-/// See the module docs: valid (so non-null) pointers, runqueue lock held. fair.c never
-/// passes a null entity to these (the C functions they replace dereference it), so there
-/// is no test for one.
-#[inline(always)]
-unsafe fn args<'a>(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-) -> (&'a mut CfsRq, Se) {
-    // SAFETY: guaranteed by the caller; `se` is valid, hence not null.
-    unsafe { (CfsRq::from_raw(cfs_rq), Se(NonNull::new_unchecked(se))) }
-}
-
-/// `avg_vruntime()`.
-///
-/// # Safety
-///
-/// Called by fair.c with `cfs_rq` valid and its runqueue lock held.
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_avg_vruntime(cfs_rq: *mut bindings::cfs_rq) -> u64 {
-    // SAFETY: guaranteed by the caller.
-    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    core_::avg_vruntime(&mut *rq)
-}
-
-/// `entity_eligible()`.
-///
-/// # Safety
-///
-/// As [`sched_eevdf_avg_vruntime`], and `se` valid, of this `cfs_rq`.
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_entity_eligible(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-) -> i32 {
-    // SAFETY: guaranteed by the caller.
-    let (rq, se) = unsafe { args(cfs_rq, se) };
-    // update_curr()'s did_preempt_short() asks this once its current lost slice
-    // protection: specialised as the pick is.
-    let eligible = with_config!(cfg, (rq: &CfsRq, se: Se) -> bool => {
-        core_::entity_eligible(rq, se, cfg)
-    });
-    eligible.into()
-}
-
-/// `__enqueue_entity()`: into the sums and the timeline.
-///
-/// # Safety
-///
-/// As [`sched_eevdf_entity_eligible`], and `se` not in any timeline.
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_enqueue_entity(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-) {
-    // SAFETY: guaranteed by the caller.
-    let (rq, se) = unsafe { args(cfs_rq, se) };
-    core_::__enqueue_entity(&mut *rq, se);
-}
-
-/// `__dequeue_entity()`: out of the timeline and the sums.
-///
-/// # Safety
-///
-/// As [`sched_eevdf_entity_eligible`], and `se` in this `cfs_rq`'s timeline.
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_dequeue_entity(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-) {
-    // SAFETY: guaranteed by the caller.
-    let (rq, se) = unsafe { args(cfs_rq, se) };
-    core_::__dequeue_entity(&mut *rq, se);
-}
-
-/// `__pick_first_entity()`: the leftmost (smallest vruntime) entity.
-///
-/// # Safety
-///
-/// As [`sched_eevdf_avg_vruntime`].
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_pick_first_entity(
-    cfs_rq: *mut bindings::cfs_rq,
-) -> *mut bindings::sched_entity {
-    // SAFETY: guaranteed by the caller.
-    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    rq.first().map_or(ptr::null_mut(), Se::as_ptr)
-}
-
-/// `pick_eevdf()`, with RUN_TO_PARITY slice protection.
-///
-/// # Safety
-///
-/// As [`sched_eevdf_avg_vruntime`].
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_pick_eevdf(
-    cfs_rq: *mut bindings::cfs_rq,
-) -> *mut bindings::sched_entity {
-    if stats::counting() {
-        // SAFETY: guaranteed by the caller.
-        return unsafe { pick_counted(cfs_rq) };
-    }
-    // SAFETY: guaranteed by the caller.
-    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    let se = with_config!(cfg, (rq: &CfsRq) -> Option<Se> => {
-        let se = core_::pick_eevdf(rq, cfg);
-        verify::pick(rq, se, cfg.features);
-        se
-    });
-    se.map_or(ptr::null_mut(), Se::as_ptr)
-}
-
-/// [`sched_eevdf_pick_eevdf`] while counting: the same pick, and its reason counted. Out of
-/// line and called with the raw pointer (a tail call), so that the pick without counting
-/// keeps its own, shorter code.
-///
-/// # Safety
-///
-/// As [`sched_eevdf_pick_eevdf`].
-#[inline(never)]
-unsafe fn pick_counted(cfs_rq: *mut bindings::cfs_rq) -> *mut bindings::sched_entity {
-    // SAFETY: guaranteed by the caller.
-    let rq = unsafe { CfsRq::from_raw(cfs_rq) };
-    let cfg = config();
-    let se = core_::pick_eevdf(&*rq, cfg);
-    let why = core_::pick_reason(&*rq, se, cfg);
-    verify::pick(rq, se, cfg.features);
-    // One increment a pick: `picks` is summed from the three when the file is read.
-    match why {
-        PickReason::Idle => {}
-        PickReason::Only | PickReason::Earliest => rq.count(Stat::Picks),
-        PickReason::Parity => rq.count(Stat::PicksParity),
-        PickReason::EarliestIneligible => rq.count(Stat::PicksIneligibleEarliest),
-    }
-    se.map_or(ptr::null_mut(), Se::as_ptr)
-}
-
-/// `place_entity()` on `rq`, counted.
-#[inline(always)]
-fn place(rq: &mut CfsRq, se: Se, flags: i32) {
-    let flags = EnqueueFlags(flags as u32);
-    let lag = with_config!(cfg, (rq: &mut CfsRq, se: Se, flags: EnqueueFlags) -> i64 => {
-        core_::place_entity(rq, se, flags, cfg)
-    });
-    if stats::counting() {
-        if lag != 0 {
-            rq.count(Stat::PlaceLag);
-        }
-        if flags.contains(EnqueueFlags::INITIAL) {
-            rq.count(Stat::PlaceInitial);
-        }
-    }
-}
-
-/// `place_entity()` (current, which stays out of the timeline).
-///
-/// # Safety
-///
-/// As [`sched_eevdf_entity_eligible`].
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_place_entity(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-    flags: i32,
-) {
-    // SAFETY: guaranteed by the caller.
-    let (rq, se) = unsafe { args(cfs_rq, se) };
-    place(&mut *rq, se, flags);
-}
-
-/// `place_entity()` then `__enqueue_entity()`: `enqueue_entity()` of an entity that is not
-/// current, in one call.
-///
-/// # Safety
-///
-/// As [`sched_eevdf_entity_eligible`], and `se` not in any timeline.
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_place_enqueue_entity(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-    flags: i32,
-) {
-    // SAFETY: guaranteed by the caller.
-    let (rq, se) = unsafe { args(cfs_rq, se) };
-    place(&mut *rq, se, flags);
-    core_::__enqueue_entity(&mut *rq, se);
-}
-
-/// `update_deadline()`: true when current used up its request.
-///
-/// # Safety
-///
-/// As [`sched_eevdf_entity_eligible`].
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_update_deadline(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-) -> bool {
-    // SAFETY: guaranteed by the caller.
-    let (rq, se) = unsafe { args(cfs_rq, se) };
-    // Most calls (every update_curr()) end at the core's first comparison, before it asks
-    // for the configuration. No feature on this path: one copy, unlike the entry points
-    // below.
-    let expired = core_::update_deadline(&mut *rq, se, Live);
-    if expired && stats::counting() {
-        rq.count(Stat::SliceExpired);
-    }
-    expired
-}
-
-/// The start of `dequeue_entity()`: DELAY_DEQUEUE's decision for a sleep that may be
-/// delayed (`delay`) and, when the entity leaves, its lag saved (`update_entity_lag()`).
-/// Returns true when the dequeue is delayed (nothing changed).
-///
-/// # Safety
-///
-/// As [`sched_eevdf_entity_eligible`], and `se` queued (`on_rq`).
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_dequeue_start(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-    delay: bool,
-) -> bool {
-    // SAFETY: guaranteed by the caller.
-    let (rq, se) = unsafe { args(cfs_rq, se) };
-    with_config!(cfg, (rq: &mut CfsRq, se: Se, delay: bool) -> bool => {
-        core_::dequeue_start(rq, se, delay, cfg, Live)
-    })
-}
-
-/// The EEVDF part of `requeue_delayed_entity()`: with DELAY_ZERO, the lag saved and, when
-/// positive, dropped by placing the entity at V again.
-///
-/// # Safety
-///
-/// As [`sched_eevdf_entity_eligible`], and `se` queued and delayed.
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_requeue_delayed(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-) {
-    // SAFETY: guaranteed by the caller.
-    let (rq, se) = unsafe { args(cfs_rq, se) };
-    with_config!(cfg, (rq: &mut CfsRq, se: Se) -> () => {
-        core_::requeue_delayed(rq, se, cfg, Live)
-    })
-}
-
-/// The EEVDF part of `reweight_entity()`: lag-preserving rescaling of vruntime
-/// and deadline (queued, out of the timeline meanwhile) or of vlag, then
-/// `update_load_set()` (weight set, inverse left to be computed lazily).
-///
-/// # Safety
-///
-/// As [`sched_eevdf_entity_eligible`]; current's runtime already accounted.
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_reweight_entity(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-    weight: core::ffi::c_ulong,
-) {
-    // SAFETY: guaranteed by the caller.
-    let (rq, se) = unsafe { args(cfs_rq, se) };
-    #[expect(
-        clippy::unnecessary_cast,
-        reason = "c_ulong is u64 on the 64-bit targets this builds for, not on others"
-    )]
-    let lw = LoadWeight {
-        weight: weight as u64,
-        inv_weight: 0,
-    };
-    core_::reweight_entity(&mut *rq, se, lw, config());
-    if stats::counting() {
-        rq.count(Stat::Reweights);
-    }
-}
-
-/// The wakeup-preemption decision of `check_preempt_wakeup_fair()` for `pse`,
-/// already enqueued, against `cfs_rq->curr` (PREEMPT_SHORT included).
-///
-/// # Safety
-///
-/// As [`sched_eevdf_entity_eligible`]; current's runtime already accounted.
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_wakeup_preempt(
-    cfs_rq: *mut bindings::cfs_rq,
-    pse: *mut bindings::sched_entity,
-) -> bool {
-    if stats::counting() {
-        // SAFETY: guaranteed by the caller.
-        return unsafe { wakeup_counted(cfs_rq, pse) };
-    }
-    // SAFETY: guaranteed by the caller.
-    let (rq, pse) = unsafe { args(cfs_rq, pse) };
-    // The decision alone (the same core code), without classifying it.
-    with_config!(cfg, (rq: &mut CfsRq, pse: Se) -> bool => {
-        let want = verify::wakeup_before(rq, pse, cfg.features);
-        let got = core_::wakeup_preempt(rq, pse, cfg);
-        verify::wakeup_after(rq, want, got);
-        got
-    })
-}
-
-/// [`sched_eevdf_wakeup_preempt`] while counting: the same decision, classified and counted
-/// (out of line, as [`pick_counted`]).
-///
-/// # Safety
-///
-/// As [`sched_eevdf_wakeup_preempt`].
-#[inline(never)]
-unsafe fn wakeup_counted(cfs_rq: *mut bindings::cfs_rq, pse: *mut bindings::sched_entity) -> bool {
-    // SAFETY: guaranteed by the caller.
-    let (rq, pse) = unsafe { args(cfs_rq, pse) };
-    let cfg = config();
-    let want = verify::wakeup_before(rq, pse, cfg.features);
-    let preempts = core_::wakeup_preempt(&mut *rq, pse, cfg);
-    let why = core_::wakeup_reason(&*rq, pse, preempts, cfg);
-    verify::wakeup_after(rq, want, preempts);
-    // One increment a wakeup: `wakeups` is the sum of the outcomes.
-    rq.count(match why {
-        WakeupPreempt::ShortSlice => Stat::PreemptShort,
-        WakeupPreempt::CurrIneligible | WakeupPreempt::Idle => Stat::PreemptIneligible,
-        WakeupPreempt::EarlierDeadline => Stat::PreemptDeadline,
-        WakeupPreempt::RunToParity => Stat::WakeupParityHeld,
-        WakeupPreempt::None => Stat::WakeupNoPreempt,
-    });
-    preempts
-}
-
-/// A group entity takes its queue's minimum slice, possibly while queued.
-///
-/// # Safety
-///
-/// As [`sched_eevdf_entity_eligible`].
-#[no_mangle]
-pub unsafe extern "C" fn sched_eevdf_set_slice(
-    cfs_rq: *mut bindings::cfs_rq,
-    se: *mut bindings::sched_entity,
-    slice: u64,
-) {
-    // SAFETY: guaranteed by the caller.
-    let (rq, se) = unsafe { args(cfs_rq, se) };
-    core_::set_queued_slice(&mut *rq, se, slice);
 }

@@ -39,15 +39,18 @@ fn workload(t: &mut Test, cfg: Config, seed: u64) {
             (&raw mut SES).cast::<bindings::sched_entity>(),
         )
     };
-    // SAFETY: as above: the runqueue is private to this test, so holding no
-    // lock is exclusive access.
-    let rq = unsafe { CfsRq::from_raw(raw_rq) };
+    // SAFETY:
+    // - `raw_rq` is a valid (zeroed) `cfs_rq`, private to this test case: no lock is
+    //   needed for exclusive access, which lasts until the case returns;
+    // - nothing else uses it meanwhile.
+    let rq = unsafe { CfsRq::from_raw_mut(raw_rq) };
     // As init_cfs_rq().
     rq.set_zero_vruntime((-(1i64 << 20)) as u64);
     let mut rng = Rng(seed);
-    let ses: [Se; N] = core::array::from_fn(|i| {
-        // SAFETY: `i < N` stays in the private array (see above).
-        let se = unsafe { Se::from_raw(raw_ses.add(i)) }.unwrap_or_else(|| unreachable!());
+    let ses: [Se<'_>; N] = core::array::from_fn(|i| {
+        // SAFETY: `i < N`, so the pointer is an entity of the private, zeroed array, used
+        // by this case alone while the runqueue reference lives.
+        let se = unsafe { rq.entity(raw_ses.add(i)) };
         se.set_load(weight(&mut rng));
         se
     });

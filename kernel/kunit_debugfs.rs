@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit suite `sched_eevdf_debugfs`: the Rust debugfs bindings (debugfs/api.rs) and the
-//! runqueue access of the debugfs files (debugfs/runqueue.rs).
+//! runqueue access of the debugfs files (kernel/rq.rs).
 //!
 //! - `parse_u64` takes exactly what it documents and rejects the rest;
 //! - a directory and its file exist after creation, a second directory of the same name
@@ -13,8 +13,8 @@
 //! The guest tests (tests/guest/16-eevdf-debugfs.sh) read and write the real files.
 
 use crate::debugfs::api::{parse_u64, text, DebugFile, Dir, Text};
-use crate::debugfs::runqueue::{cpu_ids, possible_cpus, RqGuard};
 use crate::kunit::Test;
+use crate::rq::{cpu_ids, possible_cpus, RqGuard};
 use kernel::{bindings, c_str, error::code::EINVAL, str::CStr};
 
 fn parse(t: &mut Test) {

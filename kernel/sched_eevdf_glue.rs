@@ -26,27 +26,30 @@
 #[macro_use]
 pub mod sched_eevdf;
 
+pub mod entry;
 pub mod fair;
 pub mod rbtree_augmented;
+pub mod rq;
+pub mod snapshot;
+pub mod stats;
 pub mod verify;
 
 /// `/sys/kernel/debug/sched/eevdf/`: the repository's debugfs/ directory.
 ///
-/// The directory, and what only its files use, exists with SCHED_DEBUG, which makes
-/// `/sys/kernel/debug/sched/` (kernel/sched/debug.c, where patch 0005 puts the runqueue
-/// accessors too). The counters' table is the entry points' too: always built.
+/// The directory exists with SCHED_DEBUG, which makes `/sys/kernel/debug/sched/`
+/// (kernel/sched/debug.c, where patch 0005 puts the runqueue accessors too). Its files
+/// read the scheduler through the glue ([`rq`], [`snapshot`], [`stats`], [`verify`]);
+/// nothing of the glue uses them.
+#[cfg(CONFIG_SCHED_DEBUG)]
 #[path = "../debugfs"]
 pub mod debugfs {
-    #[cfg(CONFIG_SCHED_DEBUG)]
     pub mod api;
-    #[cfg(CONFIG_SCHED_DEBUG)]
     pub mod files;
-    #[cfg(CONFIG_SCHED_DEBUG)]
-    pub mod runqueue;
+    pub mod per_cpu;
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
     pub mod stats;
-    #[cfg(CONFIG_SCHED_DEBUG)]
     pub mod timeline;
-    #[cfg(all(CONFIG_SCHED_EEVDF_RUST_VERIFY, CONFIG_SCHED_DEBUG))]
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
     pub mod verify;
 }
 

@@ -24,6 +24,8 @@
 
 use crate::fair::CfsRq;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+use crate::rq::with_locked;
+#[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
 use crate::sched_eevdf::{check_invariants, reference, Entity, Runqueue, Timeline};
 use crate::{fair::Se, sched_eevdf::Features};
 
@@ -113,7 +115,7 @@ mod on {
 
     /// Counts one `c` on the runqueue of `rq` (shown by the debugfs file with SCHED_DEBUG;
     /// in `struct rq` for a crash dump either way).
-    fn count(rq: &CfsRq, c: Count) {
+    fn count(rq: &CfsRq<'_>, c: Count) {
         // SAFETY: by `CfsRq`'s invariant the cfs_rq is valid and the lock of its runqueue,
         // `rq_of(cfs_rq)`, is held: the counters are written only under that lock.
         let counts = unsafe { &mut (*rq.rq()).eevdf_verify };
@@ -123,7 +125,7 @@ mod on {
     }
 
     /// The CPU of `rq` (`cpu_of()`).
-    fn cpu(rq: &CfsRq) -> i32 {
+    fn cpu(rq: &CfsRq<'_>) -> i32 {
         #[cfg(CONFIG_SMP)]
         // SAFETY: as in `count`.
         let cpu = unsafe { (*rq.rq()).cpu };
@@ -138,7 +140,7 @@ mod on {
 
     /// Prints the runqueue: its sums and up to [`DUMP_MAX`] entities in timeline order,
     /// then current. The walk is bounded, so a corrupted tree cannot make it loop.
-    fn dump(rq: &CfsRq) {
+    fn dump<'rq>(rq: &CfsRq<'rq>) {
         let curr = rq.curr();
         log(format_args!(
             "cfs_rq: nr_queued={} zero_vruntime={} sum_wkey={} sum_w={} sum_slice={} curr={}",
@@ -153,7 +155,7 @@ mod on {
                 None => "none",
             },
         ));
-        let row = |tag: &str, i: u32, se: Se| {
+        let row = |tag: &str, i: u32, se: Se<'rq>| {
             log(format_args!(
                 "  {tag}{i}: v={} d={} slice={} w={} vlag={} delayed={} min_deadline={} min_slice={} red={}",
                 se.vruntime(),
@@ -209,7 +211,7 @@ mod on {
     }
 
     /// Reports a divergence: the log lines, the count, one WARN naming `what`.
-    fn diverged(rq: &CfsRq, what: &'static str, detail: fmt::Arguments<'_>, site: Site) {
+    fn diverged(rq: &CfsRq<'_>, what: &'static str, detail: fmt::Arguments<'_>, site: Site) {
         count(rq, Count::Divergences);
         // SAFETY: every conversion has its argument: `%d` an `int`, `%.*s` an `int` length
         // and `what`'s bytes (valid for that length), `%s` the site (NUL-terminated, by
@@ -239,7 +241,7 @@ mod on {
 
     /// Takes a pending [`Plant`] if this timeline is non-empty: corrupts its root's
     /// augmented value and returns what restores it.
-    fn take_plant(rq: &CfsRq) -> Option<(Se, Plant, u64)> {
+    fn take_plant<'rq>(rq: &CfsRq<'rq>) -> Option<(Se<'rq>, Plant, u64)> {
         if PLANT.load(Ordering::Relaxed) == 0 {
             return None;
         }
@@ -259,7 +261,7 @@ mod on {
         }
     }
 
-    pub(crate) fn timeline(rq: &CfsRq, site: Site) {
+    pub(crate) fn timeline(rq: &CfsRq<'_>, site: Site) {
         if !enabled() {
             return;
         }
@@ -276,14 +278,14 @@ mod on {
         }
     }
 
-    pub(crate) fn pick(rq: &CfsRq, got: Option<Se>, features: Features) {
+    pub(crate) fn pick<'rq>(rq: &CfsRq<'rq>, got: Option<Se<'rq>>, features: Features) {
         if !enabled() {
             return;
         }
         count(rq, Count::Picks);
         let want = reference::pick(rq, features);
         if got != want {
-            let index = |se: Option<Se>| se.map(|se| (se.vruntime(), se.deadline()));
+            let index = |se: Option<Se<'rq>>| se.map(|se| (se.vruntime(), se.deadline()));
             diverged(
                 rq,
                 "pick",
@@ -298,11 +300,15 @@ mod on {
     }
 
     /// `None` while the checks are off.
-    pub(crate) fn wakeup_before(rq: &CfsRq, pse: Se, features: Features) -> Option<bool> {
+    pub(crate) fn wakeup_before<'rq>(
+        rq: &CfsRq<'rq>,
+        pse: Se<'rq>,
+        features: Features,
+    ) -> Option<bool> {
         enabled().then(|| reference::wakeup_preempt(rq, pse, features))
     }
 
-    pub(crate) fn wakeup_after(rq: &CfsRq, want: Option<bool>, got: bool) {
+    pub(crate) fn wakeup_after(rq: &CfsRq<'_>, want: Option<bool>, got: bool) {
         let Some(want) = want else {
             return;
         };
@@ -318,6 +324,23 @@ mod on {
     }
 }
 
+/// The counters, read and reset by the debugfs file under the runqueue lock.
+#[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+impl crate::rq::RqGuard {
+    /// This CPU's counts, indexed by [`Count`].
+    pub fn verify_counts(&self) -> [u64; NAMES.len()] {
+        // SAFETY: the runqueue is valid and its lock held while the guard lives (type
+        // invariant), and the counters are written only under that lock.
+        unsafe { (*self.as_ptr()).eevdf_verify }
+    }
+
+    /// Resets this CPU's counts.
+    pub fn reset_verify_counts(&mut self) {
+        // SAFETY: as in `verify_counts`, and `&mut self` is the one user of the guard.
+        unsafe { (*self.as_ptr()).eevdf_verify = [0; NAMES.len()] };
+    }
+}
+
 // The debugfs file's switches (with SCHED_DEBUG, which makes its directory).
 #[cfg(all(CONFIG_SCHED_EEVDF_RUST_VERIFY, CONFIG_SCHED_DEBUG))]
 pub(crate) use on::{enabled, plant, set_enabled};
@@ -326,21 +349,25 @@ pub(crate) use on::{enabled, plant, set_enabled};
 ///
 /// # Safety
 ///
-/// `cfs_rq` is valid and its runqueue lock held; `site` is a NUL-terminated string.
+/// - `cfs_rq` is valid and its runqueue lock held for the call, with no other user;
+/// - `site` is a NUL-terminated string that lives as long as the kernel.
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
 #[no_mangle]
 pub unsafe extern "C" fn sched_eevdf_verify(
     cfs_rq: *mut kernel::bindings::cfs_rq,
     site: *const kernel::ffi::c_char,
 ) {
-    // SAFETY: guaranteed by the caller; fair.c passes its `__func__`.
-    let (rq, site) = unsafe { (CfsRq::from_raw(cfs_rq), on::Site::from_raw(site)) };
-    on::timeline(rq, site);
+    // SAFETY: `site` is a NUL-terminated string that lives as long as the kernel (caller:
+    // fair.c passes its `__func__`).
+    let site = unsafe { on::Site::from_raw(site) };
+    // SAFETY: `cfs_rq` is valid and its runqueue lock held for the call, with no other
+    // user (caller): `with_locked`'s obligations.
+    unsafe { with_locked(cfs_rq, |rq| on::timeline(rq, site)) };
 }
 
 /// Compares a pick with the reference's (the same features).
 #[inline(always)]
-pub(crate) fn pick(rq: &CfsRq, got: Option<Se>, features: Features) {
+pub(crate) fn pick<'rq>(rq: &CfsRq<'rq>, got: Option<Se<'rq>>, features: Features) {
     #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
     on::pick(rq, got, features);
     #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]
@@ -350,7 +377,11 @@ pub(crate) fn pick(rq: &CfsRq, got: Option<Se>, features: Features) {
 /// The reference's wakeup-preemption decision, taken before the core's (which may cancel
 /// current's slice protection); `None` without the option or with the checks off.
 #[inline(always)]
-pub(crate) fn wakeup_before(rq: &CfsRq, pse: Se, features: Features) -> Option<bool> {
+pub(crate) fn wakeup_before<'rq>(
+    rq: &CfsRq<'rq>,
+    pse: Se<'rq>,
+    features: Features,
+) -> Option<bool> {
     #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
     return on::wakeup_before(rq, pse, features);
     #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]
@@ -362,7 +393,7 @@ pub(crate) fn wakeup_before(rq: &CfsRq, pse: Se, features: Features) -> Option<b
 
 /// Compares the core's wakeup decision with [`wakeup_before`]'s.
 #[inline(always)]
-pub(crate) fn wakeup_after(rq: &CfsRq, want: Option<bool>, got: bool) {
+pub(crate) fn wakeup_after(rq: &CfsRq<'_>, want: Option<bool>, got: bool) {
     #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
     on::wakeup_after(rq, want, got);
     #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]

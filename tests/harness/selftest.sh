@@ -13,7 +13,9 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 expect() { # name want got
 	if [ "$2" = "$3" ]; then echo "ok - harness: $1 (exit $3)"; else
-		echo "not ok - harness: $1 (exit $3, expected $2)"; fails=$((fails + 1)); fi
+		echo "not ok - harness: $1 (exit $3, expected $2); the run's last lines:"
+		tail -n 40 "$tmp/out" | sed 's/^/#   /'
+		fails=$((fails + 1)); fi
 }
 
 cat >"$tmp/broken.sh" <<'G'

@@ -1,8 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! CPUs and their runqueue locks, for the debugfs files: they take each CPU's snapshot
-//! under its runqueue lock and format it after dropping the lock.
+//! CPUs and their runqueue locks: the proof of the lock that the glue's references need.
+//!
+//! A [`CfsRq`] reference, and every [`Se`] handle made from it, exists only while the
+//! runqueue lock is held, for a lifetime that cannot outlive the proof of it:
+//!
+//! - fair.c holds the lock when it calls an entry point: [`with_locked`] gives the entry
+//!   point's body a reference that lives for the call (kernel/entry.rs).
+//! - The debugfs files take the lock themselves: an [`RqGuard`] holds it, and the
+//!   references it gives out borrow the guard, so they end before the unlock.
+//!
+//! [`Se`]: crate::fair::Se
 
+use crate::fair::CfsRq;
 use kernel::{
     bindings,
     error::{code::EINVAL, Result},
@@ -116,10 +126,13 @@ impl RqGuard {
         self.rq
     }
 
-    /// The root `cfs_rq` of the locked runqueue.
-    pub fn cfs(&self) -> *mut bindings::cfs_rq {
-        // SAFETY: by the type invariant `rq` is valid; this computes a field address.
-        unsafe { &raw mut (*self.rq).cfs }
+    /// The root `cfs_rq` of the locked runqueue, for as long as the guard is borrowed.
+    pub fn root(&self) -> &CfsRq<'_> {
+        // SAFETY:
+        // - `rq` is valid and its lock held for as long as `self` lives (type invariant),
+        //   so its embedded root `cfs_rq` is valid and locked for the borrow of `self`;
+        // - the returned reference is shared: the guard gives out no `&mut` meanwhile.
+        unsafe { CfsRq::from_raw(&raw mut (*self.rq).cfs) }
     }
 }
 
@@ -130,33 +143,21 @@ impl Drop for RqGuard {
     }
 }
 
-/// Prints a per-CPU counter table: a header `cpu NAME...`, one line per online CPU with the
-/// counts `read` takes under that CPU's runqueue lock (printed after dropping it), and a
-/// line `all` with the sums. The format of the `stats` and `verify` files.
-pub fn show_per_cpu<const N: usize>(
-    m: &mut super::api::Text,
-    names: &[&str],
-    read: impl Fn(&RqGuard) -> [u64; N],
-) -> Result {
-    use super::api::text;
-    text!(m, "cpu")?;
-    for n in names {
-        text!(m, " {n}")?;
-    }
-    text!(m, "\n")?;
-    let mut all = [0u64; N];
-    for cpu in online_cpus() {
-        let counts = read(&RqGuard::lock(cpu)?);
-        text!(m, "{cpu}")?;
-        for (a, c) in all.iter_mut().zip(counts) {
-            *a = a.wrapping_add(c);
-            text!(m, " {c}")?;
-        }
-        text!(m, "\n")?;
-    }
-    text!(m, "all")?;
-    for a in all {
-        text!(m, " {a}")?;
-    }
-    text!(m, "\n")
+/// Runs `f` on `cfs_rq`, whose runqueue lock the caller holds: the reference (and every
+/// handle made from it) lives for the call and cannot leave it (`f` is generic over the
+/// lifetime, so its result cannot name it).
+///
+/// # Safety
+///
+/// - `cfs_rq` is a valid `struct cfs_rq`;
+/// - the caller holds the lock of its runqueue, `rq_of(cfs_rq)`, for the whole call;
+/// - nothing else uses `cfs_rq` meanwhile (the lock's exclusion; fair.c does not pass the
+///   same `cfs_rq` to a second entry point while one runs).
+#[inline(always)]
+pub unsafe fn with_locked<R>(
+    cfs_rq: *mut bindings::cfs_rq,
+    f: impl for<'rq> FnOnce(&'rq mut CfsRq<'rq>) -> R,
+) -> R {
+    // SAFETY: the caller's obligations are `CfsRq::from_raw_mut`'s, for the call.
+    f(unsafe { CfsRq::from_raw_mut(cfs_rq) })
 }

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The boundary: every function that fair.c calls in the Rust EEVDF core, in one table.
+//!
+//! fair.c (patch 0003) calls these where it called the C functions they replace, and
+//! kernel/sched/sched.h declares them. [`entry_points!`] makes each line of the table into
+//!
+//! - the `#[no_mangle] extern "C"` function, with the one safety contract below, which
+//!   turns its pointers into the glue's lock-bounded references ([`with_locked`],
+//!   [`CfsRq::entity`]) once and runs the line's body, safe code, on them;
+//! - a check that its signature is the prototype that bindgen read from sched.h: a
+//!   mismatch (an argument's type, one too many or too few, the return type) is a type
+//!   error, and the kernel does not build.
+//!
+//! # The contract of every entry point
+//!
+//! fair.c calls each one with:
+//!
+//! - `cfs_rq` a valid `struct cfs_rq`, whose runqueue's lock (`rq_of(cfs_rq)->__lock`) it
+//!   holds for the whole call, with no other user of `cfs_rq` meanwhile;
+//! - `se`, where there is one, a valid `struct sched_entity` of that `cfs_rq`: queued on
+//!   it, about to be, or its current (the C functions these replace dereference it, so
+//!   it is never null);
+//! - what a line's doc adds under "Requires" (the core's preconditions, which keep the
+//!   timeline consistent but are not needed for memory safety).
+//!
+//! Nothing here allocates, sleeps or panics, so the calls are fine in atomic context.
+
+use crate::fair::{config, with_config, CfsRq, Live, Se};
+use crate::rq::with_locked;
+use crate::sched_eevdf::{
+    self as core_, EnqueueFlags, LoadWeight, PickReason, Timeline, WakeupPreempt,
+};
+use crate::stats::{self, Stat};
+use crate::verify;
+use core::ptr;
+use kernel::{
+    bindings,
+    ffi::{c_int, c_ulong},
+};
+
+/// Makes the table's entry points. A line is
+///
+/// ```text
+/// /// doc
+/// fn name(rq, se; arg: Type, ...) -> Ret { body }
+/// ```
+///
+/// where `rq` (always) names the `&mut CfsRq` of the `cfs_rq` argument, `se` (optional)
+/// the [`Se`] of the `sched_entity` argument that follows it, and the arguments after `;`
+/// (optional) are plain C values, passed on unchanged. The C signature is
+/// `(struct cfs_rq *, [struct sched_entity *,] args...)`.
+macro_rules! entry_points {
+    ($(
+        $(#[doc = $doc:literal])*
+        fn $name:ident($rq:ident $(, $se:ident)? $(; $($a:ident: $t:ty),*)?) $(-> $ret:ty)?
+        $body:block
+    )*) => {$(
+        $(#[doc = $doc])*
+        ///
+        /// # Safety
+        ///
+        /// The contract of every entry point ([module docs](self)).
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            cfs_rq: *mut bindings::cfs_rq,
+            $($se: *mut bindings::sched_entity,)?
+            $($($a: $t),*)?
+        ) $(-> $ret)? {
+            #[inline(always)]
+            fn body<'rq>(
+                $rq: &'rq mut CfsRq<'rq>,
+                $($se: Se<'rq>,)?
+                $($($a: $t),*)?
+            ) $(-> $ret)? $body
+            // SAFETY: the entry points' contract: `cfs_rq` is valid and its runqueue lock
+            // held by fair.c for the call, with no other user (`with_locked`'s
+            // obligations), and `se` is a valid entity of it (`CfsRq::entity`'s).
+            unsafe {
+                with_locked(cfs_rq, |rq| {
+                    $(let $se = rq.entity($se);)?
+                    body(rq, $($se,)? $($($a),*)?)
+                })
+            }
+        }
+
+        // The prototype that bindgen read from sched.h has this signature.
+        const _: unsafe extern "C" fn(
+            *mut bindings::cfs_rq,
+            $(entity_arg!($se),)?
+            $($($t),*)?
+        ) $(-> $ret)? = bindings::$name;
+    )*};
+}
+
+/// The C type of an entry point's `se` argument (a type in [`entry_points!`]'s output).
+macro_rules! entity_arg {
+    ($se:ident) => {
+        *mut bindings::sched_entity
+    };
+}
+
+// The core reads ENQUEUE_INITIAL with fair.c's value.
+const _: () = assert!(EnqueueFlags::INITIAL.0 == bindings::ENQUEUE_INITIAL);
+
+entry_points! {
+    /// `avg_vruntime()`.
+    fn sched_eevdf_avg_vruntime(rq) -> u64 {
+        core_::avg_vruntime(rq)
+    }
+
+    /// `entity_eligible()`.
+    fn sched_eevdf_entity_eligible(rq, se) -> c_int {
+        // update_curr()'s did_preempt_short() asks this once its current lost slice
+        // protection: specialised as the pick is.
+        let eligible = with_config!(cfg, (rq: &CfsRq<'r>, se: Se<'r>) -> bool => {
+            core_::entity_eligible(rq, se, cfg)
+        });
+        eligible.into()
+    }
+
+    /// `__enqueue_entity()`: into the sums and the timeline.
+    ///
+    /// Requires: `se` in no timeline.
+    fn sched_eevdf_enqueue_entity(rq, se) {
+        core_::__enqueue_entity(rq, se);
+    }
+
+    /// `__dequeue_entity()`: out of the timeline and the sums.
+    ///
+    /// Requires: `se` in this `cfs_rq`'s timeline.
+    fn sched_eevdf_dequeue_entity(rq, se) {
+        core_::__dequeue_entity(rq, se);
+    }
+
+    /// `__pick_first_entity()`: the leftmost (smallest vruntime) entity.
+    fn sched_eevdf_pick_first_entity(rq) -> *mut bindings::sched_entity {
+        rq.first().map_or(ptr::null_mut(), Se::as_ptr)
+    }
+
+    /// `pick_eevdf()`, with RUN_TO_PARITY slice protection.
+    fn sched_eevdf_pick_eevdf(rq) -> *mut bindings::sched_entity {
+        if stats::counting() {
+            return pick_counted(rq);
+        }
+        let se = with_config!(cfg, (rq: &CfsRq<'r>) -> Option<Se<'r>> => {
+            let se = core_::pick_eevdf(rq, cfg);
+            verify::pick(rq, se, cfg.features);
+            se
+        });
+        se.map_or(ptr::null_mut(), Se::as_ptr)
+    }
+
+    /// `place_entity()` (current, which stays out of the timeline).
+    fn sched_eevdf_place_entity(rq, se; flags: c_int) {
+        place(rq, se, flags);
+    }
+
+    /// `place_entity()` then `__enqueue_entity()`: `enqueue_entity()` of an entity that is
+    /// not current, in one call.
+    ///
+    /// Requires: `se` in no timeline.
+    fn sched_eevdf_place_enqueue_entity(rq, se; flags: c_int) {
+        place(rq, se, flags);
+        core_::__enqueue_entity(rq, se);
+    }
+
+    /// `update_deadline()`: true when current used up its request.
+    fn sched_eevdf_update_deadline(rq, se) -> bool {
+        // Most calls (every update_curr()) end at the core's first comparison, before it
+        // asks for the configuration. No feature on this path: one copy, unlike the entry
+        // points that use `with_config!`.
+        let expired = core_::update_deadline(rq, se, Live);
+        if expired && stats::counting() {
+            rq.count(Stat::SliceExpired);
+        }
+        expired
+    }
+
+    /// The start of `dequeue_entity()`: DELAY_DEQUEUE's decision for a sleep that may be
+    /// delayed (`delay`) and, when the entity leaves, its lag saved
+    /// (`update_entity_lag()`). Returns true when the dequeue is delayed (nothing changed).
+    ///
+    /// Requires: `se` queued (`on_rq`).
+    fn sched_eevdf_dequeue_start(rq, se; delay: bool) -> bool {
+        with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>, delay: bool) -> bool => {
+            core_::dequeue_start(rq, se, delay, cfg, Live)
+        })
+    }
+
+    /// The EEVDF part of `requeue_delayed_entity()`: with DELAY_ZERO, the lag saved and,
+    /// when positive, dropped by placing the entity at V again.
+    ///
+    /// Requires: `se` queued and delayed.
+    fn sched_eevdf_requeue_delayed(rq, se) {
+        with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>) -> () => {
+            core_::requeue_delayed(rq, se, cfg, Live)
+        })
+    }
+
+    /// The EEVDF part of `reweight_entity()`: lag-preserving rescaling of vruntime and
+    /// deadline (queued, out of the timeline meanwhile) or of vlag, then
+    /// `update_load_set()` (weight set, inverse left to be computed lazily).
+    ///
+    /// Requires: current's runtime accounted (`update_curr()`).
+    fn sched_eevdf_reweight_entity(rq, se; weight: c_ulong) {
+        // The kernel's `c_ulong` is `usize`: 64 bits on the 64-bit targets this builds for.
+        let lw = LoadWeight {
+            weight: weight as u64,
+            inv_weight: 0,
+        };
+        core_::reweight_entity(rq, se, lw, config());
+        if stats::counting() {
+            rq.count(Stat::Reweights);
+        }
+    }
+
+    /// The wakeup-preemption decision of `check_preempt_wakeup_fair()` for `pse`, already
+    /// enqueued, against `cfs_rq->curr` (PREEMPT_SHORT included).
+    ///
+    /// Requires: current's runtime accounted (`update_curr()`).
+    fn sched_eevdf_wakeup_preempt(rq, pse) -> bool {
+        if stats::counting() {
+            return wakeup_counted(rq, pse);
+        }
+        // The decision alone (the same core code), without classifying it.
+        with_config!(cfg, (rq: &mut CfsRq<'r>, pse: Se<'r>) -> bool => {
+            let want = verify::wakeup_before(rq, pse, cfg.features);
+            let got = core_::wakeup_preempt(rq, pse, cfg);
+            verify::wakeup_after(rq, want, got);
+            got
+        })
+    }
+
+    /// A group entity takes its queue's minimum slice, possibly while queued.
+    fn sched_eevdf_set_slice(rq, se; slice: u64) {
+        core_::set_queued_slice(rq, se, slice);
+    }
+}
+
+/// [`sched_eevdf_pick_eevdf`] while counting: the same pick, and its reason counted. Out of
+/// line (a tail call, `rq` in the same register), so that the pick without counting keeps
+/// its own, shorter code.
+#[inline(never)]
+fn pick_counted(rq: &CfsRq<'_>) -> *mut bindings::sched_entity {
+    let cfg = config();
+    let se = core_::pick_eevdf(rq, cfg);
+    let why = core_::pick_reason(rq, se, cfg);
+    verify::pick(rq, se, cfg.features);
+    // One increment a pick: `picks` is summed from the three when the file is read.
+    match why {
+        PickReason::Idle => {}
+        PickReason::Only | PickReason::Earliest => rq.count(Stat::Picks),
+        PickReason::Parity => rq.count(Stat::PicksParity),
+        PickReason::EarliestIneligible => rq.count(Stat::PicksIneligibleEarliest),
+    }
+    se.map_or(ptr::null_mut(), Se::as_ptr)
+}
+
+/// `place_entity()` on `rq`, counted.
+#[inline(always)]
+fn place<'rq>(rq: &mut CfsRq<'rq>, se: Se<'rq>, flags: c_int) {
+    let flags = EnqueueFlags(flags as u32);
+    let lag = with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
+        core_::place_entity(rq, se, flags, cfg)
+    });
+    if stats::counting() {
+        if lag != 0 {
+            rq.count(Stat::PlaceLag);
+        }
+        if flags.contains(EnqueueFlags::INITIAL) {
+            rq.count(Stat::PlaceInitial);
+        }
+    }
+}
+
+/// [`sched_eevdf_wakeup_preempt`] while counting: the same decision, classified and counted
+/// (out of line, as [`pick_counted`]).
+#[inline(never)]
+fn wakeup_counted<'rq>(rq: &mut CfsRq<'rq>, pse: Se<'rq>) -> bool {
+    let cfg = config();
+    let want = verify::wakeup_before(rq, pse, cfg.features);
+    let preempts = core_::wakeup_preempt(rq, pse, cfg);
+    let why = core_::wakeup_reason(rq, pse, preempts, cfg);
+    verify::wakeup_after(rq, want, preempts);
+    // One increment a wakeup: `wakeups` is the sum of the outcomes.
+    rq.count(match why {
+        WakeupPreempt::ShortSlice => Stat::PreemptShort,
+        WakeupPreempt::CurrIneligible | WakeupPreempt::Idle => Stat::PreemptIneligible,
+        WakeupPreempt::EarlierDeadline => Stat::PreemptDeadline,
+        WakeupPreempt::RunToParity => Stat::WakeupParityHeld,
+        WakeupPreempt::None => Stat::WakeupNoPreempt,
+    });
+    preempts
+}
