@@ -42,10 +42,15 @@ pub unsafe extern "C" fn sched_eevdf_debugfs_init(parent: *mut bindings::dentry)
     if kernel::error::from_err_ptr(parent).is_err() {
         return;
     }
-    // SAFETY: guaranteed by the caller (and not an error pointer).
+    // SAFETY: `parent` is null or the `sched` debugfs directory, never removed (caller),
+    // and not an error pointer (checked above): `DirRef::from_raw`'s obligations.
     if let Some(parent) = unsafe { DirRef::from_raw(parent) } {
         if let Err(e) = create(parent) {
             kernel::pr_warn!("no /sys/kernel/debug/sched/eevdf: {:?}\n", e);
         }
     }
 }
+
+// debug.c's entry point (patch 0005), checked as kernel/entry.rs checks fair.c's: the
+// prototype that bindgen read from sched.h has this signature.
+const _: unsafe extern "C" fn(*mut bindings::dentry) = bindings::sched_eevdf_debugfs_init;

@@ -261,12 +261,28 @@ impl<'rq> CfsRq<'rq> {
         self.0.get()
     }
 
+    /// The timeline, to read: its root and leftmost.
     #[inline]
     fn tree(&self) -> RbRootCached<'_, SeAugment> {
         // SAFETY:
         // - the cfs_rq is valid and locked, and its timeline augmented by `SeAugment`
         //   (type invariant), for as long as `self` is borrowed;
-        // - the address of a field of a valid object is not null.
+        // - the address of a field of a valid object is not null;
+        // - the handle is only read through (`root_node`, `first`), so it changes nothing
+        //   that another user of `&self` could see.
+        unsafe {
+            RbRootCached::from_raw(NonNull::new_unchecked(
+                &raw mut (*self.raw()).tasks_timeline,
+            ))
+        }
+    }
+
+    /// The timeline, to change: the handle borrows `self` exclusively, so it is the one
+    /// that changes the tree's shape and augmented values while it lives.
+    #[inline]
+    fn tree_mut(&mut self) -> RbRootCached<'_, SeAugment> {
+        // SAFETY: as in `tree`, and `&mut self` makes this handle the only user of the
+        // timeline for its lifetime (`RbRootCached`'s invariant).
         unsafe {
             RbRootCached::from_raw(NonNull::new_unchecked(
                 &raw mut (*self.raw()).tasks_timeline,
@@ -296,12 +312,23 @@ impl<'rq> CfsRq<'rq> {
         rq
     }
 
-    /// Counts `s` in this CPU's counters (`/sys/kernel/debug/sched/eevdf/stats`).
+    /// Counts `s` in this CPU's counters (kernel/stats.rs). Callers count only while
+    /// [`stats::counting`].
     #[inline(always)]
     pub(crate) fn count(&self, s: Stat) {
-        // SAFETY: by the type invariant the cfs_rq is valid and the lock of its runqueue,
-        // `rq_of(cfs_rq)`, is held.
-        unsafe { stats::count(self.rq(), s) }
+        #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+        {
+            // SAFETY:
+            // - `rq_of()` of a valid `cfs_rq` is its valid runqueue, whose lock is held
+            //   for `'rq` (type invariant);
+            // - the counters are written only under that lock, so this is their one user.
+            let c = unsafe { &mut (*self.rq()).eevdf_stats };
+            if let Some(c) = c.get_mut(s as usize) {
+                *c = c.wrapping_add(1);
+            }
+        }
+        #[cfg(not(CONFIG_SCHED_EEVDF_RUST_STATS))]
+        let _ = s;
     }
 
     #[inline]
@@ -372,7 +399,7 @@ impl<'rq> Timeline for CfsRq<'rq> {
         // - the order is the core's `entity_less`, that of the whole timeline;
         // - the comparison's nodes are this timeline's, so entities under the same lock.
         unsafe {
-            self.tree().insert(se.node(), |a, b| {
+            self.tree_mut().insert(se.node(), |a, b| {
                 core_::entity_less(Se::from_node(a), Se::from_node(b))
             })
         };
@@ -381,7 +408,7 @@ impl<'rq> Timeline for CfsRq<'rq> {
     fn erase(&mut self, se: Se<'rq>) {
         // SAFETY: `se` is in this timeline: fair.c erases only queued entities that are not
         // current, as it did with the C `__dequeue_entity()`.
-        unsafe { self.tree().erase(se.node()) };
+        unsafe { self.tree_mut().erase(se.node()) };
     }
 }
 

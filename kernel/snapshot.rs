@@ -149,14 +149,18 @@ pub struct Snapshot {
 /// cgroup are alive.
 #[cfg(CONFIG_FAIR_GROUP_SCHED)]
 unsafe fn group_cgroup(se: Se<'_>) -> Option<u64> {
-    // SAFETY: guaranteed by the caller; each pointer is checked before use.
-    unsafe {
-        let my_q = (*se.as_ptr()).my_q;
-        let tg = my_q.as_ref()?.tg;
-        let cgrp = tg.as_ref()?.css.cgroup;
-        let kn = cgrp.as_ref()?.kn;
-        Some(kn.as_ref()?.id)
-    }
+    // SAFETY: `se` is valid and locked (`Se`'s invariant): a plain read of a field that
+    // changes only when the group is made or freed.
+    let my_q = unsafe { (*se.as_ptr()).my_q };
+    // SAFETY: `my_q`, when not null, is the group's queue, alive while `se` is queued
+    // (caller); `as_ref` checks null.
+    let tg = unsafe { my_q.as_ref() }?.tg;
+    // SAFETY: the queue's task group, alive with it (caller); `as_ref` checks null.
+    let cgrp = unsafe { tg.as_ref() }?.css.cgroup;
+    // SAFETY: the task group's cgroup, alive with it (caller); `as_ref` checks null.
+    let kn = unsafe { cgrp.as_ref() }?.kn;
+    // SAFETY: the cgroup's kernfs node, alive with it (caller); `as_ref` checks null.
+    Some(unsafe { kn.as_ref() }?.id)
 }
 
 impl Snapshot {
@@ -254,7 +258,8 @@ impl Snapshot {
             // SAFETY: `se` is queued on a cfs_rq whose lock is held: the entity is alive.
             let my_q = unsafe { (*p).my_q };
             if !my_q.is_null() {
-                // SAFETY: `se` is a queued group entity (as above).
+                // SAFETY: `se` is queued under the lock `g` holds (`Se`'s invariant), and a
+                // group entity (its `my_q` is not null): `group_cgroup`'s obligations.
                 let cgroup = unsafe { group_cgroup(se) }.unwrap_or(0);
                 if !self.queue.try_push((my_q, Some(cgroup))) {
                     return None;

@@ -60,25 +60,6 @@ pub fn counting() -> bool {
     false
 }
 
-/// Counts one event in `rq`'s counters. Callers count only while [`counting`].
-///
-/// # Safety
-///
-/// `rq` must be valid and its lock held by the caller.
-#[inline(always)]
-pub unsafe fn count(rq: *mut bindings::rq, s: Stat) {
-    #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
-    {
-        // SAFETY: guaranteed by the caller; the counters are only written under the lock.
-        let c = unsafe { &mut (*rq).eevdf_stats };
-        if let Some(c) = c.get_mut(s as usize) {
-            *c = c.wrapping_add(1);
-        }
-    }
-    #[cfg(not(CONFIG_SCHED_EEVDF_RUST_STATS))]
-    let _ = (rq, s);
-}
-
 #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
 impl RqGuard {
     /// This CPU's counts, with the totals `picks` and `wakeups` summed from their parts.

@@ -136,11 +136,16 @@ compiles:
   Kbuild, kernel/Kconfig    what to build, and the options
   sched_eevdf/src/          the core; uses core only, no kernel API
   features/table.rs         the sched_feat table the core reads
-  kernel/                   the crate root, the entry points fair.c
-                            calls, the rbtree binding, the live
-                            oracle (CONFIG_SCHED_EEVDF_RUST_VERIFY)
-                            and the KUnit suites
-  debugfs/                  /sys/kernel/debug/sched/eevdf/
+  kernel/                   the glue: the crate root, the table of
+                            entry points fair.c calls (entry.rs),
+                            the bindgen structs as the core's types
+                            (fair.rs), the runqueue lock's proof
+                            (rq.rs), the rbtree binding, counters,
+                            snapshots, the live oracle
+                            (CONFIG_SCHED_EEVDF_RUST_VERIFY) and the
+                            KUnit suites
+  debugfs/                  /sys/kernel/debug/sched/eevdf/, which
+                            reads the scheduler through the glue
 
 $nfiles files, exported from the project's sources by its
 tools/export-series.sh.
