@@ -4,9 +4,14 @@
 //!
 //! 6.12's `kernel::kunit` only serves doctests, so this module provides what a
 //! suite needs, in three layers: the raw `kernel::bindings::kunit_*` types,
-//! [`case`] and [`Suite`] (const constructors for the C structures, placed by
-//! [`kunit_suite!`](crate::kunit_suite) in the `.kunit_test_suites` section that
-//! KUnit walks at boot), and [`Test`], the safe handle a test function gets.
+//! [`case`], [`end_of_cases`] and [`suite`] (const constructors for the C
+//! structures, placed by [`kunit_suite!`](crate::kunit_suite) in the
+//! `.kunit_test_suites` section that KUnit walks at boot), and [`Test`], the safe
+//! handle a test function gets.
+//!
+//! It also holds what the core's suites share: [`Rng`], [`weight`], [`check`] and
+//! [`mixed_workload`], the seeded workload that `kunit_core.rs` runs on the core's
+//! own tree and `kunit_bindings.rs` on a private `cfs_rq` through the bindings.
 
 use core::ffi::CStr;
 use core::fmt;
