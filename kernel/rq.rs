@@ -13,6 +13,8 @@
 //! [`Se`]: crate::fair::Se
 
 use crate::fair::CfsRq;
+#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+use crate::stats;
 use kernel::{
     bindings,
     error::{code::EINVAL, Result},
@@ -160,4 +162,55 @@ pub unsafe fn with_locked<R>(
 ) -> R {
     // SAFETY: the caller's obligations are `CfsRq::from_raw_mut`'s, for the call.
     f(unsafe { CfsRq::from_raw_mut(cfs_rq) })
+}
+
+#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+impl RqGuard {
+    // The counters of kernel/stats.rs, read and reset by their debugfs file.
+
+    /// This CPU's counts, with the totals `picks` and `wakeups` summed from their parts.
+    pub fn counts(&self) -> stats::Counts {
+        let mut out = [0; stats::NR];
+        // SAFETY: the guard holds the runqueue lock, under which the counters are written.
+        let c = unsafe { &(*self.as_ptr()).eevdf_stats };
+        for (o, c) in out.iter_mut().zip(c.iter()) {
+            *o = *c;
+        }
+        let sum = |out: &stats::Counts, parts: &[stats::Stat]| {
+            parts.iter().fold(0u64, |a, &p| {
+                a.wrapping_add(out.get(p as usize).copied().unwrap_or(0))
+            })
+        };
+        let picks = sum(
+            &out,
+            &[
+                stats::Stat::Picks,
+                stats::Stat::PicksParity,
+                stats::Stat::PicksIneligibleEarliest,
+            ],
+        );
+        let wakeups = sum(
+            &out,
+            &[
+                stats::Stat::WakeupParityHeld,
+                stats::Stat::PreemptShort,
+                stats::Stat::PreemptIneligible,
+                stats::Stat::PreemptDeadline,
+                stats::Stat::WakeupNoPreempt,
+            ],
+        );
+        if let Some(p) = out.get_mut(stats::Stat::Picks as usize) {
+            *p = picks;
+        }
+        if let Some(w) = out.get_mut(stats::Stat::Wakeups as usize) {
+            *w = wakeups;
+        }
+        out
+    }
+
+    /// Resets this CPU's counts.
+    pub fn reset_counts(&mut self) {
+        // SAFETY: as in `counts`.
+        unsafe { (*self.as_ptr()).eevdf_stats = [0; bindings::SCHED_EEVDF_NR_STATS as usize] };
+    }
 }

@@ -5,13 +5,13 @@
 //!
 //! The counters are `struct rq::eevdf_stats`, one array per CPU, indexed by [`Stat`]. The
 //! entry points count under the runqueue lock they run under; a reader reads and resets
-//! each CPU's array under that CPU's lock ([`RqGuard`]), so a CPU's row is one consistent
+//! each CPU's array under that CPU's lock ([`RqGuard::counts`]), so a CPU's row is one consistent
 //! snapshot. Counting is one increment of a word in the runqueue, a cache line the
 //! scheduler is writing anyway, and happens only while schedstats are enabled
 //! ([`counting`]).
+//!
+//! [`RqGuard::counts`]: crate::rq::RqGuard::counts
 
-#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
-use crate::rq::RqGuard;
 use kernel::bindings;
 
 include!("stats_table.rs");
@@ -58,53 +58,4 @@ pub fn counting() -> bool {
     }
     #[cfg(not(CONFIG_SCHED_EEVDF_RUST_STATS))]
     false
-}
-
-#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
-impl RqGuard {
-    /// This CPU's counts, with the totals `picks` and `wakeups` summed from their parts.
-    pub fn counts(&self) -> Counts {
-        let mut out = [0; NR];
-        // SAFETY: the guard holds the runqueue lock, under which the counters are written.
-        let c = unsafe { &(*self.as_ptr()).eevdf_stats };
-        for (o, c) in out.iter_mut().zip(c.iter()) {
-            *o = *c;
-        }
-        let sum = |out: &Counts, parts: &[Stat]| {
-            parts.iter().fold(0u64, |a, &p| {
-                a.wrapping_add(out.get(p as usize).copied().unwrap_or(0))
-            })
-        };
-        let picks = sum(
-            &out,
-            &[
-                Stat::Picks,
-                Stat::PicksParity,
-                Stat::PicksIneligibleEarliest,
-            ],
-        );
-        let wakeups = sum(
-            &out,
-            &[
-                Stat::WakeupParityHeld,
-                Stat::PreemptShort,
-                Stat::PreemptIneligible,
-                Stat::PreemptDeadline,
-                Stat::WakeupNoPreempt,
-            ],
-        );
-        if let Some(p) = out.get_mut(Stat::Picks as usize) {
-            *p = picks;
-        }
-        if let Some(w) = out.get_mut(Stat::Wakeups as usize) {
-            *w = wakeups;
-        }
-        out
-    }
-
-    /// Resets this CPU's counts.
-    pub fn reset_counts(&mut self) {
-        // SAFETY: as in `counts`.
-        unsafe { (*self.as_ptr()).eevdf_stats = [0; bindings::SCHED_EEVDF_NR_STATS as usize] };
-    }
 }

@@ -14,7 +14,7 @@
 //! The crate is cut along the kernel boundary: what fair.c calls, what only the host runs,
 //! and the math and the tree both stand on.
 //!
-//! - [`ops`]: the operations fair.c calls (through kernel/fair.rs's `extern "C"` entry
+//! - [`ops`]: the operations fair.c calls (through kernel/entry.rs's `extern "C"` entry
 //!   points), one function each, named as in fair.c: [`avg_vruntime`], [`entity_eligible`],
 //!   [`__enqueue_entity`], [`__dequeue_entity`], [`pick_eevdf`], [`place_entity`],
 //!   [`update_deadline`], [`dequeue_start`] (DELAY_DEQUEUE), [`requeue_delayed`]

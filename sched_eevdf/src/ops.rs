@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The operations fair.c calls: one function each, which the kernel's entry points
-//! (kernel/fair.rs) and the host (the model of fair.c's outer logic, the simulator, the
+//! (kernel/entry.rs) and the host (the model of fair.c's outer logic, the simulator, the
 //! tests) call alike. Names follow the C. Generic over [`Runqueue`].
 //!
 //! | entry point (`sched_eevdf_*`)      | operation                                   |
