@@ -2,14 +2,24 @@
 
 //! The one EEVDF feature table.
 //!
-//! Like kernel/sched/features.h this is an X-macro: one line per flag with its bit, its
-//! default (Linux 6.12 defaults for the existing flags) and a one-line reason. The bits are
-//! the kernel's `__SCHED_FEAT_*` numbers (features.h with patch 0002: ELIGIBLE and
-//! BIAS_ELIGIBLE follow PREEMPT_SHORT), so that the kernel's feature word is the core's
-//! with the other flags masked off; the kernel build checks each bit. Every other
-//! view (the `Features` constants, the name list, the defaults, `NO_<FEAT>` parsing, the
-//! debugfs file) is generated from it by passing a macro name: `eevdf_feature_table!(m)`
-//! expands to `m! { (NAME, bit, default, "doc"), ... }`.
+//! Like kernel/sched/features.h this is an X-macro: one row per flag the core reads, in bit
+//! order, each with its doc comment (why the flag exists, its default) and
+//! `(NAME, bit, default)`. The defaults are Linux 6.12's for its flags. The bits are the
+//! kernel's `__SCHED_FEAT_*` numbers, the flag's position in features.h as patch 0002
+//! extends it (ELIGIBLE and BIAS_ELIGIBLE right after PREEMPT_SHORT, bits 5 and 6; the
+//! flags the core does not read, NEXT_BUDDY to CACHE_HOT_BUDDY, are bits 7 to 9), so the
+//! kernel's feature word is the core's with the other flags masked off.
+//!
+//! `eevdf_feature_table!(m)` expands to `m! { $(#[doc = "..."])* (NAME, bit, default), ... }`.
+//! The views generated from it:
+//! - `sched_eevdf::Features` (sched_eevdf/src/features.rs): a constant per flag, `ALL`,
+//!   `DEFAULT`, and `TABLE` (name, flag, default, doc in row order), which gives the name
+//!   lookup, `NO_<FEAT>` parsing and the debugfs-style `Debug` listing;
+//! - kernel/fair.rs: a build-time check of each bit against bindgen's `__SCHED_FEAT_*`;
+//! - the feature table in Documentation/debugfs.md (`tools/eevdf-guest/tests/docs.rs`).
+//!
+//! `sched_eevdf/tests/features_h.rs` checks the rows against patch 0002's additions to
+//! features.h (and, with the 6.12 source tarball, against the whole patched file).
 
 /// Expands the callback macro `$m` with the feature table.
 macro_rules! eevdf_feature_table {
@@ -30,20 +40,20 @@ macro_rules! eevdf_feature_table {
             /// Let an eligible waking task with a shorter slice cancel current's
             /// RUN_TO_PARITY protection. Default on.
             (PREEMPT_SHORT, 4, true),
+            /// Added by patch 0002. The eligibility test (lag >= 0). Off makes every entity
+            /// eligible, so the earliest virtual deadline wins: EVDF (LKML 2023-10, "Toggle
+            /// eligibility"). Default on.
+            (ELIGIBLE, 5, true),
+            /// Added by patch 0002. Move the eligibility threshold right by one average
+            /// request: eligible iff Sum_j w_j (v_j - v_i) + NICE_0_LOAD * Sum_j r_j >= 0.
+            /// Default off.
+            (BIAS_ELIGIBLE, 6, false),
             /// Keep a sleeping but ineligible task queued until it is picked (it burns off
             /// its negative lag) or woken. Default on.
             (DELAY_DEQUEUE, 10, true),
             /// Clip positive lag to 0 when a delayed entity finally leaves or is requeued.
             /// Default on.
             (DELAY_ZERO, 11, true),
-            /// New. The eligibility test (lag >= 0). Off makes every entity eligible, so the
-            /// earliest virtual deadline wins: EVDF (LKML 2023-10, "Toggle eligibility").
-            /// Default on.
-            (ELIGIBLE, 5, true),
-            /// New. Move the eligibility threshold right by one average request:
-            /// eligible iff Sum_j w_j (v_j - v_i) + NICE_0_LOAD * Sum_j r_j >= 0.
-            /// Default off.
-            (BIAS_ELIGIBLE, 6, false),
         }
     };
 }

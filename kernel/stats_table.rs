@@ -1,32 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 
 // The counters of the EEVDF core's decisions: the one table that kernel/stats.rs (the
-// enum, the names) and the host (Documentation/debugfs.md's counter list, the guest tools)
-// generate from. Included with `include!`, so it holds nothing but the macro.
+// enum, the names) and the host (`eevdf_guest::debugfs::COUNTERS`, and from it the counter
+// table in Documentation/debugfs.md) generate from. Included with `include!`, so it holds
+// nothing but the macro.
 
 /// The counter table: one line per counter, its name in the file and what it counts.
 /// Everything else (the enum, the names, the count) is generated from it.
 macro_rules! eevdf_stats_table {
     ($m:ident) => {
         $m! {
-            /// `pick_eevdf()` returned an entity. Counted as the picks of no other pick
-            /// counter; the file shows the total (every event costs one increment).
+            /// `pick_eevdf()` returned an entity: the total. Counted as the picks of no
+            /// other pick counter and summed with `picks_parity` and
+            /// `picks_ineligible_earliest` when read, so that each pick costs one increment.
             (Picks, "picks"),
-            /// The pick was current, kept by RUN_TO_PARITY (eligible, slice protected).
+            /// The pick was current, kept by `RUN_TO_PARITY` (eligible, slice protected).
             (PicksParity, "picks_parity"),
-            /// The earliest virtual deadline belonged to an entity that was not eligible:
-            /// a later deadline was picked. The picks that ELIGIBLE changed.
+            /// The earliest virtual deadline belonged to an entity that was not eligible, so
+            /// a later one was picked: the picks where `ELIGIBLE` changed the outcome. Costs
+            /// one comparison: the earliest deadline of all runnable entities is min(root's
+            /// `min_deadline`, current's deadline).
             (PicksIneligibleEarliest, "picks_ineligible_earliest"),
-            /// Wakeup-preemption decisions taken by the core (`check_preempt_wakeup_fair()`).
-            /// Not counted: the file shows the sum of the five wakeup outcomes below.
+            /// Wakeup-preemption decisions the core took (`check_preempt_wakeup_fair()` after
+            /// fair.c's early exits). Not counted: the file shows the sum of the five wakeup
+            /// outcomes below, computed when read.
             (Wakeups, "wakeups"),
-            /// RUN_TO_PARITY kept current although the wakee was eligible with a deadline
-            /// not later than current's.
+            /// `RUN_TO_PARITY` kept current although the wakee was eligible and its deadline
+            /// not later than current's: the deadline order asked for a switch that the
+            /// protection held back. O(1): no second pick.
             (WakeupParityHeld, "wakeup_parity_held"),
-            /// Preemptions by PREEMPT_SHORT: a shorter-slice eligible wakee cancelled
-            /// current's slice protection.
+            /// Preemptions by `PREEMPT_SHORT`: an eligible wakee with a shorter slice
+            /// cancelled current's slice protection.
             (PreemptShort, "preempt_short"),
-            /// Preemptions because current was not eligible (or not runnable).
+            /// Preemptions because current was not eligible (often: a wakee with positive lag
+            /// pulled V below current) or not runnable.
             (PreemptIneligible, "preempt_ineligible"),
             /// Preemptions because the wakee had the earliest eligible deadline.
             (PreemptDeadline, "preempt_deadline"),
@@ -35,14 +42,16 @@ macro_rules! eevdf_stats_table {
             (WakeupNoPreempt, "wakeup_no_preempt"),
             /// `update_deadline()` gave current a new deadline: its request was used up.
             (SliceExpired, "slice_expired"),
-            /// Placements (`place_entity()`) that applied a non-zero lag (PLACE_LAG).
+            /// Placements (`place_entity()`) that applied a non-zero lag (`PLACE_LAG`).
             (PlaceLag, "place_lag"),
-            /// Placements of new tasks (`ENQUEUE_INITIAL`).
+            /// Placements of new tasks (`ENQUEUE_INITIAL`; `PLACE_DEADLINE_INITIAL` halves
+            /// their first slice).
             (PlaceInitial, "place_initial"),
-            /// Weight changes of queued or sleeping entities (`reweight_entity()`).
+            /// Weight changes of queued or sleeping entities (`reweight_entity()`): nice
+            /// changes, group share updates.
             (Reweights, "reweights"),
-            /// `update_entity_lag()` clamped the lag to `±max(2 slice, tick)`: V and the
-            /// entity were further apart than EEVDF's bound.
+            /// `update_entity_lag()` clamped the lag to `±calc_delta_fair(max(2 r, tick))`:
+            /// V and the entity were further apart than EEVDF's bound.
             (LagClamped, "lag_clamped"),
         }
     };

@@ -105,9 +105,9 @@ fn model_fixed_sequence() {
         Tick(1),
         Sleep(2, 2),
         Wake(2, false),
-        Flip(8),
+        Flip(6), // BIAS_ELIGIBLE
         Tick(2_000_000),
-        Flip(7),
+        Flip(5), // ELIGIBLE
         Tick(2_000_000),
         Schedule,
     ];
@@ -136,5 +136,7 @@ fn model_stale_rel_deadline_flag() {
         Tick(0),
         Reweight(1, 0),
     ];
-    run(&[0, 0, 0, 0], 1 << 63, 2_438_733_940, &ops);
+    // Flags flipped from the start (bit k: the table's row k): PLACE_REL_DEADLINE,
+    // PREEMPT_SHORT, DELAY_DEQUEUE, DELAY_ZERO.
+    run(&[0, 0, 0, 0], 1 << 63, 2_438_734_228, &ops);
 }

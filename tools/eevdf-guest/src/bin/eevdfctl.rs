@@ -112,7 +112,8 @@ enum Cmd {
     ///   }
     #[command(
         verbatim_doc_comment,
-        about = "sched_eevdf's decision counters: one row per counter, one column per CPU, then `all`"
+        about = "sched_eevdf's decision counters: one row per counter, one column per CPU, then `all`",
+        after_long_help = counters_help()
     )]
     Stats {
         /// Print one JSON object (features, counters, timeline) instead of the table; bigger
@@ -295,6 +296,31 @@ fn require_eevdf() -> Result<()> {
              mounted"
         ),
     }
+}
+
+/// The end of `stats --help`: what each counter counts, from the kernel's counter table
+/// ([`debugfs::COUNTERS`]), each wrapped to 80 columns under its name.
+fn counters_help() -> String {
+    let mut s = String::from(
+        "Counters (kernel/stats_table.rs of this version; the columns shown are the ones the \
+         running kernel's file has):\n",
+    );
+    for c in debugfs::COUNTERS {
+        s.push_str(&format!("\n  {}\n", c.name));
+        let mut line = String::new();
+        for word in c.doc.split_ascii_whitespace() {
+            if !line.is_empty() && 6 + line.len() + 1 + word.len() > 80 {
+                s.push_str(&format!("      {line}\n"));
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        s.push_str(&format!("      {line}\n"));
+    }
+    s
 }
 
 fn read_features() -> Result<Features> {

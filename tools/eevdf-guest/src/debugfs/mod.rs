@@ -28,7 +28,7 @@ mod top;
 
 pub use custom_slice::sched_debug_custom_slice;
 pub use features::{on_off, Feature, Features};
-pub use stats::Stats;
+pub use stats::{Counter, Stats, COUNTERS};
 pub use timeline::{CfsRq, Entity, EntityState, Timeline, TimelineCpu, TIMELINE_COLUMNS};
 pub use top::render_top;
 

@@ -6,6 +6,30 @@ use super::{content_lines, err, parse_u64, serialize_pairs, ParseError};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
+/// One counter of the kernel's counter table: its name in the file and what it counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counter {
+    /// The column name in the file (`picks`).
+    pub name: &'static str,
+    /// What it counts: the doc comment of its row, its lines concatenated (each begins with
+    /// a space).
+    pub doc: &'static str,
+}
+
+macro_rules! counters {
+    ($( $(#[doc = $doc:expr])* ($v:ident, $name:literal) ),* $(,)?) => {
+        /// The counters of this version's kernel side, in the file's order: generated from
+        /// the table the kernel compiles (`kernel/stats_table.rs`), so the names and their
+        /// meanings are the kernel's. [`Stats::parse`] takes its columns from the file's
+        /// header instead, so an older or newer kernel's file still parses.
+        pub const COUNTERS: &[Counter] = &[
+            $( Counter { name: $name, doc: concat!($($doc),*) }, )*
+        ];
+    };
+}
+include!("../../../../kernel/stats_table.rs");
+eevdf_stats_table!(counters);
+
 /// `/sys/kernel/debug/sched/eevdf/stats`: counters per CPU and summed.
 ///
 /// # Invariants
