@@ -57,10 +57,10 @@ fn workload(t: &mut Test, cfg: Config, seed: u64) {
     if let Some(n) = mixed_workload(t, &mut *rq, &ses, &mut rng, cfg, STEPS) {
         t.info(format_args!(
             concat!(
-                "{STEPS} steps on a private cfs_rq: {} enqueues, {} dequeues, {} reweights, ",
+                "{} steps on a private cfs_rq: {} enqueues, {} dequeues, {} reweights, ",
                 "{} picks, invariants held"
             ),
-            n.enq, n.deq, n.rew, n.picks
+            STEPS, n.enq, n.deq, n.rew, n.picks
         ));
     }
 }
