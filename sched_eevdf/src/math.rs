@@ -38,8 +38,7 @@ pub fn entity_key<R: Runqueue>(rq: &R, se: R::Se) -> i64 {
 /// They wrap like the C (they are exact modulo 2^64, so whenever the true value fits in
 /// an `i64` the stored one is it). Bound: `|Σ key*w| <= n * max|key| * w_max`; see the docs
 /// for the numbers. `sum_slice` (`Σ r_i`) is kept alongside for BIAS_ELIGIBLE.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub(crate) fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se) {
     let weight = se.load().weight_down();
     let key = entity_key(rq, se);
@@ -52,8 +51,7 @@ pub(crate) fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se) {
 }
 
 /// Removes an entity from the sums (see [`avg_vruntime_add`]).
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub(crate) fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
     let weight = se.load().weight_down();
     let key = entity_key(rq, se);
@@ -67,8 +65,7 @@ pub(crate) fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
 
 /// Moves the zero point: `v0' = v0 + d  ==>  avg_vruntime' = avg_vruntime - d * avg_load`
 /// (every key shrinks by `d`).
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub(crate) fn update_zero_vruntime<R: Runqueue>(rq: &mut R, delta: i64) {
     let load = rq.avg_load() as i64;
     rq.set_avg_vruntime(rq.avg_vruntime().wrapping_sub(load.wrapping_mul(delta)));
@@ -85,8 +82,7 @@ pub fn avg_vruntime_peek<R: Runqueue>(rq: &R) -> u64 {
 }
 
 /// `V - v0` (see [`avg_vruntime`](super::avg_vruntime)).
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub(crate) fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
     let curr = rq.curr().filter(|c| c.on_rq());
     let mut weight = rq.avg_load() as i64;
@@ -117,8 +113,7 @@ pub(crate) fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
 /// is an approximation that joins and leaves move, the lag is limited to
 /// `±calc_delta_fair(max(2 r_i, TICK_NSEC))`, EEVDF's steady-state bound being
 /// `-r_max < lag < max(r_max, q)`.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn entity_lag<S: Entity>(avruntime: u64, se: S, cfg: Config) -> i64 {
     let vlag = vdelta(avruntime, se.vruntime());
     let span = se.slice().saturating_mul(2).max(cfg.tick_nsec);
@@ -161,16 +156,14 @@ pub struct Eligibility {
 
 impl Eligibility {
     /// Snapshot of the runqueue's eligibility threshold.
-    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-    #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+    #[inline(always)]
     pub fn new<R: Runqueue>(rq: &R, cfg: Config) -> Eligibility {
         Eligibility::with_features(rq, cfg.features)
     }
 
     /// [`Eligibility::new`] from the feature bits alone (the only part of the [`Config`] it
     /// reads).
-    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-    #[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+    #[inline(always)]
     pub fn with_features<R: Runqueue>(rq: &R, features: Features) -> Eligibility {
         let mut avg = rq.avg_vruntime();
         let mut load = rq.avg_load();
@@ -242,7 +235,7 @@ struct Wide {
 }
 
 impl Wide {
-    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    #[inline(always)]
     fn from_i64(v: i64) -> Wide {
         Wide {
             hi: if v < 0 { -1 } else { 0 },
@@ -250,7 +243,7 @@ impl Wide {
         }
     }
 
-    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    #[inline(always)]
     fn add(self, o: Wide) -> Wide {
         let (lo, carry) = self.lo.overflowing_add(o.lo);
         Wide {
@@ -259,7 +252,7 @@ impl Wide {
         }
     }
 
-    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    #[inline(always)]
     fn neg(self) -> Wide {
         // -x = !x + 1
         Wide {
@@ -270,7 +263,7 @@ impl Wide {
     }
 
     /// `a * b` for `b >= 0`, exactly: |a| * b < 2^63 * 2^63 fits in 127 bits.
-    #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+    #[inline(always)]
     fn mul(a: i64, b: i64) -> Wide {
         let ua = a.unsigned_abs();
         let ub = b.unsigned_abs();
@@ -296,7 +289,7 @@ impl Wide {
     }
 }
 
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
+#[inline(always)]
 fn wide_ge(a: Wide, b: Wide) -> bool {
     if a.hi != b.hi {
         a.hi > b.hi
@@ -307,8 +300,7 @@ fn wide_ge(a: Wide, b: Wide) -> bool {
 
 /// `vruntime_eligible()`: would an entity at `vruntime` be eligible (see [`Eligibility`]).
 /// With ELIGIBLE off every entity is.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn vruntime_eligible<R: Runqueue>(rq: &R, vruntime: u64, cfg: Config) -> bool {
     Eligibility::new(rq, cfg).vruntime(vruntime)
 }

@@ -154,8 +154,7 @@ impl<R: ?Sized> Context<R> for Config {
 /// that must not change scheduler state, such as a debugfs file, uses
 /// [`avg_vruntime_peek`](super::math::avg_vruntime_peek): the upstream fix
 /// "sched/debug: Fix avg_vruntime() usage" is about exactly that.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn avg_vruntime<R: Runqueue>(rq: &mut R) -> u64 {
     let delta = avg_vruntime_delta(rq);
     update_zero_vruntime(rq, delta);
@@ -164,8 +163,7 @@ pub fn avg_vruntime<R: Runqueue>(rq: &mut R) -> u64 {
 
 /// `update_entity_lag()`: saves `vl_i` before a dequeue. Returns whether the lag was
 /// clamped (the debugfs counter `lag_clamped`).
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
     let v = avg_vruntime(rq);
     let vlag = entity_lag(v, se, cfg);
@@ -174,15 +172,13 @@ fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
 }
 
 /// `entity_eligible()`.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> bool {
     vruntime_eligible(rq, se.vruntime(), cfg)
 }
 
 /// `__enqueue_entity()`: into the sums and the timeline.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
     avg_vruntime_add(rq, se);
     // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
@@ -232,8 +228,7 @@ fn cancel_protect_slice<S: Entity>(se: S) {
 /// everything up to here is straight-line code; the descent is a separate function
 /// (`pick_eevdf_general`, out of line in the kernel), so that the common picks do not
 /// pay for the registers it needs.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
     pick_features(rq, cfg.features)
 }
@@ -293,7 +288,6 @@ fn keeps_slice<S: Entity>(curr: S, features: Features) -> bool {
 /// instructions, on the rare path) so that [`pick_eevdf`] reaches it by a tail call and
 /// its own common path needs few registers.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn pick_eevdf_general<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
     let el = Eligibility::with_features(rq, features);
     let curr = rq.curr().filter(|c| c.on_rq() && el.vruntime(c.vruntime()));
@@ -428,8 +422,7 @@ pub fn pick_reason<R: Runqueue>(rq: &R, se: Option<R::Se>, cfg: Config) -> PickR
 ///
 /// The configuration is asked of `ctx` only once the request is used up: most calls (the
 /// kernel's every `update_curr()`) end at the first comparison, without reading it.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, ctx: impl Context<R>) -> bool {
     if vruntime_before(se.vruntime(), se.deadline()) {
         return false;
@@ -473,8 +466,7 @@ pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, ctx: impl Context<R>)
 /// with PLACE_REL_DEADLINE a deadline saved relative at dequeue is made absolute again.
 ///
 /// Returns the (inflated) virtual lag it applied: 0 without PLACE_LAG or on an empty queue.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg: Config) -> i64 {
     let vruntime = avg_vruntime(rq);
     let mut lag = 0i64;
@@ -533,8 +525,7 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
 /// The lag is saved by a separate step, out of line in the kernel and reached by a tail
 /// call, so that the decision (a delayed sleep: the common end in a ping-pong) needs few
 /// registers.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn dequeue_start<R: Runqueue, C: Context<R>>(
     rq: &mut R,
     se: R::Se,
@@ -549,7 +540,6 @@ pub fn dequeue_start<R: Runqueue, C: Context<R>>(
 /// The second step of [`dequeue_start`]: the lag saved, a clamp counted. Returns false (not
 /// delayed), for the tail call. The lag reads no feature: one copy for every feature set.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn dequeue_save_lag<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) -> bool {
     if update_entity_lag(rq, se, ctx.config()) {
         ctx.lag_clamped(rq);
@@ -563,8 +553,7 @@ fn dequeue_save_lag<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) -
 ///
 /// The placement, rare, is a separate step, out of line in the kernel and reached by a tail
 /// call, so that the common requeue needs few registers.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn requeue_delayed<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, cfg: Config, ctx: C) {
     if !cfg.feat(Features::DELAY_ZERO) {
         return;
@@ -583,7 +572,6 @@ pub fn requeue_delayed<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, cfg: C
 /// (lag 0), in the tree (unless current) and in the count. Rare: one copy for every feature
 /// set, which asks `ctx` for the configuration.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn requeue_delayed_place<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) {
     let cfg = ctx.config();
     let is_curr = rq.curr() == Some(se);
@@ -608,8 +596,7 @@ fn requeue_delayed_place<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx:
 /// protection (even if it does not get picked). Then current is preempted iff
 /// [`pick_eevdf`] now returns the wakee. In the kernel the common case (equal slices, the
 /// pick's O(1) cases) is straight-line code, and the rest is reached by tail calls.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
     let Some(curr) = rq.curr() else {
         return true;
@@ -628,7 +615,6 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool 
 
 /// [`wakeup_preempt`] for a wakee with a shorter slice than current's (PREEMPT_SHORT on).
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn wakeup_preempt_shorter<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, f: Features) -> bool {
     if shorter_preempts(rq, pse, curr, f) {
         cancel_protect_slice(curr);
@@ -639,7 +625,6 @@ fn wakeup_preempt_shorter<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, f: Featu
 /// Whether [`pick_eevdf_general`] picks `pse`: out of line, so that [`wakeup_preempt`]
 /// reaches it by a tail call.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn pick_eevdf_general_is<R: Runqueue>(rq: &R, pse: R::Se, features: Features) -> bool {
     pick_eevdf_general(rq, features) == Some(pse)
 }
@@ -688,8 +673,7 @@ pub fn wakeup_reason<R: Runqueue>(
 /// `do_preempt_short()`: may the waking `pse` (shorter slice, eligible) override the slice
 /// protection of `se`? The slice comparison, which settles the common case of equal
 /// slices, is inlined into the wakeup; the eligibility tests are not.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 fn do_preempt_short<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, cfg: Config) -> bool {
     if !cfg.feat(Features::PREEMPT_SHORT) || pse.slice() >= se.slice() {
         return false;
@@ -700,7 +684,6 @@ fn do_preempt_short<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, cfg: Config) -> 
 /// [`do_preempt_short`] for a wakee with a shorter slice: it must be eligible, and have an
 /// earlier deadline than `se` or find `se` ineligible.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
 fn shorter_preempts<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, features: Features) -> bool {
     let el = Eligibility::with_features(rq, features);
     if !el.vruntime(pse.vruntime()) {
@@ -745,8 +728,7 @@ fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
 /// Queued: `reweight_eevdf()` around V, out of the tree and the sums meanwhile. Not
 /// queued: the saved virtual lag is rescaled, `vl' = vl * w / w'`, since lag_i =
 /// w_i * vl_i is what is preserved. Call `update_curr()` first. A zero weight is ignored.
-#[cfg_attr(sched_eevdf_in_kernel, inline(always))]
-#[cfg_attr(not(sched_eevdf_in_kernel), inline)]
+#[inline(always)]
 pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: Config) {
     if lw.weight == 0 {
         return;
