@@ -16,13 +16,21 @@
 # The distro flavours start from Debian's own configuration of this kernel
 # (linux-config-6.12, $DEBIAN_CONFIG) with its modules turned off, instead of tinyconfig:
 #
-#   tools/build-kernel.sh distro        Debian + distro + eevdf
-#   tools/build-kernel.sh distro-stock  Debian + distro + stock
-#   tools/build-kernel.sh distro-debug  Debian + distro + eevdf + debug + sanitizers
-#                                       + verify (KASAN, UBSAN, lockdep, the VERIFY oracle)
-#   tools/build-kernel.sh distro-debug-stock  Debian + distro + stock + debug + sanitizers:
-#                                       stock 6.12 with distro-debug's checkers, to tell
-#                                       what stock does under them (not in CI)
+#   tools/build-kernel.sh distro        Debian + distro + hardware + eevdf
+#   tools/build-kernel.sh distro-stock  Debian + distro + hardware + stock
+#   tools/build-kernel.sh distro-debug  Debian + distro + hardware + eevdf + debug
+#                                       + sanitizers + verify (KASAN, UBSAN, lockdep,
+#                                       the VERIFY oracle)
+#   tools/build-kernel.sh distro-debug-stock  Debian + distro + hardware + stock + debug
+#                                       + sanitizers: stock 6.12 with distro-debug's
+#                                       checkers, to tell what stock does under them (not
+#                                       in CI)
+#
+# The package a user installs (Documentation/installing.md):
+#
+#   tools/build-kernel.sh distro --deb  the distro kernel as Debian packages
+#                                       (`make bindeb-pkg`), and eevdfctl, static, as
+#                                       its own package; into $EEVDF_CACHE/deb/
 #
 # Output: $KBUILD_ROOT/<name>/arch/x86/boot/bzImage. Prints progress every few
 # seconds instead of compiler lines; on failure prints the failing lines and the
@@ -30,6 +38,12 @@
 source "$(dirname "$0")/lib.sh"
 
 name=${1:-rust}
+deb=
+case "${2:-}" in
+"") ;;
+--deb) deb=1 ;;
+*) die "unknown option '$2' (want --deb, after the configuration's name)" ;;
+esac
 start=tinyconfig
 case "$name" in
 rust) frags=(base eevdf) ;;
@@ -39,10 +53,10 @@ nostats) frags=(base eevdf nostats) ;;
 rust-nosmp) frags=(base eevdf nosmp) ;;
 rust-nodebug) frags=(base eevdf nodebug) ;;
 rust-nogroup) frags=(base eevdf nogroup) ;;
-distro) start=debian frags=(distro eevdf) ;;
-distro-stock) start=debian frags=(distro stock) ;;
-distro-debug) start=debian frags=(distro eevdf debug sanitizers verify) ;;
-distro-debug-stock) start=debian frags=(distro stock debug sanitizers) ;;
+distro) start=debian frags=(distro hardware eevdf) ;;
+distro-stock) start=debian frags=(distro hardware stock) ;;
+distro-debug) start=debian frags=(distro hardware eevdf debug sanitizers verify) ;;
+distro-debug-stock) start=debian frags=(distro hardware stock debug sanitizers) ;;
 *) die "unknown configuration '$name' (want rust, debug, stock, nostats, rust-nosmp, rust-nodebug, rust-nogroup, distro, distro-stock, distro-debug or distro-debug-stock)" ;;
 esac
 if [ "$start" = debian ] && [ ! -f "$DEBIAN_CONFIG" ]; then
@@ -139,3 +153,55 @@ if grep -A4 -E '^(warning|error)' "$log" | grep -q 'kernel/sched/eevdf/'; then
 	die "$name: rustc warned about the project's code (above; full log: $log)"
 fi
 step "$name: built $(kmake O="$out" -s kernelrelease) in $(($(now) - t0)) s: $out/arch/x86/boot/bzImage"
+[ -n "$deb" ] || exit 0
+
+# --- The packages (--deb) ---
+# `make bindeb-pkg` packages the tree just built (it builds nothing new): linux-image-<release>
+# with the kernel, its config and System.map, and linux-libc-dev. dpkg-buildpackage writes
+# the .debs next to the O= directory; they are moved to $EEVDF_CACHE/deb/. The package
+# version names the project's commit the kernel was built from.
+[ "$start" = debian ] || die "--deb packages a distro flavour (distro, distro-stock), not '$name'"
+debdir=$EEVDF_CACHE/deb
+mkdir -p "$debdir"
+release=$(kmake O="$out" -s kernelrelease)
+rev=$(git -C "$EEVDF_REPO" rev-parse --short=12 HEAD)
+pkgver="$release-1+eevdf.$rev"
+step "$name: make bindeb-pkg ($pkgver)"
+t0=$(now)
+rm -f "$KBUILD_ROOT"/*.deb "$KBUILD_ROOT"/*.buildinfo "$KBUILD_ROOT"/*.changes
+kmake O="$out" -j"$jobs" KDEB_PKGVERSION="$pkgver" bindeb-pkg >"$out/deb.log" 2>&1 ||
+	{ tail -30 "$out/deb.log"; die "$name: make bindeb-pkg failed (full log: $out/deb.log)"; }
+rm -f "$debdir"/linux-*.deb
+mv "$KBUILD_ROOT"/linux-*.deb "$debdir/"
+rm -f "$KBUILD_ROOT"/*.buildinfo "$KBUILD_ROOT"/*.changes
+note "packaged in $(($(now) - t0)) s"
+
+# eevdfctl, the user's tool for features, slices and the debugfs files: the guests' static
+# (musl) binary, packaged on its own so that it installs on any amd64 Debian.
+step "eevdfctl: static build and package"
+(cd "$EEVDF_REPO" && cargo build -q --release --target x86_64-unknown-linux-musl -p eevdf-guest --bin eevdfctl) ||
+	die "cargo build of eevdfctl failed"
+bin=$EEVDF_REPO/target/x86_64-unknown-linux-musl/release/eevdfctl
+ctlver=$(grep -m1 '^version' "$EEVDF_REPO/tools/eevdf-guest/Cargo.toml" | cut -d'"' -f2)+eevdf.$rev
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+install -D -m 0755 "$bin" "$stage/usr/sbin/eevdfctl"
+install -D -m 0644 "$EEVDF_REPO/Documentation/eevdfctl.md" "$stage/usr/share/doc/eevdfctl/eevdfctl.md"
+mkdir -p "$stage/DEBIAN"
+cat >"$stage/DEBIAN/control" <<EOF
+Package: eevdfctl
+Version: $ctlver
+Architecture: amd64
+Maintainer: sched_eevdf <sched_eevdf@users.noreply.a-seed-7ecfc918.example>
+Section: admin
+Priority: optional
+Description: control the Rust EEVDF core of a sched_eevdf kernel
+ Toggles the scheduler features in /sys/kernel/debug/sched/features, sets per-task
+ slices with sched_setattr(), and reads /sys/kernel/debug/sched/eevdf/ (counters and
+ the timeline). A static binary; features and slices work on any 6.12 kernel.
+EOF
+rm -f "$debdir"/eevdfctl_*.deb
+dpkg-deb --root-owner-group -Zxz --build "$stage" "$debdir/eevdfctl_${ctlver}_amd64.deb" >/dev/null ||
+	die "dpkg-deb failed"
+step "packages in $debdir:"
+for f in "$debdir"/*.deb; do note "$(basename "$f")  $(du -h "$f" | cut -f1)"; done

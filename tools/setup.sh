@@ -2,7 +2,8 @@
 # Bring a fresh Debian 12 machine to a working state. Idempotent: a second run
 # checks versions and does nothing else.
 #
-#   - Debian packages: kernel source, LLVM tool chain, QEMU, busybox, rt-tests;
+#   - Debian packages: kernel source, LLVM tool chain, QEMU, busybox, rt-tests, and what
+#     the Debian package and its install test use (dpkg-dev, debootstrap, fdisk);
 #   - bindgen-cli $BINDGEN_VERSION from crates.io;
 #   - Rust $RUST_TOOLCHAIN with rust-src, rustfmt, clippy and the musl target (and nightly's miri
 #     for the tests, when EEVDF_SETUP_TESTS=1).
@@ -13,7 +14,8 @@ source "$(dirname "$0")/lib.sh"
 
 APT_PACKAGES=(linux-source-6.12 linux-config-6.12 clang lld llvm libclang-dev flex bison bc libelf-dev
 	libssl-dev cpio xz-utils make qemu-system-x86 busybox-static rt-tests python3
-	git python3-ply) # python3-ply: checkpatch.pl checks the SPDX lines of new files with it
+	git python3-ply # python3-ply: checkpatch.pl checks the SPDX lines of new files with it
+	dpkg-dev debootstrap fdisk) # the package and its install test (Documentation/installing.md)
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
