@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The boundary: every function that fair.c calls in the Rust EEVDF core, in one table.
+//! The boundary: the functions that fair.c calls in the Rust EEVDF core, in one table.
 //!
 //! fair.c (patch 0003) calls these where it called the C functions they replace, and
-//! kernel/sched/sched.h declares them. [`entry_points!`] makes each line of the table into
+//! kernel/sched/sched.h declares them. Two `extern "C"` functions live elsewhere because
+//! their contracts differ, with the same signature check: fair.c's
+//! `sched_eevdf_verify()` (kernel/verify.rs) and debug.c's `sched_eevdf_debugfs_init()`
+//! (debugfs/files.rs). [`entry_points!`] makes each line of the table into
 //!
 //! - the `#[no_mangle] extern "C"` function, with the one safety contract below, which
 //!   turns its pointers into the glue's lock-bounded references ([`with_locked`],
