@@ -18,13 +18,12 @@
 #
 #   tools/build-kernel.sh distro        Debian + distro + hardware + eevdf
 #   tools/build-kernel.sh distro-stock  Debian + distro + hardware + stock
-#   tools/build-kernel.sh distro-debug  Debian + distro + hardware + eevdf + debug
-#                                       + sanitizers + verify (KASAN, UBSAN, lockdep,
-#                                       the VERIFY oracle)
-#   tools/build-kernel.sh distro-debug-stock  Debian + distro + hardware + stock + debug
-#                                       + sanitizers: stock 6.12 with distro-debug's
-#                                       checkers, to tell what stock does under them (not
-#                                       in CI)
+#   tools/build-kernel.sh distro-debug  Debian + distro + eevdf + debug + sanitizers
+#                                       + verify (KASAN, UBSAN, lockdep, the VERIFY oracle;
+#                                       for the test guests: no hardware fragment)
+#   tools/build-kernel.sh distro-debug-stock  Debian + distro + stock + debug + sanitizers:
+#                                       stock 6.12 with distro-debug's checkers, to tell
+#                                       what stock does under them (not in CI)
 #
 # The package a user installs (Documentation/installing.md):
 #
@@ -55,8 +54,8 @@ rust-nodebug) frags=(base eevdf nodebug) ;;
 rust-nogroup) frags=(base eevdf nogroup) ;;
 distro) start=debian frags=(distro hardware eevdf) ;;
 distro-stock) start=debian frags=(distro hardware stock) ;;
-distro-debug) start=debian frags=(distro hardware eevdf debug sanitizers verify) ;;
-distro-debug-stock) start=debian frags=(distro hardware stock debug sanitizers) ;;
+distro-debug) start=debian frags=(distro eevdf debug sanitizers verify) ;;
+distro-debug-stock) start=debian frags=(distro stock debug sanitizers) ;;
 *) die "unknown configuration '$name' (want rust, debug, stock, nostats, rust-nosmp, rust-nodebug, rust-nogroup, distro, distro-stock, distro-debug or distro-debug-stock)" ;;
 esac
 if [ "$start" = debian ] && [ ! -f "$DEBIAN_CONFIG" ]; then
@@ -169,7 +168,8 @@ pkgver="$release-1+eevdf.$rev"
 step "$name: make bindeb-pkg ($pkgver)"
 t0=$(now)
 rm -f "$KBUILD_ROOT"/*.deb "$KBUILD_ROOT"/*.buildinfo "$KBUILD_ROOT"/*.changes
-kmake O="$out" -j"$jobs" KDEB_PKGVERSION="$pkgver" bindeb-pkg >"$out/deb.log" 2>&1 ||
+DEBFULLNAME=sched_eevdf DEBEMAIL=sched_eevdf@users.noreply.a-seed-7ecfc918.example \
+	kmake O="$out" -j"$jobs" KDEB_PKGVERSION="$pkgver" bindeb-pkg >"$out/deb.log" 2>&1 ||
 	{ tail -30 "$out/deb.log"; die "$name: make bindeb-pkg failed (full log: $out/deb.log)"; }
 rm -f "$debdir"/linux-*.deb
 mv "$KBUILD_ROOT"/linux-*.deb "$debdir/"

@@ -3,7 +3,8 @@
 # checks versions and does nothing else.
 #
 #   - Debian packages: kernel source, LLVM tool chain, QEMU, busybox, rt-tests, and what
-#     the Debian package and its install test use (dpkg-dev, debootstrap, fdisk);
+#     the Debian package and its install test use (dpkg-dev, debhelper, kmod, rsync,
+#     debootstrap, fdisk);
 #   - bindgen-cli $BINDGEN_VERSION from crates.io;
 #   - Rust $RUST_TOOLCHAIN with rust-src, rustfmt, clippy and the musl target (and nightly's miri
 #     for the tests, when EEVDF_SETUP_TESTS=1).
@@ -15,7 +16,8 @@ source "$(dirname "$0")/lib.sh"
 APT_PACKAGES=(linux-source-6.12 linux-config-6.12 clang lld llvm libclang-dev flex bison bc libelf-dev
 	libssl-dev cpio xz-utils make qemu-system-x86 busybox-static rt-tests python3
 	git python3-ply # python3-ply: checkpatch.pl checks the SPDX lines of new files with it
-	dpkg-dev debootstrap fdisk) # the package and its install test (Documentation/installing.md)
+	dpkg-dev debhelper kmod rsync # make bindeb-pkg's build dependencies (tools/build-kernel.sh --deb)
+	debootstrap fdisk) # the package's install test (tools/install-test.sh)
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
