@@ -195,6 +195,7 @@ Architecture: amd64
 Maintainer: sched_eevdf <sched_eevdf@users.noreply.a-seed-7ecfc918.example>
 Section: admin
 Priority: optional
+Installed-Size: $(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 Description: control the Rust EEVDF core of a sched_eevdf kernel
  Toggles the scheduler features in /sys/kernel/debug/sched/features, sets per-task
  slices with sched_setattr(), and reads /sys/kernel/debug/sched/eevdf/ (counters and
