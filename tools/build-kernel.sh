@@ -118,6 +118,8 @@ sys.exit(1 if bad else 0)
 PY
 	echo "$cfg_hash" >"$out/.fragments"
 fi
+# The fragments this build merged, in order, for tools/config-diff.sh.
+printf '%s\n' "${frags[@]}" >"$out/.fragment-names"
 
 if [ ! -f "$out/.rustavailable" ]; then
 	kmake O="$out" rustavailable >>"$log" 2>&1 || {

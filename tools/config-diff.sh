@@ -2,7 +2,7 @@
 # Every difference between Debian's configuration of 6.12 ($DEBIAN_CONFIG) and a distro
 # flavour's final .config, grouped by cause, as Markdown:
 #
-#   tools/config-diff.sh [distro|distro-stock|distro-debug]   (default: distro)
+#   tools/config-diff.sh [distro|distro-stock|distro-debug|distro-debug-stock]   (default: distro)
 #
 # 1. options a fragment sets (their reasons are the fragment's comments);
 # 2. Debian's modules (=m), all off: counted, not listed;
@@ -13,13 +13,16 @@
 source "$(dirname "$0")/lib.sh"
 name=${1:-distro}
 case "$name" in
-distro) frags=(distro eevdf) ;;
-distro-stock) frags=(distro stock) ;;
-distro-debug) frags=(distro eevdf debug sanitizers) ;;
-*) die "unknown distro flavour '$name' (want distro, distro-stock or distro-debug)" ;;
+distro | distro-stock | distro-debug | distro-debug-stock) ;;
+*) die "unknown distro flavour '$name' (want distro, distro-stock, distro-debug or distro-debug-stock)" ;;
 esac
 cfg=$KBUILD_ROOT/$name/.config
 [ -f "$cfg" ] || die "no $cfg: run tools/build-kernel.sh $name first"
+# The fragments the build merged, as tools/build-kernel.sh recorded them (its table of
+# flavours is the one list).
+names=$KBUILD_ROOT/$name/.fragment-names
+[ -f "$names" ] || die "no $names: run tools/build-kernel.sh $name (it records its fragments)"
+mapfile -t frags <"$names"
 frag_files=()
 for f in "${frags[@]}"; do frag_files+=("$EEVDF_REPO/kernel/configs/$f.config"); done
 python3 - "$name" <(xzcat "$DEBIAN_CONFIG") "$cfg" "${frag_files[@]}" <<'PY'
