@@ -261,15 +261,20 @@ impl<'rq> CfsRq<'rq> {
         self.0.get()
     }
 
-    /// The timeline, to read: its root and leftmost.
-    #[inline]
-    fn tree(&self) -> RbRootCached<'_, SeAugment> {
+    /// A handle of the timeline.
+    ///
+    /// # Safety
+    ///
+    /// The handle changes the tree only while no other handle of this timeline is used
+    /// (`RbRootCached`'s invariant): [`CfsRq::tree`] only reads through it, and
+    /// [`CfsRq::tree_mut`] holds `&mut self`.
+    #[inline(always)]
+    unsafe fn timeline(&self) -> RbRootCached<'_, SeAugment> {
         // SAFETY:
         // - the cfs_rq is valid and locked, and its timeline augmented by `SeAugment`
         //   (type invariant), for as long as `self` is borrowed;
         // - the address of a field of a valid object is not null;
-        // - the handle is only read through (`root_node`, `first`), so it changes nothing
-        //   that another user of `&self` could see.
+        // - the handle's exclusive use is the caller's obligation.
         unsafe {
             RbRootCached::from_raw(NonNull::new_unchecked(
                 &raw mut (*self.raw()).tasks_timeline,
@@ -277,17 +282,19 @@ impl<'rq> CfsRq<'rq> {
         }
     }
 
+    /// The timeline, to read: its root and leftmost.
+    #[inline]
+    fn tree(&self) -> RbRootCached<'_, SeAugment> {
+        // SAFETY: the callers only read through it (`root_node`, `first`).
+        unsafe { self.timeline() }
+    }
+
     /// The timeline, to change: the handle borrows `self` exclusively, so it is the one
     /// that changes the tree's shape and augmented values while it lives.
     #[inline]
     fn tree_mut(&mut self) -> RbRootCached<'_, SeAugment> {
-        // SAFETY: as in `tree`, and `&mut self` makes this handle the only user of the
-        // timeline for its lifetime (`RbRootCached`'s invariant).
-        unsafe {
-            RbRootCached::from_raw(NonNull::new_unchecked(
-                &raw mut (*self.raw()).tasks_timeline,
-            ))
-        }
+        // SAFETY: `&mut self` makes this handle the only user of the timeline while it lives.
+        unsafe { self.timeline() }
     }
 
     /// `rq_of()`: the runqueue this `cfs_rq` belongs to, whose lock is held.

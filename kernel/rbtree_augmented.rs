@@ -475,13 +475,11 @@ impl<'a, A: Augment> RbRootCached<'a, A> {
         // - this handle has exclusive access to the tree (type invariant).
         unsafe { propagate::<A>(tmp, ptr::null_mut()) };
         if !rebalance.is_null() {
-            // SAFETY:
-            // - `rebalance` is a node of this tree, whose root is `root`, valid (type
-            //   invariant), and the tree is a valid red-black tree but for the black height
-            //   that `__rb_erase_color()` restores from `rebalance`;
-            // - `rotate::<A>` is the rotate callback of the tree's augmentation `A` (type
-            //   invariant), so the augmented values stay right through the rotations;
-            // - this handle has exclusive access to the tree (type invariant).
+            // Type invariants: `root` is valid and this handle its only user; `A` is the
+            // tree's augmentation. The tree is valid but for the black height that
+            // `__rb_erase_color()` restores from `rebalance`, one of its nodes.
+            // SAFETY: `rebalance` and `root` are as above, and `rotate::<A>` is the rotate
+            // callback of `A`, so the augmented values stay right through the rotations.
             unsafe { bindings::__rb_erase_color(rebalance, root, Some(rotate::<A>)) };
         }
     }

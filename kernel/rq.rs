@@ -210,7 +210,8 @@ impl RqGuard {
 
     /// Resets this CPU's counts.
     pub fn reset_counts(&mut self) {
-        // SAFETY: as in `counts`.
+        // SAFETY: the guard holds the runqueue lock (type invariant), under which alone the
+        // counters are written, and `&mut self` is the guard's one user.
         unsafe { (*self.as_ptr()).eevdf_stats = [0; bindings::SCHED_EEVDF_NR_STATS as usize] };
     }
 }

@@ -103,8 +103,7 @@ took=$(($(now) - t0))
 note "eevdf-vm exited $status after $took s"
 
 # The kernel's reports in the console: the lines eevdf-vm fails a run on.
-splats=$(grep -cE '^\[ *[0-9]+\.[0-9]+\] .*(WARNING:|BUG:|kernel BUG at|Oops|general protection fault|Kernel panic|panicked at|possible recursive locking|possible circular locking|inconsistent lock state|DEBUG_LOCKS_WARN_ON|INFO: possible|INFO: task|blocked for more than|KASAN:|UBSAN:|rcu: INFO:|self-detected stall|detected stalls on CPUs|soft lockup|hard LOCKUP|list_add corruption|list_del corruption|sched_eevdf: VERIFY:)' \
-	"$out/console.log" || true)
+splats=$(kernel_reports "$out/console.log" | wc -l)
 rounds=$(sed -n 's/^@@rounds //p' "$out/guest.out")
 
 {

@@ -31,25 +31,19 @@ ctl=$(ls "$EEVDF_CACHE"/deb/eevdfctl_*.deb 2>/dev/null | head -1)
 
 mnt=$dir/mnt
 loop=
-cleanup() {
-	mountpoint -q "$mnt/dev" && umount "$mnt/dev"
-	mountpoint -q "$mnt/proc" && umount "$mnt/proc"
-	mountpoint -q "$mnt/sys" && umount "$mnt/sys"
-	mountpoint -q "$mnt" && umount "$mnt"
-	[ -n "$loop" ] && losetup -d "$loop"
-	return 0
+# Unmounts $mnt and frees the loop device of `attach`, if any.
+detach() {
+	if mountpoint -q "$mnt"; then umount "$mnt"; fi
+	if [ -n "$loop" ]; then losetup -d "$loop"; fi
+	loop=
 }
-trap cleanup EXIT
+trap detach EXIT
 
 # Mounts the first partition of disk image $1 (at 1 MiB) at $mnt.
 attach() {
 	loop=$(losetup -f --show -o $((1024 * 1024)) "$1")
 	mkdir -p "$mnt"
 	mount "$loop" "$mnt"
-}
-detach() {
-	cleanup
-	loop=
 }
 
 if [ ! -f "$img" ]; then
@@ -123,6 +117,7 @@ attach "$work"
 mkdir -p "$mnt/root/debs"
 cp "$image" "$ctl" "$mnt/root/debs/"
 install -m 0755 "$EEVDF_REPO/tools/guest/install-walkthrough.sh" "$mnt/root/walkthrough.sh"
+install -m 0644 "$EEVDF_REPO/tools/kernel-reports.txt" "$mnt/root/kernel-reports.txt"
 cat >"$mnt/etc/systemd/system/eevdf-walkthrough.service" <<'EOF'
 [Unit]
 Description=Documentation/installing.md, step by step
@@ -154,8 +149,7 @@ timeout 2400 qemu-system-x86_64 -machine pc -accel tcg -cpu max -smp 2 -m 2048 \
 note "QEMU ran $(($(now) - t0)) s"
 # Kernel reports, in any of the three boots; the walk-through's own lines (which print the
 # commands it runs, a grep for these very words among them) are not the kernel's.
-reports=$(grep -a -E '\[ *[0-9]+\.[0-9]+\] .*(WARNING:|BUG:|Oops|KASAN:|UBSAN:|possible circular locking|inconsistent lock state|soft lockup|Kernel panic)' "$log" |
-	grep -a -v -E "$walk" || true)
+reports=$(kernel_reports "$log" | grep -a -v -E "$walk" || true)
 [ -z "$reports" ] || { echo "$reports"; die "the kernel reported a problem (console: $log)"; }
 grep -a -q -E "${walk}walkthrough: all steps ok" "$log" || die "the walk-through did not finish (console: $log)"
 step "install: every step of installing.md ran as documented (console: $log)"

@@ -24,6 +24,13 @@ export PATH=$HOME/.cargo/bin:$PATH
 export RUSTUP_TOOLCHAIN=$RUST_TOOLCHAIN
 
 # Kernel make with the pinned tool chain. LLVM=1 everywhere, as the README promises.
+# The kernel's report lines in console log $1: lines with a printk timestamp that contain
+# a pattern of tools/kernel-reports.txt (the list eevdf-vm fails a run on).
+kernel_reports() {
+	grep -a -E '^\[ *[0-9]+\.[0-9]+\] ' "$1" |
+		grep -a -F -f <(grep -v -e '^#' -e '^$' "$EEVDF_REPO/tools/kernel-reports.txt") || true
+}
+
 kmake() {
 	make -C "$KSRC" LLVM=1 RUSTC="rustc" BINDGEN="bindgen" "$@"
 }

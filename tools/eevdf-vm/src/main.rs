@@ -132,40 +132,17 @@ struct Args {
 const START: &str = "EEVDF-GUEST-START";
 const EXIT: &str = "EEVDF-GUEST-EXIT=";
 
-/// Substrings that mark a kernel report. Only kernel lines (those with a
-/// printk timestamp) are matched, so a guest program printing "WARNING" does
-/// not fail the run.
-const REPORTS: &[&str] = &[
-    "WARNING:",
-    "------------[ cut here ]",
-    "BUG:",
-    "kernel BUG at",
-    "Oops",
-    "general protection fault",
-    "Kernel panic",
-    "panicked at",
-    "possible recursive locking",
-    "possible circular locking",
-    "inconsistent lock state",
-    "DEBUG_LOCKS_WARN_ON",
-    "INFO: possible",
-    "INFO: task",
-    "blocked for more than",
-    "KASAN:",
-    "UBSAN:",
-    "rcu: INFO:",
-    "self-detected stall",
-    "detected stalls on CPUs",
-    "soft lockup",
-    "hard LOCKUP",
-    "list_add corruption",
-    "list_del corruption",
-    "stack-protector",
-    "Unable to handle kernel",
-    // sched_eevdf's live oracle (CONFIG_SCHED_EEVDF_RUST_VERIFY): its log lines come
-    // before its WARN, which may be a WARN_ONCE that already fired.
-    "sched_eevdf: VERIFY:",
-];
+/// Substrings that mark a kernel report: tools/kernel-reports.txt, the list the shell
+/// tools use too. Only kernel lines (those with a printk timestamp) are matched, so a guest
+/// program printing "WARNING" does not fail the run.
+const REPORTS_FILE: &str = include_str!("../../kernel-reports.txt");
+
+/// The patterns of [`REPORTS_FILE`]: its lines but blank ones and comments.
+fn reports() -> impl Iterator<Item = &'static str> {
+    REPORTS_FILE
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
 
 /// The text after a printk timestamp (`[   12.345678] `), if `line` has one.
 fn kernel_message(line: &str) -> Option<&str> {
@@ -188,7 +165,7 @@ const REPORT_TRACE_LINES: u32 = 60;
 /// The report pattern a console line matches, if any.
 fn report_in(line: &str) -> Option<&'static str> {
     let msg = kernel_message(line)?;
-    REPORTS.iter().copied().find(|p| msg.contains(p))
+    reports().find(|p| msg.contains(p))
 }
 
 /// Whether the kernel at `image` (`<build>/arch/x86/boot/bzImage`) was configured with
