@@ -5,10 +5,13 @@
 //! Like kernel/sched/features.h this is an X-macro: one row per flag the core reads, in bit
 //! order, each with its doc comment (why the flag exists, its default) and
 //! `(NAME, bit, default)`. The defaults are Linux 6.12's for its flags. The bits are the
-//! kernel's `__SCHED_FEAT_*` numbers, the flag's position in features.h as patch 0002
-//! extends it (ELIGIBLE and BIAS_ELIGIBLE right after PREEMPT_SHORT, bits 5 and 6; the
-//! flags the core does not read, NEXT_BUDDY to CACHE_HOT_BUDDY, are bits 7 to 9), so the
-//! kernel's feature word is the core's with the other flags masked off.
+//! kernel's `__SCHED_FEAT_*` numbers, the flag's position in features.h as patches 0002
+//! and 0007 extend it (ELIGIBLE and BIAS_ELIGIBLE right after PREEMPT_SHORT, bits 5 and 6,
+//! then upstream's post-6.12 changes, bits 7 to 10, all before the first flag whose
+//! presence depends on the configuration; the flags the core does not read, NEXT_BUDDY
+//! to CACHE_HOT_BUDDY, are bits 11 to 13), so the kernel's feature word is the core's
+//! with the other flags masked off. The table has 34 flags, so patch 0007 makes the
+//! kernel's word an `unsigned long`.
 //!
 //! `eevdf_feature_table!(m)` expands to `m! { $(#[doc = "..."])* (NAME, bit, default), ... }`.
 //! The views generated from it:
@@ -48,12 +51,30 @@ macro_rules! eevdf_feature_table {
             /// request: eligible iff Sum_j w_j (v_j - v_i) + NICE_0_LOAD * Sum_j r_j >= 0.
             /// Default off.
             (BIAS_ELIGIBLE, 6, false),
+            /// Added by patch 0007, upstream 6.17 ("sched/fair: Limit run to parity to the
+            /// min slice of enqueued entities" and its series). Protect current for
+            /// min(its slice, the smallest queued slice) instead of its whole slice; with
+            /// NO_RUN_TO_PARITY still for min(base slice, its slice). Default off.
+            (RUN_TO_PARITY_MIN_SLICE, 7, false),
+            /// Added by patch 0007, upstream 7.0 ("sched/eevdf: Fix lag clamp"). Clamp lag
+            /// to the runqueue's largest slice plus a tick, not max(2 * own slice, tick).
+            /// Default off.
+            (LAG_CLAMP_MAX_SLICE, 8, false),
+            /// Added by patch 0007, upstream 6.19 ("sched/fair: Reimplement NEXT_BUDDY to
+            /// align with EEVDF goals"). With NEXT_BUDDY: a wakee becomes the next buddy
+            /// unless the buddy's deadline is earlier, and an eligible buddy is picked
+            /// before slice protection. Default off.
+            (NEXT_BUDDY_EEVDF, 9, false),
+            /// Added by patch 0007, upstream 7.0 ("sched/fair: Only set slice protection at
+            /// pick time"). A sched_change (setattr, renice) of current keeps its protected
+            /// window, scaled by a reweight, instead of setting it again. Default off.
+            (PROTECT_AT_PICK, 10, false),
             /// Keep a sleeping but ineligible task queued until it is picked (it burns off
             /// its negative lag) or woken. Default on.
-            (DELAY_DEQUEUE, 10, true),
+            (DELAY_DEQUEUE, 14, true),
             /// Clip positive lag to 0 when a delayed entity finally leaves or is requeued.
             /// Default on.
-            (DELAY_ZERO, 11, true),
+            (DELAY_ZERO, 15, true),
         }
     };
 }

@@ -451,7 +451,7 @@ macro_rules! kernel_features {
         $(
             kernel::macros::paste! {
                 const _: () = assert!(
-                    Features::$name.bits() == 1u32 << (bindings::[<__SCHED_FEAT_ $name>] as u32)
+                    Features::$name.bits() == 1u64 << (bindings::[<__SCHED_FEAT_ $name>] as u32)
                 );
             }
         )*
@@ -478,10 +478,13 @@ pub fn config() -> Config {
 /// that /sys/kernel/debug/sched/features writes.
 #[cfg(CONFIG_SCHED_DEBUG)]
 #[inline(always)]
-fn feature_bits() -> u32 {
+fn feature_bits() -> u64 {
     // SAFETY: a plain read of a global word; debugfs updates it with single stores, so a
     // racing read sees the old or the new value (READ_ONCE).
-    unsafe { ptr::read_volatile(&raw const bindings::sysctl_sched_features) }
+    let word = unsafe { ptr::read_volatile(&raw const bindings::sysctl_sched_features) };
+    // An `unsigned long` (bindgen's `usize`), 64 bits here: CONFIG_SCHED_EEVDF_RUST needs
+    // 64BIT.
+    word as u64
 }
 
 /// The `sched_feat()` word without SCHED_DEBUG: a constant, the table's defaults. sched.h
@@ -490,7 +493,7 @@ fn feature_bits() -> u32 {
 /// keeps only its default-set copy.
 #[cfg(not(CONFIG_SCHED_DEBUG))]
 #[inline(always)]
-fn feature_bits() -> u32 {
+fn feature_bits() -> u64 {
     Features::DEFAULT.bits()
 }
 
@@ -498,7 +501,7 @@ fn feature_bits() -> u32 {
 // constant), or this does not compile.
 #[cfg(not(CONFIG_SCHED_DEBUG))]
 const _: () = assert!(
-    Features::from_bits_truncate(bindings::sysctl_sched_features).bits()
+    Features::from_bits_truncate(bindings::sysctl_sched_features as u64).bits()
         == Features::DEFAULT.bits()
 );
 

@@ -63,7 +63,7 @@ pub struct FeatureInfo {
 /// assert!(f.parse("NO_SUCH_THING").is_err());
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Features(u32);
+pub struct Features(u64);
 
 eevdf_feature_table!(gen_features);
 
@@ -82,7 +82,7 @@ impl Features {
     pub const EMPTY: Features = Features(0);
 
     /// The raw bits.
-    pub const fn bits(self) -> u32 {
+    pub const fn bits(self) -> u64 {
         self.0
     }
 
@@ -91,13 +91,13 @@ impl Features {
     ///
     /// ```
     /// use sched_eevdf::Features;
-    /// assert!(Features::from_bits_truncate(u32::MAX) == Features::ALL);
-    /// // Bit 7 is the kernel's NEXT_BUDDY, which the core does not read.
-    /// assert!(Features::from_bits_truncate(1 << 7) == Features::EMPTY);
+    /// assert!(Features::from_bits_truncate(u64::MAX) == Features::ALL);
+    /// // Bit 11 is the kernel's NEXT_BUDDY, which the core does not read.
+    /// assert!(Features::from_bits_truncate(1 << 11) == Features::EMPTY);
     /// assert!(Features::from_bits_truncate(1 << 5) == Features::ELIGIBLE);
     /// ```
     #[inline]
-    pub const fn from_bits_truncate(bits: u32) -> Features {
+    pub const fn from_bits_truncate(bits: u64) -> Features {
         Features(bits & Features::ALL.0)
     }
 

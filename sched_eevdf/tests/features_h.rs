@@ -5,9 +5,9 @@
 //! flags with the same defaults and the same bits (a flag's `__SCHED_FEAT_*`
 //! number is its position in features.h).
 //!
-//! - [`patch_0002_adds_the_table_flags`] reads only patch 0002, so it always runs:
-//!   the flags it adds to features.h are rows of the table, with the same defaults,
-//!   in the same order, at the bits right after the flag they follow.
+//! - [`patches_add_the_table_flags`] reads only the patches, so it always runs: the
+//!   flags patches 0002 and 0007 add to features.h are rows of the table, with the same
+//!   defaults, in the same order, at the bits right after the flag they follow.
 //! - [`table_matches_features_h`] needs the 6.12 source tarball: every row is in the
 //!   patched features.h, with its default and at its bit.
 //!
@@ -133,40 +133,56 @@ fn table_is_in_bit_order() {
     );
 }
 
-#[test]
-fn patch_0002_adds_the_table_flags() {
+/// The flags the series' patch `prefix` adds to features.h: their names, and the flag
+/// the first one follows.
+fn check_added(prefix: &str, names: &[&str], first_after: &str) -> Vec<(Feat, String)> {
     let series = series();
     let (name, text) = series
         .iter()
-        .find(|(p, _)| p.starts_with("0002-"))
-        .expect("patch 0002 in kernel/patches/series");
+        .find(|(p, _)| p.starts_with(prefix))
+        .unwrap_or_else(|| panic!("patch {prefix} in kernel/patches/series"));
     let added = added_flags(text);
-    let names: Vec<&str> = added.iter().map(|(f, _)| f.name.as_str()).collect();
-    assert_eq!(
-        names,
-        ["ELIGIBLE", "BIAS_ELIGIBLE"],
-        "{name}: the flags it adds to features.h"
-    );
-    for (f, after) in &added {
-        let info = row(&f.name);
+    let got: Vec<&str> = added.iter().map(|(f, _)| f.name.as_str()).collect();
+    assert_eq!(got, names, "{name}: the flags it adds to features.h");
+    assert_eq!(added[0].1, first_after, "{name}: {}'s place", names[0]);
+    for (f, _) in &added {
         assert_eq!(
-            f.default, info.default,
+            f.default,
+            row(&f.name).default,
             "{}: default differs from {name}",
             f.name
         );
+    }
+    added
+}
+
+#[test]
+fn patches_add_the_table_flags() {
+    // Patch 0002 right after PREEMPT_SHORT, patch 0007 right after 0002's: each follows
+    // a row of the table.
+    let next = [
+        "RUN_TO_PARITY_MIN_SLICE",
+        "LAG_CLAMP_MAX_SLICE",
+        "NEXT_BUDDY_EEVDF",
+        "PROTECT_AT_PICK",
+    ];
+    let added = [
+        check_added("0002-", &["ELIGIBLE", "BIAS_ELIGIBLE"], "PREEMPT_SHORT"),
+        check_added("0007-", &next, "BIAS_ELIGIBLE"),
+    ];
+    for (f, after) in added.iter().flatten() {
         assert_eq!(
-            bit(info),
+            bit(row(&f.name)),
             bit(row(after)) + 1,
             "{}: follows {after} in features.h, so its bit is one more",
             f.name
         );
     }
-    assert_eq!(
-        added[0].1, "PREEMPT_SHORT",
-        "{name}: ELIGIBLE's place in features.h"
-    );
-    // No other patch touches the flags: the bits depend on patch 0002 alone.
-    for (p, text) in series.iter().filter(|(p, _)| p != name) {
+    // No other patch touches the flags: the bits depend on these two alone.
+    for (p, text) in series()
+        .iter()
+        .filter(|(p, _)| !p.starts_with("0002-") && !p.starts_with("0007-"))
+    {
         assert!(
             added_flags(text).is_empty(),
             "{p} adds a flag to features.h"
@@ -195,7 +211,13 @@ fn table_matches_features_h() {
     let mut feats: Vec<Feat> = Vec::new();
     let mut in_else = false;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
-        match line.trim() {
+        // `# else` inside an `#ifdef` is `#else` too.
+        let line = line.trim();
+        let line = match line.strip_prefix('#') {
+            Some(directive) => format!("#{}", directive.trim_start()),
+            None => line.to_string(),
+        };
+        match line.as_str() {
             "#else" => in_else = true,
             "#endif" => in_else = false,
             l => {

@@ -254,12 +254,24 @@ fn feature_table() {
         "DELAY_ZERO",
         "ELIGIBLE",
         "BIAS_ELIGIBLE",
+        "RUN_TO_PARITY_MIN_SLICE",
+        "LAG_CLAMP_MAX_SLICE",
+        "NEXT_BUDDY_EEVDF",
+        "PROTECT_AT_PICK",
     ] {
         assert!(names.contains(&n), "{n}");
     }
+    // Off by default: BIAS_ELIGIBLE and upstream's post-6.12 changes.
+    let off = [
+        "BIAS_ELIGIBLE",
+        "RUN_TO_PARITY_MIN_SLICE",
+        "LAG_CLAMP_MAX_SLICE",
+        "NEXT_BUDDY_EEVDF",
+        "PROTECT_AT_PICK",
+    ];
     for info in Features::TABLE {
         assert_eq!(Features::DEFAULT.contains(info.flag), info.default);
-        assert_eq!(info.default, info.name != "BIAS_ELIGIBLE", "{}", info.name);
+        assert_eq!(info.default, !off.contains(&info.name), "{}", info.name);
         assert!(!info.doc.is_empty());
         let off = Features::DEFAULT
             .parse(&format!("NO_{}\n", info.name))

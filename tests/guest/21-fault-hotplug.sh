@@ -43,7 +43,8 @@ tl=0
 [ -r $D/timeline ] && tl=1
 # The features toggled in the background: those of the list this kernel has.
 feats=""
-for x in ELIGIBLE RUN_TO_PARITY PLACE_LAG PREEMPT_SHORT PLACE_REL_DEADLINE DELAY_ZERO; do
+for x in ELIGIBLE RUN_TO_PARITY PLACE_LAG PREEMPT_SHORT PLACE_REL_DEADLINE DELAY_ZERO \
+	RUN_TO_PARITY_MIN_SLICE LAG_CLAMP_MAX_SLICE NEXT_BUDDY_EEVDF PROTECT_AT_PICK; do
 	case " $feats0 " in *" $x "* | *" NO_$x "*) feats="$feats $x" ;; esac
 done
 
