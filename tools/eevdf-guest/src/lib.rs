@@ -34,6 +34,7 @@ pub enum Record {
     PingPong(PingPongResult),
     Share(ShareResult),
     Scale(ScaleResult),
+    Mixed(MixedResult),
 }
 
 impl Record {
@@ -164,6 +165,68 @@ pub struct ScaleResult {
     /// `/proc/schedstat` of that CPU: schedule() calls and summed run delay over the run.
     pub sched_count: Option<u64>,
     pub run_delay_ns: Option<u64>,
+}
+
+/// Seed 002's mixed load (`eevdf-mixed`): massive_intr-shaped compute against frames.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MixedResult {
+    /// The measured tasks' scheduling policy, read back with sched_getattr.
+    pub policy: String,
+    /// The CPUs every task was pinned to.
+    pub cpus: Vec<u32>,
+    pub duration_s: f64,
+    pub compute_run_us: u64,
+    pub compute_sleep_us: u64,
+    pub frame_us: u64,
+    pub burst_us: u64,
+    /// `massive_intr`, then `interactive` (a group with no tasks is left out).
+    pub groups: Vec<MixedGroup>,
+}
+
+/// One group of [`MixedResult`], over the measured interval: the columns of `perf sched
+/// latency` that /proc gives (the maximum delay needs perf), and the group's own counts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MixedGroup {
+    pub name: String,
+    pub tasks: u32,
+    pub runtime_ms: f64,
+    /// Voluntary and involuntary context switches (/proc/PID/status).
+    pub switches: u64,
+    /// Run delay per timeslice (/proc/PID/schedstat: run delay over timeslices run).
+    pub avg_delay_ms: f64,
+    pub sum_delay_ms: f64,
+    /// Compute loops (throughput) or frames started.
+    pub loops: u64,
+    /// Frames whose burst ended after the next frame was due (interactive only).
+    pub missed: u64,
+    /// How late each frame started (interactive only).
+    pub latency: Option<FrameLatency>,
+}
+
+/// Frame-start lateness, µs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FrameLatency {
+    pub samples: u64,
+    pub avg_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+impl FrameLatency {
+    /// The summary of lateness samples in ns.
+    pub fn from_ns(lat_ns: &[u64]) -> FrameLatency {
+        let s = summarise_latencies_ns(lat_ns);
+        FrameLatency {
+            samples: lat_ns.len() as u64,
+            avg_us: s.avg_us,
+            p50_us: s.p50_us,
+            p99_us: s.p99_us,
+            p999_us: s.p999_us,
+            max_us: s.max_us,
+        }
+    }
 }
 
 /// The calling thread's policy name, read back with sched_getattr, if it is in the fair

@@ -248,6 +248,20 @@ pub fn pin_to_cpu(pid: libc::pid_t, cpu: u32) -> io::Result<()> {
     check(rc as libc::c_long).map(|_| ())
 }
 
+/// Pin `pid` (0 = the caller) to the CPUs of `cpus`.
+pub fn pin_to_cpus(pid: libc::pid_t, cpus: &[u32]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; all-zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        // SAFETY: CPU_SET writes inside `set`; `cpu` is bounds-checked by the macro's
+        // implementation in the libc crate.
+        unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t and the size passed is its size.
+    let rc = unsafe { libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    check(rc as libc::c_long).map(|_| ())
+}
+
 /// Set `pid`'s nice value (0 = the caller).
 pub fn set_nice(pid: libc::pid_t, nice: i32) -> io::Result<()> {
     // SAFETY: setpriority takes plain integers.

@@ -185,6 +185,21 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 m.push(("switches_per_s".into(), s.switches_per_s));
                 m.push(("ns_per_switch".into(), s.ns_per_switch));
             }
+            Record::Mixed(x) => {
+                for g in &x.groups {
+                    m.push((format!("{}_avg_delay_ms", g.name), g.avg_delay_ms));
+                    if x.duration_s > 0.0 {
+                        m.push((
+                            format!("{}_loops_per_s", g.name),
+                            g.loops as f64 / x.duration_s,
+                        ));
+                    }
+                    if let Some(l) = &g.latency {
+                        m.push((format!("{}_p50_us", g.name), l.p50_us));
+                        m.push((format!("{}_p99_us", g.name), l.p99_us));
+                    }
+                }
+            }
         }
     }
     if matches!(cell.workload, Workload::Hackbench { .. }) {
