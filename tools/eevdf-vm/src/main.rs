@@ -107,6 +107,14 @@ struct Args {
     #[arg(long = "file")]
     files: Vec<String>,
 
+    /// Also put Debian's `perf` (package linux-perf, 6.1; about 19 MB with its 26 shared
+    /// libraries) into the guest at /usr/bin/perf, for `perf sched record` / `latency` /
+    /// `timehist` (tracefs is mounted at /sys/kernel/tracing). Costs initramfs size and so
+    /// boot time and guest memory; the kernel needs PERF_EVENTS and the sched tracepoints
+    /// (the distro flavours have them, the tiny ones do not).
+    #[arg(long)]
+    perf: bool,
+
     /// Also stream the kernel's console messages. They are always scanned for
     /// reports, and reports are always shown, each with the REPORT_TRACE_LINES kernel
     /// lines after it (its registers and call trace); the rest is noise for most runs.
@@ -205,6 +213,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t tmpfs tmp /tmp
 mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
 mkdir -p /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
@@ -354,6 +363,9 @@ fn build_initramfs(args: &Args, init: &str) -> Result<Vec<u8>> {
     }
     add_binary(&mut a, "/usr/bin/hackbench", "/usr/bin/hackbench")?;
     add_binary(&mut a, "/usr/bin/cyclictest", "/usr/bin/cyclictest")?;
+    if args.perf {
+        add_binary(&mut a, "/usr/bin/perf", "/usr/bin/perf")?;
+    }
     // The repository whose tools/guest and tests/guest go into the guest.
     let root = repo_root();
     add_tree(&mut a, &root.join("tools/guest"), "/eevdf/bin")?;
