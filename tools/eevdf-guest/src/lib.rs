@@ -35,6 +35,7 @@ pub enum Record {
     Share(ShareResult),
     Scale(ScaleResult),
     Mixed(MixedResult),
+    ForkJob(ForkJobResult),
 }
 
 impl Record {
@@ -165,6 +166,22 @@ pub struct ScaleResult {
     /// `/proc/schedstat` of that CPU: schedule() calls and summed run delay over the run.
     pub sched_count: Option<u64>,
     pub run_delay_ns: Option<u64>,
+}
+
+/// Seed 004's fork-heavy CPU-bound job (`eevdf-forkjob`), a kernel build's stand-in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ForkJobResult {
+    pub policy: String,
+    /// Parallel slots (`make -j`).
+    pub jobs: u32,
+    /// The guest's CPUs: jobs / cpus is the load (1 = 100%).
+    pub cpus: u32,
+    pub files: u32,
+    pub nice: i32,
+    /// CPU time the files asked for in all, s.
+    pub cpu_s: f64,
+    /// Completion time, s.
+    pub elapsed_s: f64,
 }
 
 /// Seed 002's mixed load (`eevdf-mixed`): massive_intr-shaped compute against frames.

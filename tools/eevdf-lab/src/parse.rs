@@ -185,6 +185,7 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 m.push(("switches_per_s".into(), s.switches_per_s));
                 m.push(("ns_per_switch".into(), s.ns_per_switch));
             }
+            Record::ForkJob(j) => m.push(("forkjob_s".into(), j.elapsed_s)),
             Record::Mixed(x) => {
                 for g in &x.groups {
                     m.push((format!("{}_avg_delay_ms", g.name), g.avg_delay_ms));
