@@ -36,6 +36,7 @@ pub enum Record {
     Scale(ScaleResult),
     Mixed(MixedResult),
     ForkJob(ForkJobResult),
+    Migrate(MigrateResult),
 }
 
 impl Record {
@@ -166,6 +167,34 @@ pub struct ScaleResult {
     /// `/proc/schedstat` of that CPU: schedule() calls and summed run delay over the run.
     pub sched_count: Option<u64>,
     pub run_delay_ns: Option<u64>,
+}
+
+/// Seed 003's long sleeper that wakes on another CPU (`eevdf-migrate`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MigrateResult {
+    pub policy: String,
+    /// `affinity` (moved while asleep, one hog on each CPU) or `natural`.
+    pub mode: String,
+    pub sleep_ms: u64,
+    pub after_ms: u64,
+    pub rounds: Vec<MigrateRound>,
+}
+
+/// One sleep and wakeup of [`MigrateResult`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MigrateRound {
+    /// The CPU the sleeper ran on right after waking.
+    pub woke_on: u32,
+    /// How late it ran after its timer, µs.
+    pub wake_latency_us: f64,
+    /// Its lag at placement, µs of CPU time at nice 0, from how far it ran ahead of (or
+    /// behind) the equal-weight hog on its new CPU (`affinity` only).
+    pub lag_us: Option<f64>,
+    /// Its share over the first 100 ms after waking: of its and the hog's CPU time
+    /// (`affinity`, fair share 0.5), or of the wall time (`natural`).
+    pub share_first_100ms: f64,
+    /// The same over the whole window.
+    pub share: f64,
 }
 
 /// Seed 004's fork-heavy CPU-bound job (`eevdf-forkjob`), a kernel build's stand-in.

@@ -186,6 +186,15 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 m.push(("ns_per_switch".into(), s.ns_per_switch));
             }
             Record::ForkJob(j) => m.push(("forkjob_s".into(), j.elapsed_s)),
+            Record::Migrate(x) => {
+                let n = x.rounds.len().max(1) as f64;
+                let lags: Vec<f64> = x.rounds.iter().filter_map(|r| r.lag_us).collect();
+                if let Some(l) = lags.iter().map(|l| l.abs()).reduce(f64::max) {
+                    m.push(("migrate_max_abs_lag_us".into(), l));
+                }
+                let share = x.rounds.iter().map(|r| r.share).sum::<f64>() / n;
+                m.push(("migrate_share".into(), share));
+            }
             Record::Mixed(x) => {
                 for g in &x.groups {
                     m.push((format!("{}_avg_delay_ms", g.name), g.avg_delay_ms));
