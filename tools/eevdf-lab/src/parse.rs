@@ -3,7 +3,7 @@
 
 use crate::plan::{Cell, Workload};
 use crate::protocol::{CellEvent, CellLine};
-use eevdf_guest::Record;
+use eevdf_guest::{Record, RtAppResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -185,6 +185,31 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 m.push(("switches_per_s".into(), s.switches_per_s));
                 m.push(("ns_per_switch".into(), s.ns_per_switch));
             }
+            Record::RtApp(r) => rtapp_metrics(r, &mut m),
+            Record::Msgr(r) => {
+                if let Some(q) = &r.wakeup {
+                    m.push(("msgr_p50_us".into(), q.p50_us));
+                    m.push(("msgr_p90_us".into(), q.p90_us));
+                    m.push(("msgr_p99_us".into(), q.p99_us));
+                    m.push(("msgr_p999_us".into(), q.p999_us));
+                }
+                m.push(("msgr_rps".into(), r.requests_per_s));
+            }
+            Record::Storm(r) => {
+                if let Some(q) = &r.target_runs {
+                    m.push(("t_run_max_us".into(), q.max_us));
+                    m.push(("t_run_p99_us".into(), q.p99_us));
+                    m.push(("t_run_p50_us".into(), q.p50_us));
+                }
+                if let Some(q) = &r.competitor_waits {
+                    m.push(("c_wait_p99_us".into(), q.p99_us));
+                    m.push(("c_wait_max_us".into(), q.max_us));
+                }
+                m.push(("t_share".into(), r.target_share));
+                if r.duration_s > 0.0 {
+                    m.push(("changes_per_s".into(), r.changes as f64 / r.duration_s));
+                }
+            }
         }
     }
     if matches!(cell.workload, Workload::Hackbench { .. }) {
@@ -193,6 +218,32 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
         }
     }
     m
+}
+
+/// The metrics of an rt-app record: over the tasks that sleep, the pooled wakeup latency
+/// and the percentage of missed periods; over all tasks, the largest share error; per task
+/// (`<name>.`), its share error (signed: above its fair share is positive) and its p99.
+fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
+    if let Some(q) = &r.wakeup {
+        m.push(("wake_p50_us".into(), q.p50_us));
+        m.push(("wake_p99_us".into(), q.p99_us));
+        m.push(("wake_max_us".into(), q.max_us));
+    }
+    let periods: u64 = r.tasks.iter().map(|t| t.periods).sum();
+    if periods > 0 {
+        let missed: u64 = r.tasks.iter().map(|t| t.missed).sum();
+        m.push(("missed_pct".into(), 100.0 * missed as f64 / periods as f64));
+    }
+    m.push(("share_err_pp".into(), r.max_share_err_pp));
+    for t in &r.tasks {
+        m.push((
+            format!("{}.share_err_pp", t.name),
+            (t.share - t.fair_share) * 100.0,
+        ));
+        if let Some(q) = &t.wakeup {
+            m.push((format!("{}.p99_us", t.name), q.p99_us));
+        }
+    }
 }
 
 /// Ideal shares of a share cell, from its first record (for the table's "ideal" column).
