@@ -37,6 +37,54 @@ pub struct Outcome {
     pub records: Vec<Record>,
     /// hackbench's "Time:" lines, seconds.
     pub hackbench_s: Vec<f64>,
+    /// What sched_eevdf's counters (`/sys/kernel/debug/sched/eevdf/stats`, all CPUs)
+    /// counted during the run, by name: the cells that read them (those with schedstats
+    /// on) on a kernel that has them. A counter that went down was reset in between, and
+    /// counts from 0.
+    #[serde(default)]
+    pub counters: Option<BTreeMap<String, u64>>,
+    /// The counters before the run, until its `after` line comes.
+    #[serde(skip)]
+    counters_before: Option<BTreeMap<String, u64>>,
+}
+
+impl Outcome {
+    /// A run of cell `id` that has begun and not yet said anything.
+    pub fn new(id: &str, rep: u32) -> Outcome {
+        Outcome {
+            id: id.to_string(),
+            rep,
+            status: Status::Ok,
+            records: Vec::new(),
+            hackbench_s: Vec::new(),
+            counters: None,
+            counters_before: None,
+        }
+    }
+}
+
+/// `NAME=VALUE` pairs of an `@@counters` line; `None` if one is malformed.
+fn parse_counters(s: &str) -> Option<BTreeMap<String, u64>> {
+    s.split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            Some((k.to_string(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+/// What was counted from `before` to `after`, by the names `after` has.
+pub fn counter_delta(
+    before: &BTreeMap<String, u64>,
+    after: &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(k, &a)| {
+            let d = before.get(k).and_then(|&b| a.checked_sub(b)).unwrap_or(a);
+            (k.clone(), d)
+        })
+        .collect()
 }
 
 pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
@@ -64,13 +112,7 @@ pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
                     if let Some(o) = open.take() {
                         outcomes.push(close(o, None));
                     }
-                    open = Some(Outcome {
-                        id: id.to_string(),
-                        rep,
-                        status: Status::Ok,
-                        records: Vec::new(),
-                        hackbench_s: Vec::new(),
-                    });
+                    open = Some(Outcome::new(id, rep));
                 }
                 CellEvent::End { rc } => {
                     if let Some(o) = open.take().filter(|o| o.id == id) {
@@ -78,20 +120,32 @@ pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
                     }
                 }
                 CellEvent::Unavailable { feature } => {
-                    let mut o = open.take().filter(|o| o.id == id).unwrap_or(Outcome {
-                        id: id.to_string(),
-                        rep: 0,
-                        status: Status::Ok,
-                        records: Vec::new(),
-                        hackbench_s: Vec::new(),
-                    });
+                    let mut o = open
+                        .take()
+                        .filter(|o| o.id == id)
+                        .unwrap_or_else(|| Outcome::new(id, 0));
                     o.status = Status::Unavailable(feature.to_string());
                     outcomes.push(o);
                 }
                 CellEvent::Other => {}
             }
         } else if let Some(o) = open.as_mut() {
-            if let Some(r) = Record::from_line(line) {
+            if let Some(rest) = line.strip_prefix("@@counters ") {
+                let (when, pairs) = rest.split_once(' ').unwrap_or((rest, ""));
+                let Some(c) = parse_counters(pairs) else {
+                    o.status = Status::Failed(format!("bad counters line: {line}"));
+                    continue;
+                };
+                match when {
+                    "before" => o.counters_before = Some(c),
+                    "after" => {
+                        if let Some(b) = o.counters_before.take() {
+                            o.counters = Some(counter_delta(&b, &c));
+                        }
+                    }
+                    _ => {}
+                }
+            } else if let Some(r) = Record::from_line(line) {
                 match r {
                     Ok(r) => o.records.push(r),
                     Err(e) => o.status = Status::Failed(format!("bad result line: {e}")),
@@ -217,8 +271,14 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
             m.push(("hackbench_s".into(), t));
         }
     }
+    for (k, &v) in o.counters.iter().flatten() {
+        m.push((format!("{COUNTER_PREFIX}{k}"), v as f64));
+    }
     m
 }
+
+/// What a counter's metric name starts with: `ctr:lag_clamped`.
+pub const COUNTER_PREFIX: &str = "ctr:";
 
 /// The metrics of an rt-app record: over the tasks that sleep, the pooled wakeup latency
 /// and the percentage of missed periods; over all tasks, the largest share error; per task

@@ -60,6 +60,11 @@ struct Args {
     duration_ms: u64,
 }
 
+/// How long after the window the tasks stop by themselves if the main thread has not told
+/// them to (a kernel that lets them starve the main thread would otherwise never stop
+/// them); a main thread later than half of it was starved, and the run has no result.
+const GRACE_NS: u64 = 1_000_000_000;
+
 /// What every task shares with the main thread.
 struct Shared {
     /// Start of the measured window, CLOCK_MONOTONIC ns (set before the barrier).
@@ -98,6 +103,11 @@ fn in_window(sh: &Shared, t: u64) -> bool {
     t >= sh.window_start && t < sh.window_end
 }
 
+/// The main thread said stop, or it is long past the window.
+fn stopped(sh: &Shared, now: u64) -> bool {
+    sh.stop.load(Ordering::Relaxed) || now >= sh.window_end + GRACE_NS
+}
+
 /// The body of one task's thread, after its attributes are set and the barrier passed.
 fn run_task(spec: &TaskSpec, sh: &Shared) -> TaskOut {
     let mut out = TaskOut {
@@ -119,17 +129,21 @@ fn run_task(spec: &TaskSpec, sh: &Shared) -> TaskOut {
     match spec.kind {
         TaskKind::Hog => {
             let mut x = 0u64;
-            while !sh.stop.load(Ordering::Relaxed) {
+            loop {
                 for _ in 0..1000 {
                     x = std::hint::black_box(x.wrapping_add(1));
                 }
-                note_window(sys::now_ns(), &mut window_nivcsw);
+                let now = sys::now_ns();
+                note_window(now, &mut window_nivcsw);
+                if stopped(sh, now) {
+                    break;
+                }
             }
         }
         TaskKind::Periodic { period_us } => {
             let period = period_us * 1000;
             let mut next = sys::now_ns() + period;
-            while !sh.stop.load(Ordering::Relaxed) {
+            while !stopped(sh, sys::now_ns()) {
                 let slept = sys::now_ns() < next;
                 if slept {
                     sys::sleep_until_ns(next);
@@ -160,7 +174,7 @@ fn run_task(spec: &TaskSpec, sh: &Shared) -> TaskOut {
             }
         }
         TaskKind::Sleeper { sleep_us } => {
-            while !sh.stop.load(Ordering::Relaxed) {
+            while !stopped(sh, sys::now_ns()) {
                 run_cpu_ns(spec.run_us * 1000);
                 let target = sys::now_ns() + sleep_us * 1000;
                 sys::sleep_until_ns(target);
@@ -261,8 +275,16 @@ fn main() -> Result<()> {
     let r0 = read(&clocks)?;
     let w0 = sys::now_ns();
     sys::sleep_until_ns(sh.window_end);
-    let r1 = read(&clocks)?;
     let w1 = sys::now_ns();
+    if w1 - sh.window_end > GRACE_NS / 2 {
+        sh.stop.store(true, Ordering::Relaxed);
+        bail!(
+            "the main thread woke {} ms after the window: the tasks starved it (the kernel \
+             never preempted them for it), so there is no measurement",
+            (w1 - sh.window_end) / 1_000_000
+        );
+    }
+    let r1 = read(&clocks)?;
     sh.stop.store(true, Ordering::Relaxed);
     let mut outs: Vec<Option<TaskOut>> = handles
         .into_iter()

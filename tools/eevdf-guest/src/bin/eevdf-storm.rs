@@ -98,6 +98,10 @@ enum Driver {
     Thread,
 }
 
+/// How long the hogs spin past the window for the main thread to read their clocks; a main
+/// thread later than half of it was starved, and the run has no result.
+const GRACE_NS: u64 = 1_000_000_000;
+
 struct Shared {
     /// The id (1 = T, 2 = C) of the hog that last went round its loop.
     owner: AtomicU32,
@@ -177,9 +181,12 @@ fn spin(sh: &Shared, me: u32, threshold_ns: u64, self_changer: Option<(&Changer,
             run_start = now;
         }
         last = now;
-        // Spin on past the window, until the main thread has read the CPU clocks: the
-        // clock of a thread that has exited cannot be read.
-        if now >= sh.window_end && sh.stop.load(Ordering::Relaxed) {
+        // Spin on past the window, until the main thread has read the CPU clocks (the
+        // clock of a thread that has exited cannot be read), but not for ever: a kernel
+        // that lets the hogs starve the main thread would otherwise never stop them.
+        if now >= sh.window_end
+            && (sh.stop.load(Ordering::Relaxed) || now >= sh.window_end + GRACE_NS)
+        {
             return out;
         }
         if let Some((c, period_ns)) = self_changer {
@@ -315,6 +322,7 @@ fn main() -> Result<()> {
         .map(|&c| sys::clock_ns(c).unwrap_or(0))
         .collect();
     let w1 = sys::now_ns();
+    let late_ns = w1 - sh.window_end;
     sh.stop.store(true, Ordering::Relaxed);
     let outs: Vec<Option<HogOut>> = hogs.into_iter().map(|h| h.join().unwrap_or(None)).collect();
     if let Some(d) = driver {
@@ -323,6 +331,13 @@ fn main() -> Result<()> {
     }
     if !errors.is_empty() {
         bail!("{}", errors.join("; "));
+    }
+    if late_ns > GRACE_NS / 2 {
+        bail!(
+            "the main thread woke {} ms after the window: the hogs starved it (the kernel \
+             never preempted them for it), so there is no measurement",
+            late_ns / 1_000_000
+        );
     }
     let [Some(mut t), Some(mut c)] =
         <[Option<HogOut>; 2]>::try_from(outs).map_err(|_| anyhow::anyhow!("two hogs expected"))?
