@@ -175,6 +175,17 @@ struct Args {
     seed: u64,
 }
 
+/// The matrix the flags ask for.
+fn matrix_kind(args: &Args) -> MatrixKind {
+    match (args.next, args.full, args.smoke) {
+        (true, _, true) => MatrixKind::NextSmoke,
+        (true, _, false) => MatrixKind::Next,
+        (false, true, _) => MatrixKind::Full,
+        (false, false, true) => MatrixKind::Smoke,
+        (false, false, false) => MatrixKind::Quick,
+    }
+}
+
 fn parse_experiment(s: &str) -> Result<Experiment, String> {
     Experiment::ALL
         .into_iter()
@@ -580,13 +591,7 @@ fn real_main() -> Result<bool> {
         let dir = p.parent().unwrap_or(Path::new("."));
         return finish(&raw, dir, args.results_page.as_deref());
     }
-    let kind = match (args.next, args.full, args.smoke) {
-        (true, _, true) => MatrixKind::NextSmoke,
-        (true, _, false) => MatrixKind::Next,
-        (false, true, _) => MatrixKind::Full,
-        (false, false, true) => MatrixKind::Smoke,
-        (false, false, false) => MatrixKind::Quick,
-    };
+    let kind = matrix_kind(&args);
     let boots_per_kernel = args.boots_per_kernel.unwrap_or(match kind {
         MatrixKind::Smoke | MatrixKind::NextSmoke => 1,
         MatrixKind::Next => 4,
@@ -771,6 +776,76 @@ mod tests {
         assert!(Args::try_parse_from(["eevdf-lab", "--quick", "--full"]).is_err());
         assert!(Args::try_parse_from(["eevdf-lab", "--only", "nope"]).is_err());
         assert!(Args::try_parse_from(["eevdf-lab", "--kernels", "debug"]).is_err());
+    }
+
+    #[test]
+    fn cli_next() {
+        let kind = |argv: &[&str]| Args::try_parse_from(argv).map(|a| matrix_kind(&a));
+        assert_eq!(kind(&["eevdf-lab", "--next"]).unwrap(), MatrixKind::Next);
+        assert_eq!(
+            kind(&["eevdf-lab", "--next", "--smoke"]).unwrap(),
+            MatrixKind::NextSmoke
+        );
+        assert_eq!(kind(&["eevdf-lab", "--smoke"]).unwrap(), MatrixKind::Smoke);
+        assert_eq!(kind(&["eevdf-lab"]).unwrap(), MatrixKind::Quick);
+        assert!(kind(&["eevdf-lab", "--next", "--full"]).is_err());
+        assert!(kind(&["eevdf-lab", "--next", "--quick"]).is_err());
+        // Stand-ins only with --next, and only as NAME=OTHER.
+        assert!(kind(&["eevdf-lab", "--feature-stand-in", "A=B"]).is_err());
+        let a = Args::try_parse_from([
+            "eevdf-lab",
+            "--next",
+            "--feature-stand-in",
+            "NEXT_BUDDY_EEVDF=NEXT_BUDDY",
+            "--only",
+            "next_buddy_eevdf,PROTECT_AT_PICK",
+            "--markdown",
+            "Documentation/next.md",
+        ])
+        .unwrap();
+        assert_eq!(a.stand_ins[0].written_as, "NEXT_BUDDY");
+        assert_eq!(
+            a.only,
+            [
+                Experiment::Next(next::NextFeature::NextBuddyEevdf),
+                Experiment::Next(next::NextFeature::ProtectAtPick)
+            ]
+        );
+        assert_eq!(
+            a.results_page.as_deref(),
+            Some(Path::new("Documentation/next.md"))
+        );
+        assert!(
+            Args::try_parse_from(["eevdf-lab", "--next", "--feature-stand-in", "a=b"]).is_err()
+        );
+    }
+
+    #[test]
+    fn missing_features_are_named_with_their_cells() {
+        let cells = plan::matrix(MatrixKind::NextSmoke, &[]);
+        // 6.12.117 with patch 0002: none of the four.
+        let old = "PLACE_LAG RUN_TO_PARITY PREEMPT_SHORT ELIGIBLE NO_BIAS_ELIGIBLE NO_NEXT_BUDDY";
+        let m = missing_features(&cells, old);
+        let names: Vec<&str> = m.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "RUN_TO_PARITY_MIN_SLICE",
+                "LAG_CLAMP_MAX_SLICE",
+                "NEXT_BUDDY_EEVDF",
+                "PROTECT_AT_PICK"
+            ]
+        );
+        assert!(m[0].1.contains(&"rt-short-among-long/RTP/off".to_string()));
+        // Shown off (NO_X) counts as present; so does on.
+        let new = format!(
+            "{old} NO_RUN_TO_PARITY_MIN_SLICE LAG_CLAMP_MAX_SLICE NO_NEXT_BUDDY_EEVDF \
+             NO_PROTECT_AT_PICK"
+        );
+        assert!(missing_features(&cells, &new).is_empty());
+        // A prefix is not the feature.
+        let m = missing_features(&cells, "RUN_TO_PARITY NEXT_BUDDY PLACE_LAG PREEMPT_SHORT");
+        assert!(m.iter().any(|(f, _)| f == "NEXT_BUDDY_EEVDF"));
     }
 
     #[test]

@@ -824,3 +824,246 @@ pub fn markdown(raw: &Raw, s: &Summary, page_header: Option<&str>) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::next::matrix;
+    use crate::parse::{BootInfo, Outcome};
+    use crate::plan::{Cell, MatrixKind, Pair};
+    use crate::report::BootRun;
+
+    /// A run of `boots`, each with the outcomes `outcome(boot, cell)` gives (None: the cell
+    /// did not run).
+    fn raw(cells: Vec<Cell>, boots: u32, outcome: impl Fn(u32, &Cell) -> Option<Outcome>) -> Raw {
+        Raw {
+            started_utc: "2026-12-01 00:00:00".into(),
+            command: "target/release/eevdf-lab --next".into(),
+            matrix: MatrixKind::Next,
+            boots_per_kernel: boots,
+            inner_reps: 1,
+            cpus: 1,
+            timing: Some(TimingInfo::Icount { shift: 3 }),
+            confidence: 0.95,
+            bootstrap_resamples: 500,
+            seed: 1,
+            pair: Pair::Tiny,
+            kernels: vec![],
+            stand_ins: vec![],
+            boots: (0..boots)
+                .map(|b| BootRun {
+                    kernel: Kernel::Rust,
+                    rep: b,
+                    batch: 0,
+                    wall_s: 1.0,
+                    exit: Some(0),
+                    info: BootInfo {
+                        uname: "6.12.117".into(),
+                        ..BootInfo::default()
+                    },
+                    outcomes: cells.iter().filter_map(|c| outcome(b, c)).collect(),
+                })
+                .collect(),
+            cells,
+        }
+    }
+
+    fn counters(c: &[(&str, u64)]) -> Option<BTreeMap<String, u64>> {
+        Some(c.iter().map(|&(k, v)| (k.to_string(), v)).collect())
+    }
+
+    fn side(c: &Cell) -> (bool, &str) {
+        let ab = c.ab.as_ref().unwrap();
+        (ab.on, ab.context.as_str())
+    }
+
+    /// Five cases under each parity mode: with RUN_TO_PARITY the first two count lag errors
+    /// without the feature and none with it; `picks` doubles with the feature.
+    fn lag_run(with_lag_error: bool) -> Raw {
+        let cells = matrix(false, &[Experiment::Next(NextFeature::RunToParityMinSlice)]);
+        let erring: Vec<String> = cells
+            .iter()
+            .filter(|c| side(c) == (false, "RUN_TO_PARITY"))
+            .take(2)
+            .map(|c| c.id())
+            .collect();
+        raw(cells, 4, |b, c| {
+            let (on, _) = side(c);
+            let err = if erring.contains(&c.id()) {
+                3 + b as u64
+            } else {
+                0
+            };
+            let mut cs = vec![
+                ("lag_clamped", 10 + b as u64),
+                ("picks", if on { 200 } else { 100 } + b as u64),
+            ];
+            if with_lag_error {
+                cs.push(("lag_error", err));
+            }
+            let mut o = Outcome::new(&c.id(), 0);
+            o.counters = counters(&cs);
+            Some(o)
+        })
+    }
+
+    #[test]
+    fn lag_errors_are_counted_per_case() {
+        let r = lag_run(true);
+        let s = summarise(&r);
+        let md = markdown(&r, &s, None);
+        assert!(
+            md.contains(
+                "| use cases with lag errors, RUN_TO_PARITY | 14/37 → 0/37 | 2/5 → 0/5 (in any \
+                 run: 2/5 → 0/5) | agrees: the feature removes the lag errors |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains(
+            "| use cases with lag errors, NO_RUN_TO_PARITY | 14/37 → 0/37 | 0/5 → 0/5 (in any \
+             run: 0/5 → 0/5) | agrees on the end state (0/5), not on the start"
+        ));
+        // The feature's own counters; one the kernel lacks shows as -.
+        let row = s
+            .rows
+            .iter()
+            .find(|r| r.metric == "ctr:lag_error" && r.off_nonzero.0 > 0)
+            .unwrap();
+        assert_eq!((row.off_nonzero, row.on_nonzero), ((4, 4), (0, 4)));
+        assert!(md.contains("| `protect_expired_resched` (per run) | - | - | - |"));
+        // picks is not one of its counters, but it moved: listed with the others.
+        assert!(md.contains("Other counters the feature moved"));
+        assert!(md.contains("| rt-short-among-long | RUN_TO_PARITY | `picks` |"));
+        assert!(
+            !md.contains("| `lag_clamped` | 1"),
+            "lag_clamped did not move"
+        );
+        assert!(md.contains(
+            "off `RUN_TO_PARITY NO_RUN_TO_PARITY_MIN_SLICE`, on `RUN_TO_PARITY \
+             RUN_TO_PARITY_MIN_SLICE`; off `NO_RUN_TO_PARITY NO_RUN_TO_PARITY_MIN_SLICE`"
+        ));
+        assert!(md.contains("This kernel has: `lag_clamped`, `lag_error`, `picks`."));
+        assert!(md.contains("## RUN_TO_PARITY_MIN_SLICE (bit 30)"));
+        assert!(
+            !md.contains("## NEXT_BUDDY_EEVDF"),
+            "only the features the run had"
+        );
+    }
+
+    #[test]
+    fn no_lag_error_counter_no_verdict() {
+        let r = lag_run(false);
+        let md = markdown(&r, &summarise(&r), None);
+        assert!(md.contains(
+            "| - (the kernel has no `lag_error` counter) | no verdict: upstream's metric is not \
+             measured |"
+        ));
+        assert!(md.contains("| `lag_error` (per run) | - | - | - |"));
+    }
+
+    #[test]
+    fn next_buddy_verdicts_follow_the_intervals() {
+        let cells = matrix(false, &[Experiment::Next(NextFeature::NextBuddyEevdf)]);
+        let r = raw(cells, 6, |b, c| {
+            let crate::plan::Workload::Hackbench { groups, .. } = c.workload else {
+                return None;
+            };
+            let (on, _) = side(c);
+            // -g 1 and -g 2: 10% slower with the feature; -g 4: the same.
+            let t = 1.0 + 0.001 * b as f64 + if on && groups < 4 { 0.1 } else { 0.0 };
+            let mut o = Outcome::new(&c.id(), 0);
+            o.hackbench_s.push(t);
+            Some(o)
+        });
+        let md = markdown(&r, &summarise(&r), None);
+        assert!(md.contains(
+            "| hackbench process pipes | up to 3.5023 → 3.9197 s (1.119, 48 groups) | hackbench \
+             processes pipe -g 1: "
+        ));
+        let verdicts: Vec<&str> = md
+            .lines()
+            .filter(|l| l.starts_with("| hackbench process pipes |"))
+            .map(|l| l.rsplit(" | ").next().unwrap())
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                "agrees: same direction |",
+                "agrees: same direction |",
+                "no measurable change (upstream saw one) |"
+            ]
+        );
+        // No msgr run: its rows are absent from the agreement, the counters show -.
+        assert!(!md.contains("| wakeup p50 |"));
+        assert!(md.contains("| `preempt_buddy` (per run) | - | - | - |"));
+        assert!(md.contains("`eevdfctl features set NEXT_BUDDY NEXT_BUDDY_EEVDF`"));
+    }
+
+    #[test]
+    fn page_says_stand_ins_and_failures() {
+        let mut r = lag_run(true);
+        r.stand_ins = vec![StandIn::parse("RUN_TO_PARITY_MIN_SLICE=NO_PREEMPT_SHORT").unwrap()];
+        let id = r.cells[0].id();
+        r.boots[0].outcomes[0].status = Status::Failed("exit status 1".into());
+        let md = markdown(&r, &summarise(&r), Some("<!-- generated -->\n"));
+        assert!(md.starts_with("<!-- generated -->\n# Upstream's next EEVDF"));
+        assert!(md.contains(
+            "**Stand-ins: this run checks the pipeline, it does not measure the features.** The \
+             kernel lacked them, so `RUN_TO_PARITY_MIN_SLICE` was written as `NO_PREEMPT_SHORT`"
+        ));
+        assert!(md.contains(&format!("- `{id}`: exit status 1")));
+        assert!(md.contains("4 boots × 1 runs per boot (4 runs a cell)"));
+        for bad in ["X", "A=", "=B", "NO_A=B", "a=B", "A=B C"] {
+            assert!(StandIn::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            StandIn::parse("PROTECT_AT_PICK=NO_PLACE_LAG").unwrap(),
+            StandIn {
+                feature: "PROTECT_AT_PICK".into(),
+                written_as: "NO_PLACE_LAG".into()
+            }
+        );
+    }
+
+    #[test]
+    fn verdicts() {
+        let e = |value, lo, hi, n| {
+            Some(Estimate {
+                value,
+                lo,
+                hi,
+                coverage: 0.95,
+                n,
+            })
+        };
+        assert_eq!(
+            verdict(Effect::Lower, &e(0.8, 0.7, 0.9, 8)),
+            "agrees: same direction"
+        );
+        assert_eq!(
+            verdict(Effect::Lower, &e(1.2, 1.1, 1.3, 8)),
+            "disagrees: the opposite direction"
+        );
+        assert_eq!(
+            verdict(Effect::Lower, &e(0.95, 0.9, 1.01, 8)),
+            "no measurable change (upstream saw one)"
+        );
+        assert_eq!(
+            verdict(Effect::NoChange, &e(0.99, 0.9, 1.1, 8)),
+            "agrees: no measurable change"
+        );
+        assert_eq!(
+            verdict(Effect::NoChange, &e(0.5, 0.4, 0.6, 8)),
+            "differs: a change where none was expected"
+        );
+        assert_eq!(
+            verdict(Effect::Lower, &e(0.5, 0.5, 0.5, 2)),
+            "no verdict: fewer than 3 runs a side"
+        );
+        assert_eq!(
+            verdict(Effect::Lower, &e(f64::INFINITY, f64::NAN, f64::NAN, 8)),
+            "no verdict: not measured"
+        );
+        assert_eq!(verdict(Effect::Lower, &None), "no verdict: not measured");
+    }
+}

@@ -385,6 +385,48 @@ Time: 0.75
     }
 
     #[test]
+    fn counters_around_a_cell_become_its_deltas() {
+        let out = "\
+@@cell hb-process-pipe-g1/on begin rep=0
+@@counters before picks=100 lag_clamped=7 preempt_buddy=0
+Time: 0.25
+@@counters after picks=150 lag_clamped=3 preempt_buddy=12
+@@cell hb-process-pipe-g1/on end rc=0
+@@cell hb-process-pipe-g1/off begin rep=0
+Time: 0.26
+@@cell hb-process-pipe-g1/off end rc=0
+@@cell msgr-1x4/on begin rep=0
+@@counters before picks=1 x
+@@cell msgr-1x4/on end rc=0
+";
+        let (_, o) = parse_boot(out);
+        let c = o[0].counters.as_ref().unwrap();
+        assert_eq!(c["picks"], 50);
+        // Went down: reset in between, so it counted its whole value since.
+        assert_eq!(c["lag_clamped"], 3);
+        assert_eq!(c["preempt_buddy"], 12);
+        // A cell without counter lines (stock, or no stats file) has none.
+        assert_eq!(
+            (o[1].status.clone(), o[1].counters.clone()),
+            (Status::Ok, None)
+        );
+        assert!(matches!(o[2].status, Status::Failed(ref w) if w.contains("bad counters")));
+        let cells = matrix(MatrixKind::NextSmoke, &[]);
+        let hb = cells
+            .iter()
+            .find(|c| c.id() == "hb-process-pipe-g1/on")
+            .unwrap();
+        let m = metrics(hb, &o[0]);
+        assert!(m.contains(&("hackbench_s".to_string(), 0.25)));
+        assert!(m.contains(&("ctr:preempt_buddy".to_string(), 12.0)));
+        // Old raw.json outcomes have no counters field.
+        let json = serde_json::to_string(&o[1])
+            .unwrap()
+            .replace(",\"counters\":null", "");
+        assert_eq!(serde_json::from_str::<Outcome>(&json).unwrap(), o[1]);
+    }
+
+    #[test]
     fn bar_metrics_are_the_issues() {
         let bar: Vec<&str> = [
             "hackbench_s",

@@ -501,7 +501,11 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                     .enumerate()
                     .filter_map(|(fi, f)| {
                         let ci = raw.cells.iter().position(|c| {
-                            &c.features == f && matches!(c.workload, Workload::Latency { slice_x, .. } if slice_x == x)
+                            let at_x = matches!(
+                                c.workload,
+                                Workload::Latency { slice_x, .. } if slice_x == x
+                            );
+                            &c.features == f && at_x
                         })?;
                         let points = median_quantiles(raw, ci, k);
                         (!points.is_empty()).then(|| plot::Curve {
