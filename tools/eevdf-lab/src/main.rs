@@ -67,9 +67,10 @@ struct Args {
     /// LAG_CLAMP_MAX_SLICE, NEXT_BUDDY_EEVDF, PROTECT_AT_PICK), each off against on, on the
     /// rust kernel only: rt-app-shaped lag checks, long sleepers with mixed slices,
     /// schbench-shaped wakeups and hackbench, a sched_change storm; sched_eevdf's counters
-    /// read around every cell. 4 boots x 2 runs a cell by default (about 20 minutes here):
-    /// 8 runs give 95% intervals, not ones narrow enough for a few percent. A kernel that
-    /// lacks a feature is an error before anything runs (see --feature-stand-in).
+    /// read around every cell. 6 boots x 2 runs a cell by default (about 14 minutes on an
+    /// idle host, 18 estimated): 12 runs give 95% intervals of a few percent for hackbench
+    /// and the msgr quantiles, wide ones for the rt-app tails. A kernel that lacks a feature
+    /// is an error before anything runs (see --feature-stand-in).
     #[arg(long, conflicts_with_all = ["quick", "full"])]
     next: bool,
 
@@ -594,7 +595,7 @@ fn real_main() -> Result<bool> {
     let kind = matrix_kind(&args);
     let boots_per_kernel = args.boots_per_kernel.unwrap_or(match kind {
         MatrixKind::Smoke | MatrixKind::NextSmoke => 1,
-        MatrixKind::Next => 4,
+        MatrixKind::Next => 6,
         MatrixKind::Quick => 5,
         MatrixKind::Full => 8,
     });

@@ -560,12 +560,12 @@ mod tests {
 
     #[test]
     fn next_fits_its_budget() {
-        // The default --next: 4 boots x 2 runs of every cell, one kernel, batches of 240 s
+        // The default --next: 6 boots x 2 runs of every cell, one kernel, batches of 240 s
         // with about 15 s of boot each: under 25 minutes by the cells' own estimates.
         let cells = matrix(false, &[]);
         let per_rep: f64 = cells.iter().map(Cell::estimate_s).sum();
-        let boots = 4.0 * (per_rep * 2.0 / 240.0).ceil();
-        let total = per_rep * 2.0 * 4.0 + boots * 15.0;
+        let boots = 6.0 * (per_rep * 2.0 / 240.0).ceil();
+        let total = per_rep * 2.0 * 6.0 + boots * 15.0;
         assert!(total < 25.0 * 60.0, "{total} s");
         let smoke: f64 = matrix(true, &[]).iter().map(Cell::estimate_s).sum();
         assert!(smoke < 20.0, "{smoke} s");

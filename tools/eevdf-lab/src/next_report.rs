@@ -74,14 +74,16 @@ impl PairRow {
         self.metric.starts_with(COUNTER_PREFIX)
     }
 
-    /// The interval of on/off excludes 1: the feature moved it (with at least
-    /// [`MIN_RUNS`] runs a side).
+    /// The feature moved it: the on/off interval excludes 1 and the medians differ by
+    /// [`MOVED_BY`] or more, with at least [`MIN_RUNS`] runs a side.
     fn moved(&self) -> bool {
         if self.off_nonzero.1.min(self.on_nonzero.1) < MIN_RUNS {
             return false;
         }
         match (&self.ratio, &self.off, &self.on) {
-            (Some(r), _, _) if r.lo.is_finite() && r.hi.is_finite() => r.lo > 1.0 || r.hi < 1.0,
+            (Some(r), _, _) if r.lo.is_finite() && r.hi.is_finite() => {
+                (r.lo > 1.0 || r.hi < 1.0) && (r.value - 1.0).abs() >= MOVED_BY
+            }
             // A count that is 0 in every run on one side and not on the other.
             (_, Some(a), Some(b)) => (a.hi == 0.0) != (b.hi == 0.0),
             _ => false,
@@ -91,6 +93,11 @@ impl PairRow {
 
 /// The fewest runs a side for a verdict: with fewer, a bootstrap interval is a point.
 pub const MIN_RUNS: usize = 3;
+
+/// How far from 1 a counter's on/off must be for the "other counters" table: the
+/// decisions a feature changes move by tens of percent; a counter of every pick or wakeup
+/// moves a few percent with the work done.
+pub const MOVED_BY: f64 = 0.1;
 
 /// The summary of a `--next` run: its rows and what could not be measured.
 #[derive(Clone, Debug, Serialize)]
@@ -352,15 +359,17 @@ fn effect(r: &Option<Estimate>) -> Effect {
     }
 }
 
-/// The verdict on a directional expectation.
-fn verdict(expected: Effect, r: &Option<Estimate>) -> &'static str {
+/// The verdict on a directional expectation: one upstream measured (`measured`), or one its
+/// claim implies.
+fn verdict(expected: Effect, r: &Option<Estimate>, measured: bool) -> &'static str {
     match (expected, effect(r)) {
         (_, Effect::Unknown) => "no verdict: not measured",
         (_, Effect::TooFew) => "no verdict: fewer than 3 runs a side",
         (Effect::NoChange, Effect::NoChange) => "agrees: no measurable change",
         (Effect::NoChange, _) => "differs: a change where none was expected",
         (e, o) if e == o => "agrees: same direction",
-        (_, Effect::NoChange) => "no measurable change (upstream saw one)",
+        (_, Effect::NoChange) if measured => "no measurable change (upstream saw one)",
+        (_, Effect::NoChange) => "no measurable change (the claim expects one)",
         _ => "disagrees: the opposite direction",
     }
 }
@@ -482,7 +491,7 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
                 r.off.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
                 r.on.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
                 fmt_ratio(&r.ratio),
-                verdict(Effect::Lower, &r.ratio)
+                verdict(Effect::Lower, &r.ratio, false)
             );
         }
     }
@@ -529,7 +538,7 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
                 t,
                 "| {what} | {up} | {label}: {} | {} |",
                 fmt_ratio(&r.ratio),
-                verdict(expect, &r.ratio)
+                verdict(expect, &r.ratio, true)
             );
         }
     }
@@ -568,7 +577,7 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
                 r.off.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
                 r.on.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
                 fmt_ratio(&r.ratio),
-                verdict(expect, &r.ratio)
+                verdict(expect, &r.ratio, false)
             );
         }
     }
@@ -694,7 +703,8 @@ fn moved_counters(rows: &[&PairRow]) -> String {
         return "No other counter moved (every on/off interval holds 1).\n".into();
     }
     let mut t = String::from(
-        "Other counters the feature moved (on/off interval without 1):\n\n\
+        "Other counters the feature moved (on/off interval without 1, medians 10% or more \
+         apart):\n\n\
          | workload | with | counter (per run) | off | on | on/off |\n|---|---|---|---|---|---|\n",
     );
     for r in moved {
@@ -1037,33 +1047,44 @@ mod tests {
             })
         };
         assert_eq!(
-            verdict(Effect::Lower, &e(0.8, 0.7, 0.9, 8)),
+            verdict(Effect::Lower, &e(0.8, 0.7, 0.9, 8), true),
             "agrees: same direction"
         );
         assert_eq!(
-            verdict(Effect::Lower, &e(1.2, 1.1, 1.3, 8)),
+            verdict(Effect::Lower, &e(1.2, 1.1, 1.3, 8), true),
             "disagrees: the opposite direction"
         );
         assert_eq!(
-            verdict(Effect::Lower, &e(0.95, 0.9, 1.01, 8)),
+            verdict(Effect::Lower, &e(0.95, 0.9, 1.01, 8), true),
             "no measurable change (upstream saw one)"
         );
         assert_eq!(
-            verdict(Effect::NoChange, &e(0.99, 0.9, 1.1, 8)),
+            verdict(Effect::Lower, &e(0.95, 0.9, 1.01, 8), false),
+            "no measurable change (the claim expects one)"
+        );
+        assert_eq!(
+            verdict(Effect::NoChange, &e(0.99, 0.9, 1.1, 8), false),
             "agrees: no measurable change"
         );
         assert_eq!(
-            verdict(Effect::NoChange, &e(0.5, 0.4, 0.6, 8)),
+            verdict(Effect::NoChange, &e(0.5, 0.4, 0.6, 8), false),
             "differs: a change where none was expected"
         );
         assert_eq!(
-            verdict(Effect::Lower, &e(0.5, 0.5, 0.5, 2)),
+            verdict(Effect::Lower, &e(0.5, 0.5, 0.5, 2), true),
             "no verdict: fewer than 3 runs a side"
         );
         assert_eq!(
-            verdict(Effect::Lower, &e(f64::INFINITY, f64::NAN, f64::NAN, 8)),
+            verdict(
+                Effect::Lower,
+                &e(f64::INFINITY, f64::NAN, f64::NAN, 8),
+                true
+            ),
             "no verdict: not measured"
         );
-        assert_eq!(verdict(Effect::Lower, &None), "no verdict: not measured");
+        assert_eq!(
+            verdict(Effect::Lower, &None, true),
+            "no verdict: not measured"
+        );
     }
 }
