@@ -195,8 +195,9 @@ fn spin(sh: &Shared, me: u32, threshold_ns: u64, self_changer: Option<(&Changer,
                 note_change(sh, now, r);
                 n_change += 1;
                 next_change = now + period_ns;
-                // The system call's own time is not a gap.
-                last = sys::now_ns();
+                // `last` stays before the call: if the competitor ran during it (T was
+                // preempted inside the sched_change), the next round sees its id and ends
+                // the run there; the call alone is shorter than the gap threshold.
             }
         }
     }
