@@ -176,6 +176,8 @@ impl NextFeature {
             ],
             NextFeature::NextBuddyEevdf => &[
                 "preempt_buddy",
+                "picks_buddy",
+                "buddy_set",
                 "buddy_kept",
                 "wakeup_sync_none",
                 "wakeup_sync_resched",

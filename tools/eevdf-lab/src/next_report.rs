@@ -1010,6 +1010,72 @@ mod tests {
     }
 
     #[test]
+    fn storm_expectations_follow_min_slice() {
+        use eevdf_guest::{Quantiles, Record, StormResult, TaskAttr};
+        let cells = matrix(false, &[Experiment::Next(NextFeature::ProtectAtPick)]);
+        let q = |max_us: f64| Quantiles {
+            samples: 100,
+            avg_us: max_us / 2.0,
+            p50_us: max_us / 2.0,
+            p90_us: max_us / 2.0,
+            p99_us: max_us,
+            p999_us: max_us,
+            max_us,
+        };
+        let attr = TaskAttr {
+            policy: "other".into(),
+            nice: 0,
+            slice_requested_ns: 0,
+            slice_effective_ns: 700_000,
+            proc_slice_ns: Some(700_000),
+            proc_weight: Some(1_048_576),
+        };
+        // With MIN_SLICE on, the feature cuts T's longest run from 3 ms to 1 ms; with it off
+        // nothing changes.
+        let r = raw(cells, 4, |b, c| {
+            let (on, ctx) = side(c);
+            let run = if on && !ctx.contains("off") {
+                1000.0
+            } else {
+                3000.0
+            } + b as f64;
+            let mut o = Outcome::new(&c.id(), 0);
+            o.records.push(Record::Storm(Box::new(StormResult {
+                policy: "other".into(),
+                change: "slice".into(),
+                driver: "self".into(),
+                period_us: 200,
+                changes: 5000,
+                change_errors: 0,
+                target: attr.clone(),
+                competitor: attr.clone(),
+                gap_threshold_us: 200,
+                duration_s: 2.0,
+                target_runs: Some(q(run)),
+                competitor_waits: Some(q(run + 50.0)),
+                competitor_runs: Some(q(700.0)),
+                target_share: 0.5,
+                competitor_share: 0.5,
+            })));
+            Some(o)
+        });
+        let md = markdown(&r, &summarise(&r), None);
+        let lines: Vec<&str> = md
+            .lines()
+            .filter(|l| l.starts_with("| T's longest uninterrupted run,"))
+            .collect();
+        assert_eq!(lines.len(), 4, "{md}");
+        for l in lines {
+            if l.contains("MIN_SLICE on") {
+                assert!(l.ends_with("| agrees: same direction |"), "{l}");
+            } else {
+                assert!(l.ends_with("| agrees: no measurable change |"), "{l}");
+            }
+        }
+        assert!(md.contains("| `protect_restored` (per run) | - | - | - |"));
+    }
+
+    #[test]
     fn page_says_stand_ins_and_failures() {
         let mut r = lag_run(true);
         r.stand_ins = vec![StandIn::parse("RUN_TO_PARITY_MIN_SLICE=NO_PREEMPT_SHORT").unwrap()];
