@@ -21,7 +21,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
 #[derive(Parser, Debug)]
-#[command(version, about, long_about = None)]
+#[command(
+    version,
+    about = concat!(
+        "Messengers waking workers by futex (schbench-shaped): wakeup latency ",
+        "p50/p90/p99/p99.9 and requests per second",
+    ),
+    long_about = None
+)]
 struct Args {
     /// Messenger threads. Each wakes its own workers; more messengers means more wakeups
     /// racing for the CPU.

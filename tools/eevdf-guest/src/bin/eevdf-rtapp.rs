@@ -31,7 +31,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 
 #[derive(Parser, Debug)]
-#[command(version, about, long_about = None)]
+#[command(
+    version,
+    about = concat!(
+        "rt-app-shaped periodic tasks, sleepers and hogs on one CPU, each with its own ",
+        "SCHED_OTHER slice and nice value: periods, misses, wakeup latency, CPU share ",
+        "against the weight-fair share",
+    ),
+    long_about = None
+)]
 struct Args {
     /// A task that sleeps: `period_us=P,run_us=R` (periodic) or `sleep_us=S,run_us=R`
     /// (sleeper), with optional `slice_us=` (0 = the base slice; the kernel clamps to

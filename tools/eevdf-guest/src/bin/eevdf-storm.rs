@@ -33,7 +33,15 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 
 #[derive(Parser, Debug)]
-#[command(version, about, long_about = None)]
+#[command(
+    version,
+    about = concat!(
+        "A sched_change storm: a 3 ms-slice hog changed every 200 us while it runs, ",
+        "against a base-slice hog: the target's uninterrupted runs, the competitor's ",
+        "waits",
+    ),
+    long_about = None
+)]
 struct Args {
     /// What each change does to T.
     #[arg(long, value_enum, default_value_t = Change::Slice)]
