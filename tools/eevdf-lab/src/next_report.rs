@@ -359,10 +359,27 @@ fn effect(r: &Option<Estimate>) -> Effect {
     }
 }
 
+/// Where a pair's on/off lies: by its ratio's interval, or, when a median is 0 and the
+/// ratio has none, by whether the two sides' intervals are apart (both never above 0: no
+/// change).
+fn row_effect(r: &PairRow) -> Effect {
+    match effect(&r.ratio) {
+        Effect::Unknown => match (&r.off, &r.on) {
+            (Some(a), Some(b)) if a.n.min(b.n) < MIN_RUNS => Effect::TooFew,
+            (Some(a), Some(b)) if a.hi == 0.0 && b.hi == 0.0 => Effect::NoChange,
+            (Some(a), Some(b)) if a.hi < b.lo => Effect::Higher,
+            (Some(a), Some(b)) if b.hi < a.lo => Effect::Lower,
+            (Some(_), Some(_)) => Effect::NoChange,
+            _ => Effect::Unknown,
+        },
+        e => e,
+    }
+}
+
 /// The verdict on a directional expectation: one upstream measured (`measured`), or one its
 /// claim implies.
-fn verdict(expected: Effect, r: &Option<Estimate>, measured: bool) -> &'static str {
-    match (expected, effect(r)) {
+fn verdict(expected: Effect, observed: Effect, measured: bool) -> &'static str {
+    match (expected, observed) {
         (_, Effect::Unknown) => "no verdict: not measured",
         (_, Effect::TooFew) => "no verdict: fewer than 3 runs a side",
         (Effect::NoChange, Effect::NoChange) => "agrees: no measurable change",
@@ -477,12 +494,25 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
                 "fewer (no undue clamping)",
             ),
             (
+                format!("{COUNTER_PREFIX}lag_clamped_pos"),
+                "positive lags clamped (`lag_clamped_pos`)",
+                "fewer (no undue clamping)",
+            ),
+            (
+                format!("{COUNTER_PREFIX}lag_clamped_neg"),
+                "negative lags clamped (`lag_clamped_neg`)",
+                "fewer (no undue clamping)",
+            ),
+            (
                 "share_err_pp".to_string(),
                 "largest share error",
                 "smaller (implied: lag kept, service nearer fair)",
             ),
         ] {
-            let Some(r) = find(rows, &wid, &ctx, &metric) else {
+            // A counter the kernel lacks, or one that never counted: nothing to judge.
+            let Some(r) = find(rows, &wid, &ctx, &metric)
+                .filter(|r| r.off.is_some() && r.off_nonzero.0 + r.on_nonzero.0 > 0)
+            else {
                 continue;
             };
             let _ = writeln!(
@@ -491,7 +521,7 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
                 r.off.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
                 r.on.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
                 fmt_ratio(&r.ratio),
-                verdict(Effect::Lower, &r.ratio, false)
+                verdict(Effect::Lower, row_effect(r), false)
             );
         }
     }
@@ -538,7 +568,7 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
                 t,
                 "| {what} | {up} | {label}: {} | {} |",
                 fmt_ratio(&r.ratio),
-                verdict(expect, &r.ratio, true)
+                verdict(expect, row_effect(r), true)
             );
         }
     }
@@ -577,7 +607,7 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
                 r.off.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
                 r.on.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
                 fmt_ratio(&r.ratio),
-                verdict(expect, &r.ratio, false)
+                verdict(expect, row_effect(r), false)
             );
         }
     }
@@ -1113,43 +1143,75 @@ mod tests {
             })
         };
         assert_eq!(
-            verdict(Effect::Lower, &e(0.8, 0.7, 0.9, 8), true),
+            verdict(Effect::Lower, effect(&e(0.8, 0.7, 0.9, 8)), true),
             "agrees: same direction"
         );
         assert_eq!(
-            verdict(Effect::Lower, &e(1.2, 1.1, 1.3, 8), true),
+            verdict(Effect::Lower, effect(&e(1.2, 1.1, 1.3, 8)), true),
             "disagrees: the opposite direction"
         );
         assert_eq!(
-            verdict(Effect::Lower, &e(0.95, 0.9, 1.01, 8), true),
+            verdict(Effect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), true),
             "no measurable change (upstream saw one)"
         );
         assert_eq!(
-            verdict(Effect::Lower, &e(0.95, 0.9, 1.01, 8), false),
+            verdict(Effect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), false),
             "no measurable change (the claim expects one)"
         );
         assert_eq!(
-            verdict(Effect::NoChange, &e(0.99, 0.9, 1.1, 8), false),
+            verdict(Effect::NoChange, effect(&e(0.99, 0.9, 1.1, 8)), false),
             "agrees: no measurable change"
         );
         assert_eq!(
-            verdict(Effect::NoChange, &e(0.5, 0.4, 0.6, 8), false),
+            verdict(Effect::NoChange, effect(&e(0.5, 0.4, 0.6, 8)), false),
             "differs: a change where none was expected"
         );
         assert_eq!(
-            verdict(Effect::Lower, &e(0.5, 0.5, 0.5, 2), true),
+            verdict(Effect::Lower, effect(&e(0.5, 0.5, 0.5, 2)), true),
             "no verdict: fewer than 3 runs a side"
         );
         assert_eq!(
             verdict(
                 Effect::Lower,
-                &e(f64::INFINITY, f64::NAN, f64::NAN, 8),
+                effect(&e(f64::INFINITY, f64::NAN, f64::NAN, 8)),
                 true
             ),
             "no verdict: not measured"
         );
+        // A count that is 0 in every run without the feature and not with it: the ratio
+        // has no interval, the sides' intervals decide.
+        let row = |off: Option<Estimate>, on: Option<Estimate>| PairRow {
+            feature: NextFeature::LagClampMaxSlice,
+            workload: String::new(),
+            workload_id: String::new(),
+            context: String::new(),
+            metric: "ctr:lag_clamped_pos".into(),
+            unit: String::new(),
+            ratio: Some(Estimate {
+                value: f64::INFINITY,
+                lo: f64::NAN,
+                hi: f64::NAN,
+                coverage: 0.95,
+                n: 8,
+            }),
+            off,
+            on,
+            off_nonzero: (0, 8),
+            on_nonzero: (8, 8),
+            primary: true,
+        };
+        let z = e(0.0, 0.0, 0.0, 8);
+        assert_eq!(row_effect(&row(z, e(5.0, 3.0, 7.0, 8))), Effect::Higher);
+        assert_eq!(row_effect(&row(e(5.0, 3.0, 7.0, 8), z)), Effect::Lower);
+        assert_eq!(row_effect(&row(z, z)), Effect::NoChange);
+        assert_eq!(row_effect(&row(z, e(1.0, 0.0, 2.0, 8))), Effect::NoChange);
+        assert_eq!(row_effect(&row(z, None)), Effect::Unknown);
         assert_eq!(
-            verdict(Effect::Lower, &None, true),
+            row_effect(&row(e(0.0, 0.0, 0.0, 2), e(1.0, 1.0, 1.0, 2))),
+            Effect::TooFew
+        );
+        assert_eq!(
+            verdict(Effect::Lower, effect(&None), true),
             "no verdict: not measured"
         );
     }
