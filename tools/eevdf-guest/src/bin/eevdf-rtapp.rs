@@ -180,6 +180,14 @@ fn run_task(spec: &TaskSpec, sh: &Shared) -> TaskOut {
                     next += period;
                 }
             }
+            // Told to stop while still behind: the window's activations it never reached
+            // are skipped too, so that activations + skipped = the window's grid points.
+            while next < sh.window_end {
+                if in_window(sh, next) {
+                    out.skipped += 1;
+                }
+                next += period;
+            }
         }
         TaskKind::Sleeper { sleep_us } => {
             while !stopped(sh, sys::now_ns()) {
