@@ -6,7 +6,8 @@
 //! sched_setattr()/sched_getattr() slice tool (its `check` is tests/guest/12-eevdf-setattr.sh).
 //! `eevdfctl` is the user's tool: features, per-task slices, and sched_eevdf's counters and
 //! runqueue snapshot; its debugfs parsers are [`debugfs`], unit-tested here on the host.
-//! The workloads (`eevdf-waker`, `eevdf-pingpong`, `eevdf-share`, `eevdf-scale`) each end by
+//! The workloads (`eevdf-waker`, `eevdf-pingpong`, `eevdf-share`, `eevdf-scale`, and for
+//! upstream's next EEVDF features `eevdf-rtapp`, `eevdf-msgr` and `eevdf-storm`) each end by
 //! printing one line, [`RESULT_PREFIX`] followed by a JSON [`Record`];
 //! eevdf-lab links this library on the host and parses those lines with the same types, so the
 //! two sides cannot drift apart.
@@ -34,6 +35,9 @@ pub enum Record {
     PingPong(PingPongResult),
     Share(ShareResult),
     Scale(ScaleResult),
+    RtApp(RtAppResult),
+    Msgr(MsgrResult),
+    Storm(Box<StormResult>),
     Mixed(MixedResult),
     ForkJob(ForkJobResult),
     Migrate(MigrateResult),
@@ -167,6 +171,384 @@ pub struct ScaleResult {
     /// `/proc/schedstat` of that CPU: schedule() calls and summed run delay over the run.
     pub sched_count: Option<u64>,
     pub run_delay_ns: Option<u64>,
+}
+
+/// Quantiles of a set of durations, microseconds; absent where there were no samples.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Quantiles {
+    /// How many durations.
+    pub samples: u64,
+    pub avg_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+impl Quantiles {
+    /// The quantiles of `ns` (durations in nanoseconds; sorted here); `None` when empty.
+    pub fn of_ns(ns: &mut [u64]) -> Option<Quantiles> {
+        if ns.is_empty() {
+            return None;
+        }
+        ns.sort_unstable();
+        let us: Vec<f64> = ns.iter().map(|&n| n as f64 / 1000.0).collect();
+        Some(Quantiles {
+            samples: us.len() as u64,
+            avg_us: us.iter().sum::<f64>() / us.len() as f64,
+            p50_us: quantile(&us, 50.0),
+            p90_us: quantile(&us, 90.0),
+            p99_us: quantile(&us, 99.0),
+            p999_us: quantile(&us, 99.9),
+            max_us: quantile(&us, 100.0),
+        })
+    }
+}
+
+/// What a task of a workload asked the kernel for and what the kernel then held: the check
+/// that a record measures what its label says.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskAttr {
+    /// The policy sched_getattr() read back (`other`, `batch`, ...).
+    pub policy: String,
+    /// The nice value sched_getattr() read back.
+    pub nice: i32,
+    /// The slice asked for with sched_setattr (`sched_runtime`), ns; 0 = the base slice.
+    pub slice_requested_ns: u64,
+    /// The slice sched_getattr() read back, ns (the kernel's clamp applied).
+    pub slice_effective_ns: u64,
+    /// `se.slice` in `/proc/thread-self/sched`, ns (None without CONFIG_SCHED_DEBUG).
+    pub proc_slice_ns: Option<u64>,
+    /// `se.load.weight` there, as shown (scaled by 1024 on 64-bit kernels).
+    pub proc_weight: Option<u64>,
+}
+
+impl TaskAttr {
+    /// What the kernel holds for the calling thread, which asked for `slice_requested_ns`
+    /// (0: it asked for nothing, or for the base slice).
+    pub fn read_own(slice_requested_ns: u64) -> io::Result<TaskAttr> {
+        let a = sys::getattr(0)?;
+        let proc = sys::own_proc_sched();
+        Ok(TaskAttr {
+            policy: sys::policy_name(a.sched_policy),
+            nice: a.sched_nice,
+            slice_requested_ns,
+            slice_effective_ns: a.sched_runtime,
+            proc_slice_ns: proc.and_then(|p| p.slice_ns),
+            proc_weight: proc.and_then(|p| p.weight),
+        })
+    }
+
+    /// Give the calling thread SCHED_OTHER with `slice_ns` (0 = the base slice) and `nice`,
+    /// then read back what the kernel holds. An error when the kernel holds something else
+    /// than asked: a policy outside the fair class, another nice, a slice that is not the
+    /// clamp of the request (or, for 0, not `base_slice_ns`).
+    pub fn set_own(slice_ns: u64, nice: i32, base_slice_ns: u64) -> io::Result<TaskAttr> {
+        sys::set_own_slice_ns(slice_ns, nice)?;
+        let t = TaskAttr::read_own(slice_ns)?;
+        let want_slice = if slice_ns == 0 {
+            base_slice_ns
+        } else {
+            sys::slice_clamp_ns(slice_ns)
+        };
+        let bad = |what: String| Err(io::Error::other(what));
+        if t.policy != sys::policy_name(sys::SCHED_OTHER) {
+            return bad(format!("asked for SCHED_OTHER, the task is {}", t.policy));
+        }
+        if t.nice != nice {
+            return bad(format!("asked for nice {nice}, the task has {}", t.nice));
+        }
+        if t.slice_effective_ns != want_slice || t.proc_slice_ns.is_some_and(|s| s != want_slice) {
+            return bad(format!(
+                "asked for a slice of {slice_ns} ns (want {want_slice}), sched_getattr says {} \
+                 and /proc/thread-self/sched {:?}",
+                t.slice_effective_ns, t.proc_slice_ns
+            ));
+        }
+        Ok(t)
+    }
+}
+
+/// rt-app-shaped periodic tasks, sleepers and hogs on one CPU (`eevdf-rtapp`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RtAppResult {
+    /// The main thread's policy (the fair class, checked before anything runs).
+    pub policy: String,
+    /// The CPU every task was pinned to.
+    pub cpu: u32,
+    /// `/sys/kernel/debug/sched/base_slice_ns` during the run.
+    pub base_slice_ns: u64,
+    /// The measured window, seconds (after the warm-up).
+    pub duration_s: f64,
+    pub tasks: Vec<RtAppTask>,
+    /// Wakeup latency over every activation of every task that sleeps (hogs have none).
+    pub wakeup: Option<Quantiles>,
+    /// max |share - fair share| over the tasks, percentage points.
+    pub max_share_err_pp: f64,
+}
+
+/// One task of an [`RtAppResult`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RtAppTask {
+    /// Its name from the `--task`/`--hog` spec (default `p0`, `s0`, `hog0`, ...).
+    pub name: String,
+    /// `periodic` (wakes on a CLOCK_MONOTONIC grid), `sleeper` (sleeps a fixed time after
+    /// each run) or `hog` (never sleeps).
+    pub kind: String,
+    /// Period, µs (periodic tasks; 0 otherwise).
+    pub period_us: u64,
+    /// Sleep after each run, µs (sleepers; 0 otherwise).
+    pub sleep_us: u64,
+    /// CPU time each activation runs, µs (0 for hogs).
+    pub run_us: u64,
+    /// What the task asked for and what the kernel held.
+    pub attr: TaskAttr,
+    /// Activations whose wakeup fell in the window.
+    pub periods: u64,
+    /// Of those, activations that ended after their period did (periodic tasks): the
+    /// next activation could not start on time.
+    pub missed: u64,
+    /// Whole periods skipped because the task was still that far behind.
+    pub skipped: u64,
+    /// Wakeup latency (woken minus asked-for time) of its activations.
+    pub wakeup: Option<Quantiles>,
+    /// Its CPU time in the window, ns.
+    pub runtime_ns: u64,
+    /// runtime / window (0..1).
+    pub share: f64,
+    /// What it needs alone: run / period, run / (run + sleep), 1 for a hog.
+    pub demand: f64,
+    /// Its weight-fair share: weighted max-min fairness over the tasks' demands
+    /// ([`fair_shares`]).
+    pub fair_share: f64,
+    /// The task's involuntary context switches in the window (preemptions).
+    pub nivcsw: u64,
+}
+
+/// The messenger/worker wakeup-latency workload (`eevdf-msgr`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MsgrResult {
+    pub policy: String,
+    /// Messenger threads.
+    pub messengers: u32,
+    /// Worker threads per messenger.
+    pub workers: u32,
+    /// Compute asked for per request, µs.
+    pub work_us: u64,
+    /// The calibrated loop: iterations per µs of CPU time.
+    pub loops_per_us: f64,
+    /// The CPU time one request's compute took when measured alone after calibration (the
+    /// least of five), µs.
+    pub work_cpu_us: f64,
+    /// The pin of every thread, if any.
+    pub cpu: Option<u32>,
+    /// The measured window, seconds.
+    pub duration_s: f64,
+    /// Requests completed in the window.
+    pub requests: u64,
+    pub requests_per_s: f64,
+    /// Time from the messenger's wake of a worker to the worker running, per request.
+    pub wakeup: Option<Quantiles>,
+    /// A worker's attributes as the kernel holds them (every thread inherits the main
+    /// thread's: SCHED_OTHER, the base slice, unless started otherwise).
+    pub worker: TaskAttr,
+    /// The workers' voluntary and involuntary context switches over the whole run.
+    pub worker_nvcsw: u64,
+    pub worker_nivcsw: u64,
+}
+
+/// The sched_change storm (`eevdf-storm`): a target hog whose attributes change every few
+/// hundred µs while it runs, against a competitor hog.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StormResult {
+    pub policy: String,
+    /// `slice` (sched_setattr alternating the target's slice by `slice_step_ns`) or `nice`
+    /// (setpriority 0 <-> 1).
+    pub change: String,
+    /// `self` (the target changes itself: a change of the running task on one CPU) or
+    /// `thread` (a driver thread on another CPU).
+    pub driver: String,
+    /// Time between changes, µs.
+    pub period_us: u64,
+    /// Changes made in the window, and changes that failed.
+    pub changes: u64,
+    pub change_errors: u64,
+    /// The target's attributes at the start (slice asked for, clamp, /proc).
+    pub target: TaskAttr,
+    /// The competitor's.
+    pub competitor: TaskAttr,
+    /// A clock jump longer than this split a run, µs (besides the competitor having run).
+    pub gap_threshold_us: u64,
+    /// The measured window, seconds.
+    pub duration_s: f64,
+    /// The target's uninterrupted runs.
+    pub target_runs: Option<Quantiles>,
+    /// The competitor's waits between its runs.
+    pub competitor_waits: Option<Quantiles>,
+    /// The competitor's runs.
+    pub competitor_runs: Option<Quantiles>,
+    /// The target's CPU share in the window (0..1).
+    pub target_share: f64,
+    /// The competitor's.
+    pub competitor_share: f64,
+}
+
+/// One task of `eevdf-rtapp`, parsed from `--task` or `--hog`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskSpec {
+    pub name: String,
+    pub kind: TaskKind,
+    /// CPU time per activation, µs (0 for a hog).
+    pub run_us: u64,
+    /// The slice to ask for, µs (0 = the base slice).
+    pub slice_us: u64,
+    pub nice: i32,
+}
+
+/// How a [`TaskSpec`] sleeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskKind {
+    /// Wakes every `period_us` on an absolute grid (rt-app's `timer`).
+    Periodic { period_us: u64 },
+    /// Sleeps `sleep_us` after each run (rt-app's `sleep`).
+    Sleeper { sleep_us: u64 },
+    /// Never sleeps.
+    Hog,
+}
+
+impl TaskSpec {
+    /// The fraction of a CPU the task needs when nothing else runs.
+    pub fn demand(&self) -> f64 {
+        match self.kind {
+            TaskKind::Periodic { period_us } => (self.run_us as f64 / period_us as f64).min(1.0),
+            TaskKind::Sleeper { sleep_us } => self.run_us as f64 / (self.run_us + sleep_us) as f64,
+            TaskKind::Hog => 1.0,
+        }
+    }
+
+    /// `periodic`, `sleeper` or `hog`.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            TaskKind::Periodic { .. } => "periodic",
+            TaskKind::Sleeper { .. } => "sleeper",
+            TaskKind::Hog => "hog",
+        }
+    }
+}
+
+/// Parse the `--task` (`hog` false) or `--hog` (`hog` true) syntax of eevdf-rtapp:
+/// comma-separated `KEY=VALUE`s. A task takes `run_us` and either `period_us` or
+/// `sleep_us`; both take `slice_us` (0 = the base slice), `nice`, `name` and `count` (that
+/// many copies, named NAME0, NAME1, ...). `n` numbers the default names.
+pub fn parse_task_specs(spec: &str, hog: bool, n: usize) -> Result<Vec<TaskSpec>, String> {
+    let bad = |why: String| {
+        format!(
+            "bad {} '{spec}': {why}",
+            if hog { "--hog" } else { "--task" }
+        )
+    };
+    let (mut period, mut sleep, mut run, mut slice, mut nice, mut name, mut count) =
+        (None, None, None, 0u64, 0i32, None, 1u32);
+    for kv in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| bad(format!("'{kv}' is not KEY=VALUE")))?;
+        let num = |v: &str| -> Result<u64, String> {
+            v.trim()
+                .parse()
+                .map_err(|_| bad(format!("{k}: '{v}' is not a whole number")))
+        };
+        match (k.trim(), hog) {
+            ("period_us", false) => period = Some(num(v)?),
+            ("sleep_us", false) => sleep = Some(num(v)?),
+            ("run_us", false) => run = Some(num(v)?),
+            ("slice_us", _) => slice = num(v)?,
+            ("nice", _) => {
+                nice = v
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|n| (-20..=19).contains(n))
+                    .ok_or_else(|| bad(format!("nice: '{v}' is not in -20..=19")))?
+            }
+            ("name", _) if !v.trim().is_empty() && !v.contains(char::is_whitespace) => {
+                name = Some(v.trim().to_string())
+            }
+            ("count", _) => {
+                count = u32::try_from(num(v)?)
+                    .ok()
+                    .filter(|c| (1..=1000).contains(c))
+                    .ok_or_else(|| bad(format!("count: '{v}' is not in 1..=1000")))?
+            }
+            (k, _) => {
+                let keys = if hog {
+                    "slice_us, nice, name, count"
+                } else {
+                    "period_us or sleep_us, run_us, slice_us, nice, name, count"
+                };
+                return Err(bad(format!("unknown key '{k}' (keys: {keys})")));
+            }
+        }
+    }
+    let (kind, run_us, prefix) = if hog {
+        (TaskKind::Hog, 0, "hog")
+    } else {
+        let run = run
+            .filter(|&r| r > 0)
+            .ok_or_else(|| bad("run_us > 0 is required".into()))?;
+        match (period, sleep) {
+            (Some(p), None) if p >= run => (TaskKind::Periodic { period_us: p }, run, "p"),
+            (Some(_), None) => return Err(bad("period_us is shorter than run_us".into())),
+            (None, Some(s)) if s > 0 => (TaskKind::Sleeper { sleep_us: s }, run, "s"),
+            (None, Some(_)) => return Err(bad("sleep_us must be > 0".into())),
+            _ => return Err(bad("give exactly one of period_us and sleep_us".into())),
+        }
+    };
+    Ok((0..count)
+        .map(|i| TaskSpec {
+            name: match (&name, count) {
+                (Some(nm), 1) => nm.clone(),
+                (Some(nm), _) => format!("{nm}{i}"),
+                (None, _) => format!("{prefix}{}", n + i as usize),
+            },
+            kind,
+            run_us,
+            slice_us: slice,
+            nice,
+        })
+        .collect())
+}
+
+/// Each task's weight-fair share of one CPU: weighted max-min fairness (what an ideal
+/// weighted fair queue, GPS, gives). Tasks whose demand is below `C * w_i / Σ w` (C the
+/// capacity left, the sum over the tasks not yet served) get their demand; the rest split
+/// what is left by weight; repeated until no demand fits. Shares sum to min(1, Σ demand).
+pub fn fair_shares(demands: &[f64], weights: &[f64]) -> Vec<f64> {
+    assert_eq!(demands.len(), weights.len());
+    let mut share = vec![0.0; demands.len()];
+    let mut open: Vec<usize> = (0..demands.len()).collect();
+    let mut capacity = 1.0f64;
+    while !open.is_empty() {
+        let total_w: f64 = open.iter().map(|&i| weights[i]).sum();
+        let satisfied: Vec<usize> = open
+            .iter()
+            .copied()
+            .filter(|&i| demands[i] <= capacity * weights[i] / total_w)
+            .collect();
+        if satisfied.is_empty() {
+            for &i in &open {
+                share[i] = capacity * weights[i] / total_w;
+            }
+            break;
+        }
+        for &i in &satisfied {
+            share[i] = demands[i];
+            capacity -= demands[i];
+        }
+        open.retain(|i| !satisfied.contains(i));
+    }
+    share
 }
 
 /// Seed 003's long sleeper that wakes on another CPU (`eevdf-migrate`).
@@ -606,6 +988,117 @@ mod tests {
         assert!((s.avg_us - 500.5).abs() < 1e-9);
         assert!(s.p50_us < s.p99_us && s.p99_us < s.p999_us && s.p999_us <= s.max_us);
         assert_eq!(s.quantiles.len(), QUANTILE_POINTS.len());
+    }
+
+    #[test]
+    fn fair_shares_water_fill() {
+        let close = |a: &[f64], b: &[f64]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12)
+        };
+        // Two hogs split evenly; a small periodic task gets its demand, the hogs the rest.
+        assert!(close(
+            &fair_shares(&[1.0, 1.0], &[1024.0, 1024.0]),
+            &[0.5, 0.5]
+        ));
+        let s = fair_shares(&[0.1, 1.0, 1.0], &[1024.0, 1024.0, 1024.0]);
+        assert!(close(&s, &[0.1, 0.45, 0.45]), "{s:?}");
+        // A periodic task that needs more than its weight's share is held to that share.
+        let s = fair_shares(&[0.6, 1.0], &[1024.0, 1024.0]);
+        assert!(close(&s, &[0.5, 0.5]), "{s:?}");
+        // Weights: nice -5 (3121) against nice 0 (1024), both hogs.
+        let s = fair_shares(&[1.0, 1.0], &[3121.0, 1024.0]);
+        assert!(close(&s, &[3121.0 / 4145.0, 1024.0 / 4145.0]), "{s:?}");
+        // Under-loaded: everyone gets their demand, the sum stays below 1.
+        let s = fair_shares(&[0.1, 0.2], &[1024.0, 1024.0]);
+        assert!(close(&s, &[0.1, 0.2]), "{s:?}");
+        // Satisfying one task raises the others' level, which then satisfies another.
+        let s = fair_shares(&[0.05, 0.3, 1.0, 1.0], &[1024.0; 4]);
+        assert!(close(&s, &[0.05, 0.3, 0.325, 0.325]), "{s:?}");
+        assert!(fair_shares(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn task_specs_parse_and_reject() {
+        let t = parse_task_specs("period_us=1000,run_us=300,slice_us=100", false, 0).unwrap();
+        assert_eq!(
+            t,
+            [TaskSpec {
+                name: "p0".into(),
+                kind: TaskKind::Periodic { period_us: 1000 },
+                run_us: 300,
+                slice_us: 100,
+                nice: 0
+            }]
+        );
+        assert!((t[0].demand() - 0.3).abs() < 1e-12);
+        let t = parse_task_specs("sleep_us=50000,run_us=5000,nice=-5,count=2", false, 3).unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!((t[0].name.as_str(), t[1].name.as_str()), ("s3", "s4"));
+        assert_eq!(t[1].kind, TaskKind::Sleeper { sleep_us: 50000 });
+        assert!((t[0].demand() - 5000.0 / 55000.0).abs() < 1e-12);
+        let h = parse_task_specs("slice_us=100000,name=long", true, 0).unwrap();
+        assert_eq!(
+            (h[0].name.as_str(), h[0].kind, h[0].slice_us),
+            ("long", TaskKind::Hog, 100000)
+        );
+        assert_eq!(h[0].demand(), 1.0);
+        let h = parse_task_specs("", true, 2).unwrap();
+        assert_eq!((h[0].name.as_str(), h[0].slice_us), ("hog2", 0));
+        for (bad, hog, msg) in [
+            ("run_us=5", false, "exactly one of"),
+            ("period_us=10,sleep_us=10,run_us=5", false, "exactly one of"),
+            ("period_us=10,run_us=20", false, "shorter than run_us"),
+            ("period_us=10", false, "run_us > 0"),
+            ("sleep_us=0,run_us=1", false, "sleep_us must be > 0"),
+            ("period_us=10,run_us=5,nice=20", false, "nice"),
+            (
+                "period_us=10,run_us=5,bogus=1",
+                false,
+                "unknown key 'bogus'",
+            ),
+            ("period_us=ten,run_us=5", false, "not a whole number"),
+            ("run_us=5", true, "unknown key 'run_us'"),
+            ("count=0", true, "count"),
+            ("slice_us", true, "not KEY=VALUE"),
+        ] {
+            let e = parse_task_specs(bad, hog, 0).unwrap_err();
+            assert!(e.contains(msg), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn quantiles_of_durations() {
+        assert_eq!(Quantiles::of_ns(&mut []), None);
+        let mut ns: Vec<u64> = (1..=1000).rev().map(|i| i * 1000).collect();
+        let q = Quantiles::of_ns(&mut ns).unwrap();
+        assert_eq!((q.samples, q.p50_us, q.max_us), (1000, 500.5, 1000.0));
+        assert!(q.p90_us < q.p99_us && q.p99_us < q.p999_us && q.p999_us < q.max_us);
+        // A record with no samples has no quantiles, and round-trips as such (JSON has no
+        // NaN: serde_json would write null and fail to read it back as a number).
+        let r = Record::Msgr(MsgrResult {
+            policy: "other".into(),
+            messengers: 1,
+            workers: 1,
+            work_us: 50,
+            loops_per_us: 100.0,
+            work_cpu_us: 50.0,
+            cpu: None,
+            duration_s: 1.0,
+            requests: 0,
+            requests_per_s: 0.0,
+            wakeup: None,
+            worker: TaskAttr {
+                policy: "other".into(),
+                nice: 0,
+                slice_requested_ns: 0,
+                slice_effective_ns: 700_000,
+                proc_slice_ns: None,
+                proc_weight: Some(1_048_576),
+            },
+            worker_nvcsw: 0,
+            worker_nivcsw: 0,
+        });
+        assert_eq!(Record::from_line(&r.to_line()).unwrap().unwrap(), r);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The system calls and /proc reads the workloads use, each a small safe wrapper.
 
 use std::io;
+use std::sync::atomic::AtomicU32;
 
 /// `struct sched_attr` from include/uapi/linux/sched/types.h (SCHED_ATTR_SIZE_VER1, 56 bytes).
 #[repr(C)]
@@ -460,6 +461,124 @@ pub fn wait_pid(pid: libc::pid_t, block: bool) -> Option<i32> {
     }
 }
 
+/// CLOCK_MONOTONIC after a relative sleep of `ns`, retrying on signals.
+pub fn sleep_ns(ns: u64) {
+    sleep_until_ns(now_ns().saturating_add(ns));
+}
+
+/// The calling thread's CPU time, ns (`CLOCK_THREAD_CPUTIME_ID`: the scheduler's
+/// `sum_exec_runtime`, brought up to date by the read; a system call, not the vDSO).
+pub fn thread_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
+}
+
+/// `clk` now, ns.
+pub fn clock_ns(clk: libc::clockid_t) -> io::Result<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write into; a bad clock id gives EINVAL.
+    let rc = unsafe { libc::clock_gettime(clk, &mut ts) };
+    check(rc as libc::c_long)?;
+    Ok(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+/// The CPU-time clock of thread `t` of this process (`pthread_getcpuclockid`), for
+/// [`clock_ns`]: another thread's runtime, read without stopping it. `t` as std's
+/// `JoinHandleExt::as_pthread_t` gives it.
+pub fn pthread_cpu_clock(t: std::os::unix::thread::RawPthread) -> io::Result<libc::clockid_t> {
+    // std's RawPthread is an integer; libc's pthread_t is an integer (glibc) or a pointer
+    // (musl) of the same size.
+    let t = t as usize as libc::pthread_t;
+    let mut clk: libc::clockid_t = 0;
+    // SAFETY: `t` names a thread of this process that has not been joined (the caller
+    // holds its JoinHandle); `clk` is a valid clockid_t to write into.
+    let rc = unsafe { libc::pthread_getcpuclockid(t, &mut clk) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(clk)
+}
+
+/// `FUTEX_WAIT_PRIVATE` on `word`: sleep while it holds `expected`, at most `timeout_ns`.
+/// Returns `Ok(())` when woken (or on a spurious wakeup); `EAGAIN` when `word` no longer
+/// held `expected`, `ETIMEDOUT` and `EINTR` as errors. Callers re-check `word` either way.
+pub fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: u64) -> io::Result<()> {
+    let ts = libc::timespec {
+        tv_sec: (timeout_ns / 1_000_000_000) as _,
+        tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `word` is a live, aligned u32 for the whole call (a shared reference); the
+    // kernel only reads it. `ts` is a valid relative timeout; the other arguments are unused
+    // by FUTEX_WAIT.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            &ts as *const libc::timespec,
+        )
+    };
+    check(rc).map(|_| ())
+}
+
+/// `FUTEX_WAKE_PRIVATE` on `word`: wake up to `n` waiters; how many were woken. A plain
+/// wakeup (`try_to_wake_up()` without `WF_SYNC`), unlike a pipe write.
+pub fn futex_wake(word: &AtomicU32, n: i32) -> io::Result<usize> {
+    // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE does not access it, it only uses
+    // its address as the key.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            n,
+        )
+    };
+    check(rc).map(|n| n as usize)
+}
+
+/// What `/proc/<pid>/task/<tid>/sched` (CONFIG_SCHED_DEBUG) says about a task's class:
+/// what the kernel holds, beside what sched_getattr() reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcSched {
+    /// `policy`: SCHED_OTHER = 0, ...
+    pub policy: Option<u32>,
+    /// `se.slice`, ns (fair tasks only).
+    pub slice_ns: Option<u64>,
+    /// `se.load.weight`, as the file shows it: on 64-bit kernels scaled up by 1024
+    /// (`scale_load()`), so nice 0 is 1048576.
+    pub weight: Option<u64>,
+}
+
+/// Parse the `NAME : VALUE` lines of a task's `sched` file that [`ProcSched`] keeps.
+pub fn parse_proc_sched(s: &str) -> ProcSched {
+    let mut p = ProcSched::default();
+    for line in s.lines() {
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        let v = v.trim();
+        match k.trim() {
+            "policy" => p.policy = v.parse().ok(),
+            "se.slice" => p.slice_ns = v.parse().ok(),
+            "se.load.weight" => p.weight = v.parse().ok(),
+            _ => {}
+        }
+    }
+    p
+}
+
+/// The calling thread's [`ProcSched`] (`/proc/thread-self/sched`); `None` without
+/// CONFIG_SCHED_DEBUG.
+pub fn own_proc_sched() -> Option<ProcSched> {
+    std::fs::read_to_string("/proc/thread-self/sched")
+        .ok()
+        .map(|s| parse_proc_sched(&s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -511,6 +630,27 @@ mod tests {
             .contains("reports 2000000"));
         assert_eq!(policy_name(SCHED_RR), "rr");
         assert_eq!(policy_name(7), "policy-7");
+    }
+
+    #[test]
+    fn proc_sched_fields() {
+        let s = "eevdf-rtapp (123, #threads: 4)\n\
+                 -------------------------------------------------------------------\n\
+                 se.exec_start                                :        123456.789012\n\
+                 se.load.weight                               :              1048576\n\
+                 se.avg.load_sum                              :                 4096\n\
+                 policy                                       :                    0\n\
+                 prio                                         :                  120\n\
+                 se.slice                                     :               100000\n";
+        assert_eq!(
+            parse_proc_sched(s),
+            ProcSched {
+                policy: Some(0),
+                slice_ns: Some(100_000),
+                weight: Some(1_048_576)
+            }
+        );
+        assert_eq!(parse_proc_sched("policy : 1\n").slice_ns, None);
     }
 
     #[test]

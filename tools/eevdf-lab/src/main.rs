@@ -21,6 +21,8 @@
 //! `--quick` (the default) finishes in under 10 minutes on a 2-core host with TCG.
 //! Documentation/lab.md says how to read the report.
 
+mod next;
+mod next_report;
 mod parse;
 mod plan;
 mod plot;
@@ -33,6 +35,7 @@ mod stats;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use hostkit::paths::{cache_dir, repo_root};
+use next_report::StandIn;
 use plan::{Boot, Cell, Experiment, Kernel, KernelChoice, MatrixKind, Pair};
 use process::{Vm, VmCommand};
 use progress::{fmt_dur, BootLabel, BootProgress, Eta};
@@ -56,8 +59,26 @@ struct Args {
     full: bool,
 
     /// A handful of cells, one boot per kernel: checks the pipeline (CI), no statistics.
+    /// With --next: one short pair of cells a feature, one boot.
     #[arg(long)]
     smoke: bool,
+
+    /// Upstream's post-6.12 EEVDF changes (issue 16: RUN_TO_PARITY_MIN_SLICE,
+    /// LAG_CLAMP_MAX_SLICE, NEXT_BUDDY_EEVDF, PROTECT_AT_PICK), each off against on, on the
+    /// rust kernel only: rt-app-shaped lag checks, long sleepers with mixed slices,
+    /// schbench-shaped wakeups and hackbench, a sched_change storm; sched_eevdf's counters
+    /// read around every cell. 6 boots x 2 runs a cell by default (about 14 minutes on an
+    /// idle host, 18 estimated): 12 runs give 95% intervals of a few percent for hackbench
+    /// and the msgr quantiles, wide ones for the rt-app tails. A kernel that lacks a feature
+    /// is an error before anything runs (see --feature-stand-in).
+    #[arg(long, conflicts_with_all = ["quick", "full"])]
+    next: bool,
+
+    /// With --next: write sched_feat NAME as OTHER in every cell (`NAME=OTHER`; `NAME=NO_X`
+    /// writes X inverted), so that the pipeline runs on a kernel without NAME. Repeatable.
+    /// The report says so at its top: its numbers are then OTHER's, not NAME's.
+    #[arg(long = "feature-stand-in", value_parser = StandIn::parse, requires = "next")]
+    stand_ins: Vec<StandIn>,
 
     /// Boots per kernel (default: smoke 1, quick 5, full 8). Boots are the independent
     /// samples that catch boot-to-boot variation; each costs about 10 s of boot.
@@ -69,7 +90,9 @@ struct Args {
     #[arg(long)]
     inner_reps: Option<u32>,
 
-    /// Only these experiments (comma-separated: latency, throughput, fairness, scale).
+    /// Only these experiments (comma-separated: latency, throughput, fairness, scale; with
+    /// --next the features: run_to_parity_min_slice, lag_clamp_max_slice, next_buddy_eevdf,
+    /// protect_at_pick).
     #[arg(long, value_delimiter = ',', value_parser = parse_experiment)]
     only: Vec<Experiment>,
 
@@ -126,8 +149,9 @@ struct Args {
     out_dir: Option<PathBuf>,
 
     /// Also write the report as this Markdown page (e.g. Documentation/results.md), with its
-    /// plots in a `results/` directory beside it.
-    #[arg(long)]
+    /// plots in a `results/` directory beside it; with --next, the page of the four features
+    /// (Documentation/next.md).
+    #[arg(long, alias = "markdown")]
     results_page: Option<PathBuf>,
 
     /// Do not build: use the kernels and guest programs as they are.
@@ -152,11 +176,28 @@ struct Args {
     seed: u64,
 }
 
+/// The matrix the flags ask for.
+fn matrix_kind(args: &Args) -> MatrixKind {
+    match (args.next, args.full, args.smoke) {
+        (true, _, true) => MatrixKind::NextSmoke,
+        (true, _, false) => MatrixKind::Next,
+        (false, true, _) => MatrixKind::Full,
+        (false, false, true) => MatrixKind::Smoke,
+        (false, false, false) => MatrixKind::Quick,
+    }
+}
+
 fn parse_experiment(s: &str) -> Result<Experiment, String> {
     Experiment::ALL
         .into_iter()
         .find(|e| format!("{e:?}").eq_ignore_ascii_case(s))
-        .ok_or_else(|| format!("unknown experiment '{s}' (latency, throughput, fairness, scale)"))
+        .or_else(|| next::NextFeature::parse(s).map(Experiment::Next))
+        .ok_or_else(|| {
+            format!(
+                "unknown experiment '{s}' (latency, throughput, fairness, scale; with --next: \
+                 run_to_parity_min_slice, lag_clamp_max_slice, next_buddy_eevdf, protect_at_pick)"
+            )
+        })
 }
 
 /// UTC "YYYY-MM-DD HH:MM:SS" from the system clock (days-to-civil, no time zone data).
@@ -364,9 +405,108 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
     })
 }
 
+/// Boots `k` once to read its sched features and checks that it has every feature the
+/// cells write: a kernel without one is an error that names it, before any cell runs.
+fn preflight(
+    root: &Path,
+    pair: Pair,
+    k: Kernel,
+    cells: &[Cell],
+    args: &Args,
+    dir: &Path,
+) -> Result<()> {
+    let build = pair.build(k);
+    let script = dir.join(format!("preflight-{build}.sh"));
+    std::fs::write(
+        &script,
+        "#!/bin/sh
+echo \"@@features $(cat /sys/kernel/debug/sched/features)\"\n",
+    )?;
+    eprintln!("==> eevdf-lab: checking the {build} kernel's sched features");
+    let mut vm = Vm::spawn(&VmCommand {
+        root,
+        build,
+        cpus: args.cpus,
+        mem_mib: args.mem_mib,
+        timeout_s: 180,
+        icount_shift: None,
+        log: dir.join(format!("preflight-{build}.console")),
+        script: &script,
+    })?;
+    let out = vm.read_stdout(|_| {})?;
+    let (status, err) = vm.wait()?;
+    let (info, _) = parse::parse_boot(&out);
+    if !status.success() || info.features.is_empty() {
+        bail!("the {build} kernel did not boot to read its features ({status}): {err}");
+    }
+    let missing = missing_features(cells, &info.features);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = missing
+        .iter()
+        .map(|(f, ids)| format!("{f} (cells {})", ids.join(", ")))
+        .collect();
+    bail!(
+        "the {build} kernel has no sched_feat {}: its features are `{}`. Build a kernel \
+         with them (issue 16's kernel side), or check the pipeline with \
+         --feature-stand-in NAME=OTHER",
+        list.join("; "),
+        info.features
+    )
+}
+
+/// The features the cells need that `features` (the features file's line) lacks, each with
+/// the IDs of the cells that need it.
+fn missing_features(cells: &[Cell], features: &str) -> Vec<(String, Vec<String>)> {
+    let has = |f: &str| {
+        features
+            .split_whitespace()
+            .any(|t| t == f || t.strip_prefix("NO_") == Some(f))
+    };
+    let mut missing: Vec<(String, Vec<String>)> = Vec::new();
+    for c in cells {
+        for f in c.features.needs() {
+            if has(f) {
+                continue;
+            }
+            match missing.iter_mut().find(|(m, _)| m == f) {
+                Some((_, ids)) => ids.push(c.id()),
+                None => missing.push((f.to_string(), vec![c.id()])),
+            }
+        }
+    }
+    missing
+}
+
+/// The `--next` report: report.md, summary.json and, if asked, the page; printed too.
+fn finish_next(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
+    let summary = next_report::summarise(raw);
+    let md = next_report::markdown(raw, &summary, None);
+    std::fs::write(dir.join("report.md"), &md)?;
+    std::fs::write(
+        dir.join("summary.json"),
+        serde_json::to_string_pretty(&summary)?,
+    )?;
+    if let Some(page) = results_page {
+        let header = "<!-- Generated by eevdf-lab --next --results-page from a real run: do \
+                      not edit. -->\n";
+        std::fs::write(page, next_report::markdown(raw, &summary, Some(header)))
+            .with_context(|| format!("writing {}", page.display()))?;
+        eprintln!("==> eevdf-lab: wrote {}", page.display());
+    }
+    println!("\n{md}");
+    println!("report: {}", dir.join("report.md").display());
+    Ok(())
+}
+
 /// Summarise `raw`, write report.md, summary.json and the plots into `dir` (and the results
 /// page if asked), and print the tables.
 fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
+    if raw.matrix.is_next() {
+        finish_next(raw, dir, results_page)?;
+        return Ok(cells_ok(raw));
+    }
     let rows = report::summarise(raw);
     let images = report::plots(raw, &rows, dir)?;
     let md = report::markdown(raw, &rows, &ReportPaths { img_prefix: "" }, &images);
@@ -409,6 +549,11 @@ fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
         fails
     );
     println!("report: {}", dir.join("report.md").display());
+    Ok(cells_ok(raw))
+}
+
+/// Says which cells failed; true when none did and every boot exited 0.
+fn cells_ok(raw: &Raw) -> bool {
     let failed_cells: Vec<String> = raw
         .boots
         .iter()
@@ -423,7 +568,7 @@ fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
     for f in &failed_cells {
         eprintln!("eevdf-lab: cell failed: {f}");
     }
-    Ok(failed_cells.is_empty() && raw.boots.iter().all(|b| b.exit == Some(0)))
+    failed_cells.is_empty() && raw.boots.iter().all(|b| b.exit == Some(0))
 }
 
 fn main() -> std::process::ExitCode {
@@ -447,29 +592,38 @@ fn real_main() -> Result<bool> {
         let dir = p.parent().unwrap_or(Path::new("."));
         return finish(&raw, dir, args.results_page.as_deref());
     }
-    let kind = if args.full {
-        MatrixKind::Full
-    } else if args.smoke {
-        MatrixKind::Smoke
-    } else {
-        MatrixKind::Quick
-    };
+    let kind = matrix_kind(&args);
     let boots_per_kernel = args.boots_per_kernel.unwrap_or(match kind {
-        MatrixKind::Smoke => 1,
+        MatrixKind::Smoke | MatrixKind::NextSmoke => 1,
+        MatrixKind::Next => 6,
         MatrixKind::Quick => 5,
         MatrixKind::Full => 8,
     });
-    let inner_reps = args
-        .inner_reps
-        .unwrap_or(if kind == MatrixKind::Smoke { 1 } else { 2 });
+    let smoke = matches!(kind, MatrixKind::Smoke | MatrixKind::NextSmoke);
+    let inner_reps = args.inner_reps.unwrap_or(if smoke { 1 } else { 2 });
     if boots_per_kernel == 0 || inner_reps == 0 || args.kernels.is_empty() {
         bail!("--boots-per-kernel, --inner-reps and --kernels must be non-empty");
     }
-    let (pair, kernels) = plan::resolve_kernels(&args.kernels).map_err(anyhow::Error::msg)?;
+    let (pair, mut kernels) = plan::resolve_kernels(&args.kernels).map_err(anyhow::Error::msg)?;
+    if kind.is_next() {
+        // The features are the Rust core's: the stock kernel has none of them.
+        kernels.retain(|&k| k == Kernel::Rust);
+        if kernels.is_empty() {
+            bail!(
+                "--next runs on the rust kernel only (its features are the Rust core's): \
+                 --kernels rust or --kernels distro-rust"
+            );
+        }
+    }
     let root = repo_root();
-    let cells = plan::matrix(kind, &args.only);
+    let mut cells = plan::matrix(kind, &args.only);
     if cells.is_empty() {
         bail!("the matrix is empty (check --only)");
+    }
+    for x in &args.stand_ins {
+        for c in &mut cells {
+            c.features = c.features.with_stand_in(&x.feature, &x.written_as);
+        }
     }
     let boots = plan::plan_boots(
         &cells,
@@ -508,7 +662,8 @@ fn real_main() -> Result<bool> {
             );
         }
         for c in &cells {
-            println!("  {:<28} {}", c.id(), c.command());
+            let writes = c.features.writes().join(" ");
+            println!("  {:<28} [{writes}] {}", c.id(), c.command());
         }
         return Ok(true);
     }
@@ -528,6 +683,11 @@ fn real_main() -> Result<bool> {
         .join(&stamp);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     eprintln!("==> eevdf-lab: results in {}", dir.display());
+    if kind.is_next() {
+        for &k in &kernels {
+            preflight(&root, pair, k, &cells, &args, &dir)?;
+        }
+    }
     let command = std::iter::once("target/release/eevdf-lab".to_string())
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
@@ -555,6 +715,7 @@ fn real_main() -> Result<bool> {
             .map(|&k| kernel_info(&root, pair, k))
             .collect(),
         boots: Vec::new(),
+        stand_ins: args.stand_ins.clone(),
     };
     let t_run = Instant::now();
     let cx = Ctx {
@@ -616,6 +777,76 @@ mod tests {
         assert!(Args::try_parse_from(["eevdf-lab", "--quick", "--full"]).is_err());
         assert!(Args::try_parse_from(["eevdf-lab", "--only", "nope"]).is_err());
         assert!(Args::try_parse_from(["eevdf-lab", "--kernels", "debug"]).is_err());
+    }
+
+    #[test]
+    fn cli_next() {
+        let kind = |argv: &[&str]| Args::try_parse_from(argv).map(|a| matrix_kind(&a));
+        assert_eq!(kind(&["eevdf-lab", "--next"]).unwrap(), MatrixKind::Next);
+        assert_eq!(
+            kind(&["eevdf-lab", "--next", "--smoke"]).unwrap(),
+            MatrixKind::NextSmoke
+        );
+        assert_eq!(kind(&["eevdf-lab", "--smoke"]).unwrap(), MatrixKind::Smoke);
+        assert_eq!(kind(&["eevdf-lab"]).unwrap(), MatrixKind::Quick);
+        assert!(kind(&["eevdf-lab", "--next", "--full"]).is_err());
+        assert!(kind(&["eevdf-lab", "--next", "--quick"]).is_err());
+        // Stand-ins only with --next, and only as NAME=OTHER.
+        assert!(kind(&["eevdf-lab", "--feature-stand-in", "A=B"]).is_err());
+        let a = Args::try_parse_from([
+            "eevdf-lab",
+            "--next",
+            "--feature-stand-in",
+            "NEXT_BUDDY_EEVDF=NEXT_BUDDY",
+            "--only",
+            "next_buddy_eevdf,PROTECT_AT_PICK",
+            "--markdown",
+            "Documentation/next.md",
+        ])
+        .unwrap();
+        assert_eq!(a.stand_ins[0].written_as, "NEXT_BUDDY");
+        assert_eq!(
+            a.only,
+            [
+                Experiment::Next(next::NextFeature::NextBuddyEevdf),
+                Experiment::Next(next::NextFeature::ProtectAtPick)
+            ]
+        );
+        assert_eq!(
+            a.results_page.as_deref(),
+            Some(Path::new("Documentation/next.md"))
+        );
+        assert!(
+            Args::try_parse_from(["eevdf-lab", "--next", "--feature-stand-in", "a=b"]).is_err()
+        );
+    }
+
+    #[test]
+    fn missing_features_are_named_with_their_cells() {
+        let cells = plan::matrix(MatrixKind::NextSmoke, &[]);
+        // 6.12.117 with patch 0002: none of the four.
+        let old = "PLACE_LAG RUN_TO_PARITY PREEMPT_SHORT ELIGIBLE NO_BIAS_ELIGIBLE NO_NEXT_BUDDY";
+        let m = missing_features(&cells, old);
+        let names: Vec<&str> = m.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "RUN_TO_PARITY_MIN_SLICE",
+                "LAG_CLAMP_MAX_SLICE",
+                "NEXT_BUDDY_EEVDF",
+                "PROTECT_AT_PICK"
+            ]
+        );
+        assert!(m[0].1.contains(&"rt-short-among-long/RTP/off".to_string()));
+        // Shown off (NO_X) counts as present; so does on.
+        let new = format!(
+            "{old} NO_RUN_TO_PARITY_MIN_SLICE LAG_CLAMP_MAX_SLICE NO_NEXT_BUDDY_EEVDF \
+             NO_PROTECT_AT_PICK"
+        );
+        assert!(missing_features(&cells, &new).is_empty());
+        // A prefix is not the feature.
+        let m = missing_features(&cells, "RUN_TO_PARITY NEXT_BUDDY PLACE_LAG PREEMPT_SHORT");
+        assert!(m.iter().any(|(f, _)| f == "NEXT_BUDDY_EEVDF"));
     }
 
     #[test]

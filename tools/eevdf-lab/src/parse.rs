@@ -3,7 +3,7 @@
 
 use crate::plan::{Cell, Workload};
 use crate::protocol::{CellEvent, CellLine};
-use eevdf_guest::Record;
+use eevdf_guest::{Record, RtAppResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -37,6 +37,54 @@ pub struct Outcome {
     pub records: Vec<Record>,
     /// hackbench's "Time:" lines, seconds.
     pub hackbench_s: Vec<f64>,
+    /// What sched_eevdf's counters (`/sys/kernel/debug/sched/eevdf/stats`, all CPUs)
+    /// counted during the run, by name: the cells that read them (those with schedstats
+    /// on) on a kernel that has them. A counter that went down was reset in between, and
+    /// counts from 0.
+    #[serde(default)]
+    pub counters: Option<BTreeMap<String, u64>>,
+    /// The counters before the run, until its `after` line comes.
+    #[serde(skip)]
+    counters_before: Option<BTreeMap<String, u64>>,
+}
+
+impl Outcome {
+    /// A run of cell `id` that has begun and not yet said anything.
+    pub fn new(id: &str, rep: u32) -> Outcome {
+        Outcome {
+            id: id.to_string(),
+            rep,
+            status: Status::Ok,
+            records: Vec::new(),
+            hackbench_s: Vec::new(),
+            counters: None,
+            counters_before: None,
+        }
+    }
+}
+
+/// `NAME=VALUE` pairs of an `@@counters` line; `None` if one is malformed.
+fn parse_counters(s: &str) -> Option<BTreeMap<String, u64>> {
+    s.split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            Some((k.to_string(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+/// What was counted from `before` to `after`, by the names `after` has.
+pub fn counter_delta(
+    before: &BTreeMap<String, u64>,
+    after: &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(k, &a)| {
+            let d = before.get(k).and_then(|&b| a.checked_sub(b)).unwrap_or(a);
+            (k.clone(), d)
+        })
+        .collect()
 }
 
 pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
@@ -64,13 +112,7 @@ pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
                     if let Some(o) = open.take() {
                         outcomes.push(close(o, None));
                     }
-                    open = Some(Outcome {
-                        id: id.to_string(),
-                        rep,
-                        status: Status::Ok,
-                        records: Vec::new(),
-                        hackbench_s: Vec::new(),
-                    });
+                    open = Some(Outcome::new(id, rep));
                 }
                 CellEvent::End { rc } => {
                     if let Some(o) = open.take().filter(|o| o.id == id) {
@@ -78,20 +120,32 @@ pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
                     }
                 }
                 CellEvent::Unavailable { feature } => {
-                    let mut o = open.take().filter(|o| o.id == id).unwrap_or(Outcome {
-                        id: id.to_string(),
-                        rep: 0,
-                        status: Status::Ok,
-                        records: Vec::new(),
-                        hackbench_s: Vec::new(),
-                    });
+                    let mut o = open
+                        .take()
+                        .filter(|o| o.id == id)
+                        .unwrap_or_else(|| Outcome::new(id, 0));
                     o.status = Status::Unavailable(feature.to_string());
                     outcomes.push(o);
                 }
                 CellEvent::Other => {}
             }
         } else if let Some(o) = open.as_mut() {
-            if let Some(r) = Record::from_line(line) {
+            if let Some(rest) = line.strip_prefix("@@counters ") {
+                let (when, pairs) = rest.split_once(' ').unwrap_or((rest, ""));
+                let Some(c) = parse_counters(pairs) else {
+                    o.status = Status::Failed(format!("bad counters line: {line}"));
+                    continue;
+                };
+                match when {
+                    "before" => o.counters_before = Some(c),
+                    "after" => {
+                        if let Some(b) = o.counters_before.take() {
+                            o.counters = Some(counter_delta(&b, &c));
+                        }
+                    }
+                    _ => {}
+                }
+            } else if let Some(r) = Record::from_line(line) {
                 match r {
                     Ok(r) => o.records.push(r),
                     Err(e) => o.status = Status::Failed(format!("bad result line: {e}")),
@@ -210,6 +264,31 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                     }
                 }
             }
+            Record::RtApp(r) => rtapp_metrics(r, &mut m),
+            Record::Msgr(r) => {
+                if let Some(q) = &r.wakeup {
+                    m.push(("msgr_p50_us".into(), q.p50_us));
+                    m.push(("msgr_p90_us".into(), q.p90_us));
+                    m.push(("msgr_p99_us".into(), q.p99_us));
+                    m.push(("msgr_p999_us".into(), q.p999_us));
+                }
+                m.push(("msgr_rps".into(), r.requests_per_s));
+            }
+            Record::Storm(r) => {
+                if let Some(q) = &r.target_runs {
+                    m.push(("t_run_max_us".into(), q.max_us));
+                    m.push(("t_run_p99_us".into(), q.p99_us));
+                    m.push(("t_run_p50_us".into(), q.p50_us));
+                }
+                if let Some(q) = &r.competitor_waits {
+                    m.push(("c_wait_p99_us".into(), q.p99_us));
+                    m.push(("c_wait_max_us".into(), q.max_us));
+                }
+                m.push(("t_share".into(), r.target_share));
+                if r.duration_s > 0.0 {
+                    m.push(("changes_per_s".into(), r.changes as f64 / r.duration_s));
+                }
+            }
         }
     }
     if matches!(cell.workload, Workload::Hackbench { .. }) {
@@ -217,7 +296,39 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
             m.push(("hackbench_s".into(), t));
         }
     }
+    for (k, &v) in o.counters.iter().flatten() {
+        m.push((format!("{COUNTER_PREFIX}{k}"), v as f64));
+    }
     m
+}
+
+/// What a counter's metric name starts with: `ctr:lag_clamped`.
+pub const COUNTER_PREFIX: &str = "ctr:";
+
+/// The metrics of an rt-app record: over the tasks that sleep, the pooled wakeup latency
+/// and the percentage of missed periods; over all tasks, the largest share error; per task
+/// (`<name>.`), its share error (signed: above its fair share is positive) and its p99.
+fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
+    if let Some(q) = &r.wakeup {
+        m.push(("wake_p50_us".into(), q.p50_us));
+        m.push(("wake_p99_us".into(), q.p99_us));
+        m.push(("wake_max_us".into(), q.max_us));
+    }
+    let periods: u64 = r.tasks.iter().map(|t| t.periods).sum();
+    if periods > 0 {
+        let missed: u64 = r.tasks.iter().map(|t| t.missed).sum();
+        m.push(("missed_pct".into(), 100.0 * missed as f64 / periods as f64));
+    }
+    m.push(("share_err_pp".into(), r.max_share_err_pp));
+    for t in &r.tasks {
+        m.push((
+            format!("{}.share_err_pp", t.name),
+            (t.share - t.fair_share) * 100.0,
+        ));
+        if let Some(q) = &t.wakeup {
+            m.push((format!("{}.p99_us", t.name), q.p99_us));
+        }
+    }
 }
 
 /// Ideal shares of a share cell, from its first record (for the table's "ideal" column).
@@ -296,6 +407,48 @@ Time: 0.75
         let m = metrics(&shares[0], &o2[4]);
         assert_eq!(get(&m, "share_0"), Some(0.7077));
         assert_eq!(ideal_shares(&[&o2[4]])["share_1"], 0.2905);
+    }
+
+    #[test]
+    fn counters_around_a_cell_become_its_deltas() {
+        let out = "\
+@@cell hb-process-pipe-g1/on begin rep=0
+@@counters before picks=100 lag_clamped=7 preempt_buddy=0
+Time: 0.25
+@@counters after picks=150 lag_clamped=3 preempt_buddy=12
+@@cell hb-process-pipe-g1/on end rc=0
+@@cell hb-process-pipe-g1/off begin rep=0
+Time: 0.26
+@@cell hb-process-pipe-g1/off end rc=0
+@@cell msgr-1x4/on begin rep=0
+@@counters before picks=1 x
+@@cell msgr-1x4/on end rc=0
+";
+        let (_, o) = parse_boot(out);
+        let c = o[0].counters.as_ref().unwrap();
+        assert_eq!(c["picks"], 50);
+        // Went down: reset in between, so it counted its whole value since.
+        assert_eq!(c["lag_clamped"], 3);
+        assert_eq!(c["preempt_buddy"], 12);
+        // A cell without counter lines (stock, or no stats file) has none.
+        assert_eq!(
+            (o[1].status.clone(), o[1].counters.clone()),
+            (Status::Ok, None)
+        );
+        assert!(matches!(o[2].status, Status::Failed(ref w) if w.contains("bad counters")));
+        let cells = matrix(MatrixKind::NextSmoke, &[]);
+        let hb = cells
+            .iter()
+            .find(|c| c.id() == "hb-process-pipe-g1/on")
+            .unwrap();
+        let m = metrics(hb, &o[0]);
+        assert!(m.contains(&("hackbench_s".to_string(), 0.25)));
+        assert!(m.contains(&("ctr:preempt_buddy".to_string(), 12.0)));
+        // Old raw.json outcomes have no counters field.
+        let json = serde_json::to_string(&o[1])
+            .unwrap()
+            .replace(",\"counters\":null", "");
+        assert_eq!(serde_json::from_str::<Outcome>(&json).unwrap(), o[1]);
     }
 
     #[test]

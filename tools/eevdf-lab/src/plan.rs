@@ -1,6 +1,8 @@
 //! The experiment matrix (kernel × feature set × workload), how its cells are batched into
-//! boots, and the guest script each boot runs.
+//! boots, and the guest script each boot runs. The `--next` matrix's cells are in
+//! `next.rs`.
 
+use crate::next::NextFeature;
 use serde::{Deserialize, Serialize};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -157,6 +159,8 @@ pub enum Experiment {
     Throughput,
     Fairness,
     Scale,
+    /// `--next`: one of upstream's post-6.12 EEVDF features, off against on.
+    Next(NextFeature),
 }
 
 impl Experiment {
@@ -173,50 +177,179 @@ impl Experiment {
             Experiment::Throughput => "Throughput",
             Experiment::Fairness => "Fairness",
             Experiment::Scale => "Scale",
+            Experiment::Next(f) => f.name(),
         }
     }
 }
 
-/// The sched_feat settings a cell runs under, written to /sys/kernel/debug/sched/features.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum FeatureSet {
-    /// The defaults.
+/// The sched_feat settings a cell runs under: writes to /sys/kernel/debug/sched/features,
+/// in order, on top of the boot's defaults, which are restored after the cell. Before the
+/// writes the guest checks that the kernel has each feature they name.
+///
+/// # Invariants
+///
+/// Every write is `NAME` or `NO_NAME` with NAME of `A-Z`, `0-9` and `_` only: it goes into a
+/// shell script unquoted.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(from = "FeatureSetRepr")]
+pub struct FeatureSet {
+    /// What the tables and the cell IDs call it (`EEVDF`, `EVDF`, `on`, `RTP/off`): no
+    /// blanks.
+    name: String,
+    /// `NAME` sets a feature, `NO_NAME` clears it.
+    writes: Vec<String>,
+}
+
+/// How raw.json spells a feature set: a name and its writes, or (runs from before the
+/// writes were kept) the name of one of the seeds' five sets.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum FeatureSetRepr {
+    Writes { name: String, writes: Vec<String> },
+    Seed(SeedSet),
+}
+
+/// The five feature sets of the seeds' latency experiment, as raw.json named them when the
+/// feature set was an enum.
+#[derive(Deserialize)]
+enum SeedSet {
     Eevdf,
-    /// NO_ELIGIBLE: pick by deadline alone (the seeds' "EVDF").
     Evdf,
-    /// BIAS_ELIGIBLE.
     Bias,
     NoRunToParity,
     NoPlaceLag,
 }
 
-impl FeatureSet {
-    pub const ALL: [FeatureSet; 5] = [
-        FeatureSet::Eevdf,
-        FeatureSet::Evdf,
-        FeatureSet::Bias,
-        FeatureSet::NoRunToParity,
-        FeatureSet::NoPlaceLag,
-    ];
+impl From<FeatureSetRepr> for FeatureSet {
+    fn from(r: FeatureSetRepr) -> FeatureSet {
+        match r {
+            // A write that breaks the invariant (a hand-edited raw.json) is dropped and
+            // shows in the name only: the report reads a raw.json, it never runs one.
+            FeatureSetRepr::Writes { name, writes } => FeatureSet {
+                name,
+                writes: writes.into_iter().filter(|w| valid_write(w)).collect(),
+            },
+            FeatureSetRepr::Seed(s) => match s {
+                SeedSet::Eevdf => FeatureSet::eevdf(),
+                SeedSet::Evdf => FeatureSet::evdf(),
+                SeedSet::Bias => FeatureSet::bias(),
+                SeedSet::NoRunToParity => FeatureSet::no_run_to_parity(),
+                SeedSet::NoPlaceLag => FeatureSet::no_place_lag(),
+            },
+        }
+    }
+}
 
-    pub fn name(self) -> &'static str {
-        match self {
-            FeatureSet::Eevdf => "EEVDF",
-            FeatureSet::Evdf => "EVDF",
-            FeatureSet::Bias => "BIAS_ELIGIBLE",
-            FeatureSet::NoRunToParity => "NO_RUN_TO_PARITY",
-            FeatureSet::NoPlaceLag => "NO_PLACE_LAG",
+/// Whether `w` is a write the features file takes: `NAME` or `NO_NAME`, NAME of `A-Z0-9_`.
+pub fn valid_write(w: &str) -> bool {
+    let name = w.strip_prefix("NO_").unwrap_or(w);
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+impl FeatureSet {
+    /// A feature set called `name` that makes `writes`. Panics on a write that is not
+    /// `NAME`/`NO_NAME` or a name with blanks: the lab's own tables are the only callers
+    /// with untrusted strings, and they check with [`valid_write`] first.
+    pub fn new(name: &str, writes: &[&str]) -> FeatureSet {
+        assert!(
+            !name.is_empty() && !name.contains(char::is_whitespace),
+            "{name:?}"
+        );
+        assert!(writes.iter().all(|w| valid_write(w)), "{writes:?}");
+        // INVARIANT: checked just above.
+        FeatureSet {
+            name: name.to_string(),
+            writes: writes.iter().map(|w| w.to_string()).collect(),
         }
     }
 
-    /// The writes to the features file, and the feature each needs the kernel to have.
-    pub fn writes(self) -> Option<(&'static str, &'static str)> {
-        match self {
-            FeatureSet::Eevdf => None,
-            FeatureSet::Evdf => Some(("NO_ELIGIBLE", "ELIGIBLE")),
-            FeatureSet::Bias => Some(("BIAS_ELIGIBLE", "BIAS_ELIGIBLE")),
-            FeatureSet::NoRunToParity => Some(("NO_RUN_TO_PARITY", "RUN_TO_PARITY")),
-            FeatureSet::NoPlaceLag => Some(("NO_PLACE_LAG", "PLACE_LAG")),
+    /// The defaults.
+    pub fn eevdf() -> FeatureSet {
+        FeatureSet::new("EEVDF", &[])
+    }
+
+    /// NO_ELIGIBLE: pick by deadline alone (the seeds' "EVDF").
+    pub fn evdf() -> FeatureSet {
+        FeatureSet::new("EVDF", &["NO_ELIGIBLE"])
+    }
+
+    /// BIAS_ELIGIBLE.
+    pub fn bias() -> FeatureSet {
+        FeatureSet::new("BIAS_ELIGIBLE", &["BIAS_ELIGIBLE"])
+    }
+
+    pub fn no_run_to_parity() -> FeatureSet {
+        FeatureSet::new("NO_RUN_TO_PARITY", &["NO_RUN_TO_PARITY"])
+    }
+
+    pub fn no_place_lag() -> FeatureSet {
+        FeatureSet::new("NO_PLACE_LAG", &["NO_PLACE_LAG"])
+    }
+
+    /// The seeds' five sets, in the latency tables' order.
+    pub fn seeds() -> [FeatureSet; 5] {
+        [
+            FeatureSet::eevdf(),
+            FeatureSet::evdf(),
+            FeatureSet::bias(),
+            FeatureSet::no_run_to_parity(),
+            FeatureSet::no_place_lag(),
+        ]
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The writes, in order.
+    pub fn writes(&self) -> &[String] {
+        &self.writes
+    }
+
+    /// The features the kernel must have for the writes: each write without `NO_`, once,
+    /// in order.
+    pub fn needs(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        for w in &self.writes {
+            let n = w.strip_prefix("NO_").unwrap_or(w);
+            if !v.contains(&n) {
+                v.push(n);
+            }
+        }
+        v
+    }
+
+    /// The same set with feature `from` written as `to` instead (`to` may itself be
+    /// `NO_X`, which inverts: `from` on becomes X off). For checking the pipeline on a
+    /// kernel that lacks `from`; the name stays, the report says what ran instead.
+    pub fn with_stand_in(&self, from: &str, to: &str) -> FeatureSet {
+        let (to_name, inverted) = match to.strip_prefix("NO_") {
+            Some(n) => (n, true),
+            None => (to, false),
+        };
+        let writes = self
+            .writes
+            .iter()
+            .map(|w| {
+                let (name, on) = match w.strip_prefix("NO_") {
+                    Some(n) => (n, false),
+                    None => (w.as_str(), true),
+                };
+                if name != from {
+                    w.clone()
+                } else if on != inverted {
+                    to_name.to_string()
+                } else {
+                    format!("NO_{to_name}")
+                }
+            })
+            .collect();
+        FeatureSet {
+            name: self.name.clone(),
+            writes,
         }
     }
 }
@@ -257,6 +390,59 @@ pub enum Workload {
         tasks: u32,
         duration_ms: u64,
     },
+    /// eevdf-rtapp: periodic tasks, sleepers and hogs on CPU 0.
+    RtApp {
+        /// A short name for the ID (`short-among-long`).
+        case: String,
+        /// The case in words, for the tables.
+        what: String,
+        /// `--task` specs.
+        tasks: Vec<String>,
+        /// `--hog` specs.
+        hogs: Vec<String>,
+        duration_ms: u64,
+    },
+    /// eevdf-msgr: messengers waking workers by futex.
+    Msgr {
+        messengers: u32,
+        workers: u32,
+        work_us: u64,
+        duration_ms: u64,
+    },
+    /// eevdf-storm: a target hog changed every 200 µs while it runs, against a competitor.
+    Storm {
+        change: StormChange,
+        duration_ms: u64,
+    },
+}
+
+/// What eevdf-storm changes (`--change`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StormChange {
+    /// sched_setattr() of the target's slice (3 ms and 3 ms + 1 µs alternately).
+    Slice,
+    /// setpriority(), nice 0 and 1 alternately.
+    Nice,
+}
+
+impl StormChange {
+    pub fn arg(self) -> &'static str {
+        match self {
+            StormChange::Slice => "slice",
+            StormChange::Nice => "nice",
+        }
+    }
+}
+
+/// Which side of a `--next` feature's pair a cell is: the two cells of a pair differ only
+/// in that feature.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ab {
+    /// What the pair's two cells share besides the workload (`RUN_TO_PARITY`,
+    /// `MIN_SLICE on`; empty when nothing): pairs are matched by it.
+    pub context: String,
+    /// The feature is on in this cell.
+    pub on: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -264,14 +450,19 @@ pub struct Cell {
     pub experiment: Experiment,
     pub features: FeatureSet,
     pub workload: Workload,
+    /// The `--next` cells' side of their pair (None in the other matrices, and in runs
+    /// from before `--next`).
+    #[serde(default)]
+    pub ab: Option<Ab>,
 }
 
 impl Cell {
-    fn new(experiment: Experiment, features: FeatureSet, workload: Workload) -> Cell {
+    pub fn new(experiment: Experiment, features: FeatureSet, workload: Workload) -> Cell {
         Cell {
             experiment,
             features,
             workload,
+            ab: None,
         }
     }
 
@@ -300,6 +491,17 @@ impl Cell {
                 ShareKind::Cgroups => "nested cgroups a=200{x=100,y=300} b=100".into(),
             },
             Workload::Scale { tasks, .. } => format!("{tasks} yielding tasks (1 CPU)"),
+            Workload::RtApp { what, .. } => what.clone(),
+            Workload::Msgr {
+                messengers,
+                workers,
+                work_us,
+                ..
+            } => format!("{messengers} messengers x {workers} workers, {work_us} us of work"),
+            Workload::Storm { change, .. } => match change {
+                StormChange::Slice => "T's slice set every 200 us (sched_setattr)".into(),
+                StormChange::Nice => "T reniced 0/1 every 200 us".into(),
+            },
         }
     }
 
@@ -324,6 +526,13 @@ impl Cell {
                 ShareKind::Cgroups => "share-cgroups".into(),
             },
             Workload::Scale { tasks, .. } => format!("scale-{tasks}"),
+            Workload::RtApp { case, .. } => format!("rt-{case}"),
+            Workload::Msgr {
+                messengers,
+                workers,
+                ..
+            } => format!("msgr-{messengers}x{workers}"),
+            Workload::Storm { change, .. } => format!("storm-{}", change.arg()),
         };
         format!("{w}/{}", self.features.name())
     }
@@ -367,6 +576,37 @@ impl Cell {
                     "eevdf-scale --cpu 0 --mode yield --tasks {tasks} --duration-ms {duration_ms}"
                 )
             }
+            Workload::RtApp {
+                tasks,
+                hogs,
+                duration_ms,
+                ..
+            } => {
+                let mut c = format!("eevdf-rtapp --cpu 0 --duration-ms {duration_ms}");
+                for t in tasks {
+                    c.push_str(&format!(" --task {t}"));
+                }
+                for h in hogs {
+                    c.push_str(&format!(" --hog {h}"));
+                }
+                c
+            }
+            Workload::Msgr {
+                messengers,
+                workers,
+                work_us,
+                duration_ms,
+            } => format!(
+                "eevdf-msgr --messengers {messengers} --workers {workers} --work-us {work_us} \
+                 --duration-ms {duration_ms}"
+            ),
+            Workload::Storm {
+                change,
+                duration_ms,
+            } => format!(
+                "eevdf-storm --cpu 0 --driver self --change {} --duration-ms {duration_ms}",
+                change.arg()
+            ),
         }
     }
 
@@ -381,12 +621,30 @@ impl Cell {
                 hb_loops,
                 ..
             } => 0.3 + 0.008 * (*hb_groups * *hb_loops) as f64,
-            Workload::Hackbench { groups, loops, .. } => 0.2 + 0.007 * (*groups * *loops) as f64,
+            // With schedstats on (the --next cells: counting, and the counters read around
+            // the run) hackbench took 1.6 times as long here.
+            Workload::Hackbench { groups, loops, .. } => {
+                let t = 0.2 + 0.007 * (*groups * *loops) as f64;
+                if self.schedstats() {
+                    t * 1.6
+                } else {
+                    t
+                }
+            }
             Workload::PingPong { duration_ms } => 0.2 + *duration_ms as f64 / 1000.0,
             Workload::Share { duration_ms, .. } => 0.4 + *duration_ms as f64 / 1000.0,
             Workload::Scale { tasks, duration_ms } => {
                 0.3 + *duration_ms as f64 / 1000.0 + 0.002 * *tasks as f64
             }
+            // The three --next workloads warm up for 300 ms, then measure. Under icount
+            // their guest time ran faster than wall time on an idle host (busy loops are
+            // cheap to translate): measured 1.4-1.6 s for 3.3 s of rt-app, 0.85 s for 2.3 s
+            // of storm, 1.65 s for 3.4 s of msgr; half the guest time, rounded up.
+            Workload::RtApp { duration_ms, .. } | Workload::Storm { duration_ms, .. } => {
+                0.2 + 0.5 * (0.3 + *duration_ms as f64 / 1000.0)
+            }
+            // Calibration: about 0.1 s more.
+            Workload::Msgr { duration_ms, .. } => 0.3 + 0.5 * (0.4 + *duration_ms as f64 / 1000.0),
         }
     }
 
@@ -395,8 +653,18 @@ impl Cell {
     /// them off, the kernels' default, because schedstats cost both kernels instructions on
     /// every switch and make the Rust kernel also classify and count its decisions
     /// (Documentation/debugfs.md); the waker's run delay is sched_info, kept either way.
+    ///
+    /// The `--next` cells run with them on too: sched_eevdf's counters, whose deltas those
+    /// cells report, count only then. Both cells of a pair pay the same cost.
     pub fn schedstats(&self) -> bool {
-        matches!(self.workload, Workload::Scale { .. })
+        matches!(self.workload, Workload::Scale { .. }) || self.ab.is_some()
+    }
+
+    /// Whether the guest reads sched_eevdf's counters before and after the cell (the
+    /// `--next` cells, which report their deltas; they run with schedstats on, without
+    /// which the counters do not count).
+    pub fn counters(&self) -> bool {
+        self.ab.is_some()
     }
 
     /// Hard limit for the cell inside the guest, seconds.
@@ -414,23 +682,42 @@ pub enum MatrixKind {
     Quick,
     /// Everything the issue lists.
     Full,
+    /// `--next`: upstream's post-6.12 EEVDF features, each off against on, on the rust
+    /// kernel only (src/next.rs).
+    Next,
+    /// `--next --smoke`: one pair of short cells per feature, one boot.
+    NextSmoke,
+}
+
+impl MatrixKind {
+    /// The `--next` matrices.
+    pub fn is_next(self) -> bool {
+        matches!(self, MatrixKind::Next | MatrixKind::NextSmoke)
+    }
 }
 
 /// The cells of a matrix, in run order, limited to `only` experiments (all when empty).
 pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     use Experiment as E;
     use FeatureSet as F;
+    if kind.is_next() {
+        return crate::next::matrix(kind == MatrixKind::NextSmoke, only);
+    }
     let mut cells = Vec::new();
-    let (lat_sets, slices, hb): (&[F], &[f64], (u32, u32)) = match kind {
-        MatrixKind::Smoke => (&[F::Eevdf], &[1.0], (1, 20)),
-        MatrixKind::Quick => (&[F::Eevdf, F::Evdf, F::Bias], &[10.0, 1.0, 0.1], (2, 70)),
-        MatrixKind::Full => (&F::ALL, &[10.0, 1.0, 0.1], (4, 60)),
+    let (lat_sets, slices, hb): (Vec<F>, &[f64], (u32, u32)) = match kind {
+        MatrixKind::Smoke => (vec![F::eevdf()], &[1.0], (1, 20)),
+        MatrixKind::Quick => (
+            vec![F::eevdf(), F::evdf(), F::bias()],
+            &[10.0, 1.0, 0.1],
+            (2, 70),
+        ),
+        _ => (F::seeds().to_vec(), &[10.0, 1.0, 0.1], (4, 60)),
     };
     for &slice_x in slices {
-        for &f in lat_sets {
+        for f in &lat_sets {
             cells.push(Cell::new(
                 E::Latency,
-                f,
+                f.clone(),
                 Workload::Latency {
                     slice_x,
                     hb_groups: hb.0,
@@ -442,7 +729,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     let hackbench: Vec<(bool, bool, u32, u32)> = match kind {
         MatrixKind::Smoke => vec![(false, true, 1, 20)],
         MatrixKind::Quick => vec![(false, true, 2, 70), (true, false, 2, 70)],
-        MatrixKind::Full => {
+        _ => {
             let mut v = Vec::new();
             for threads in [false, true] {
                 for pipe in [true, false] {
@@ -457,7 +744,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     for (threads, pipe, groups, loops) in hackbench {
         cells.push(Cell::new(
             E::Throughput,
-            F::Eevdf,
+            F::eevdf(),
             Workload::Hackbench {
                 threads,
                 pipe,
@@ -469,25 +756,25 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     let (pp_ms, share_ms, scale_ms) = match kind {
         MatrixKind::Smoke => (300, 300, 300),
         MatrixKind::Quick => (600, 600, 600),
-        MatrixKind::Full => (2000, 2000, 1000),
+        _ => (2000, 2000, 1000),
     };
     cells.push(Cell::new(
         E::Throughput,
-        F::Eevdf,
+        F::eevdf(),
         Workload::PingPong { duration_ms: pp_ms },
     ));
     let shares: Vec<(ShareKind, F)> = match kind {
-        MatrixKind::Smoke => vec![(ShareKind::NiceSplit, F::Eevdf)],
+        MatrixKind::Smoke => vec![(ShareKind::NiceSplit, F::eevdf())],
         MatrixKind::Quick => vec![
-            (ShareKind::NiceSplit, F::Eevdf),
-            (ShareKind::Equal(3), F::Eevdf),
-            (ShareKind::Cgroups, F::Eevdf),
+            (ShareKind::NiceSplit, F::eevdf()),
+            (ShareKind::Equal(3), F::eevdf()),
+            (ShareKind::Cgroups, F::eevdf()),
         ],
-        MatrixKind::Full => vec![
-            (ShareKind::NiceSplit, F::Eevdf),
-            (ShareKind::NiceSplit, F::Evdf),
-            (ShareKind::Equal(4), F::Eevdf),
-            (ShareKind::Cgroups, F::Eevdf),
+        _ => vec![
+            (ShareKind::NiceSplit, F::eevdf()),
+            (ShareKind::NiceSplit, F::evdf()),
+            (ShareKind::Equal(4), F::eevdf()),
+            (ShareKind::Cgroups, F::eevdf()),
         ],
     };
     for (k, f) in shares {
@@ -503,12 +790,12 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     let tasks: &[u32] = match kind {
         MatrixKind::Smoke => &[10],
         MatrixKind::Quick => &[10, 100],
-        MatrixKind::Full => &[10, 100, 1000],
+        _ => &[10, 100, 1000],
     };
     for &n in tasks {
         cells.push(Cell::new(
             E::Scale,
-            F::Eevdf,
+            F::eevdf(),
             Workload::Scale {
                 tasks: n,
                 duration_ms: scale_ms,
@@ -581,17 +868,31 @@ pub fn plan_boots(
 const PRELUDE: &str = r#"#!/bin/sh
 # Generated by eevdf-lab: one boot's cells. Protocol lines start with @@.
 F=/sys/kernel/debug/sched/features
+ST=/sys/kernel/debug/sched/eevdf/stats
 echo "@@info uname=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) base_slice_ns=$(cat /sys/kernel/debug/sched/base_slice_ns)"
 echo "@@features $(cat $F)"
 ORIG=$(cat $F)
 # has NAME: the kernel has sched_feat NAME (shown as NAME or NO_NAME).
 has() { for f in $(cat $F); do [ "$f" = "$1" ] || [ "$f" = "NO_$1" ] && return 0; done; return 1; }
+# shows W: the features file now shows W (NAME when on, NO_NAME when off).
+shows() { for f in $(cat $F); do [ "$f" = "$1" ] && return 0; done; return 1; }
+# setf W...: write each W and check that it took; BAD is the first that did not.
+setf() { for w; do { echo "$w" > $F && shows "$w"; } 2>/dev/null || { BAD=$w; return 1; }; done; }
 restore() { for f in $ORIG; do echo "$f" > $F 2>/dev/null; done; }
+# counters WHEN: sched_eevdf's counters summed over the CPUs, NAME=VALUE, if the kernel has them.
+counters() {
+	[ -r $ST ] && awk -v w="$1" '$1 == "cpu" { for (i = 2; i <= NF; i++) n[i] = $i }
+		$1 == "all" { s = "@@counters " w; for (i = 2; i <= NF; i++) s = s " " n[i] "=" $i; print s }' $ST
+}
 SS=/proc/sys/kernel/sched_schedstats
 echo 0 > $SS
 "#;
 
-/// The guest script for one boot.
+/// The guest script for one boot. Each cell run: its `begin` line; for each feature its
+/// writes name, an `unavailable` line if the kernel lacks it; the writes, each checked (an
+/// `end rc=99` line naming the first that did not take); the command, with schedstats on
+/// and sched_eevdf's counters read before and after if the cell asks for them; its `end`
+/// line; and the boot's features restored.
 pub fn guest_script(boot: &Boot, cells: &[Cell]) -> String {
     let mut s = String::from(PRELUDE);
     for r in 0..boot.inner_reps {
@@ -600,19 +901,35 @@ pub fn guest_script(boot: &Boot, cells: &[Cell]) -> String {
             let id = c.id();
             s.push_str(&format!("echo \"@@cell {id} begin rep={r}\"\n"));
             let mut run = format!(
-                "timeout -s KILL {} {} 2>&1; echo \"@@cell {id} end rc=$?\"\n",
+                "timeout -s KILL {} {} 2>&1\nrc=$?\n",
                 c.timeout_s(),
                 c.command()
             );
+            if c.counters() {
+                run = format!("counters before\n{run}counters after\n");
+            }
             if c.schedstats() {
                 run = format!("echo 1 > $SS\n{run}echo 0 > $SS\n");
             }
-            match c.features.writes() {
-                None => s.push_str(&run),
-                Some((write, need)) => s.push_str(&format!(
-                    "if has {need}; then\n  echo {write} > $F || echo \"@@cell {id} end rc=99 (writing {write} failed)\"\n  {run}  restore\nelse\n  echo \"@@cell {id} unavailable {need}\"\nfi\n"
-                )),
+            run.push_str(&format!("echo \"@@cell {id} end rc=$rc\"\n"));
+            let writes = c.features.writes();
+            if writes.is_empty() {
+                s.push_str(&run);
+                continue;
             }
+            let mut guard = String::new();
+            for (n, need) in c.features.needs().iter().enumerate() {
+                let kw = if n == 0 { "if" } else { "elif" };
+                guard.push_str(&format!(
+                    "{kw} ! has {need}; then\n\techo \"@@cell {id} unavailable {need}\"\n"
+                ));
+            }
+            s.push_str(&format!(
+                "{guard}elif ! setf {}; then\n\techo \"@@cell {id} end rc=99 (writing $BAD \
+                 failed)\"\nelse\n{}fi\nrestore\n",
+                writes.join(" "),
+                run.lines().map(|l| format!("\t{l}\n")).collect::<String>()
+            ));
         }
     }
     s.push_str("echo @@done\n");
@@ -688,7 +1005,13 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_spaceless() {
-        for kind in [MatrixKind::Smoke, MatrixKind::Quick, MatrixKind::Full] {
+        for kind in [
+            MatrixKind::Smoke,
+            MatrixKind::Quick,
+            MatrixKind::Full,
+            MatrixKind::Next,
+            MatrixKind::NextSmoke,
+        ] {
             let cells = matrix(kind, &[]);
             let mut ids: Vec<String> = cells.iter().map(Cell::id).collect();
             assert!(ids.iter().all(|i| !i.contains(' ')));
@@ -772,12 +1095,128 @@ mod tests {
         let s = guest_script(&boots[0], &cells);
         let evdf = cells
             .iter()
-            .find(|c| c.features == FeatureSet::Evdf)
+            .find(|c| c.features == FeatureSet::evdf())
             .unwrap();
-        assert!(s.contains(&format!("@@cell {} unavailable ELIGIBLE", evdf.id())));
-        assert!(s.contains("if has ELIGIBLE; then\n  echo NO_ELIGIBLE > $F"));
+        let id = evdf.id();
+        assert!(s.contains(&format!(
+            "if ! has ELIGIBLE; then\n\techo \"@@cell {id} unavailable ELIGIBLE\"\n\
+             elif ! setf NO_ELIGIBLE; then\n\techo \"@@cell {id} end rc=99 (writing $BAD \
+             failed)\"\nelse\n\ttimeout -s KILL "
+        )));
+        assert!(s.contains(&format!("\techo \"@@cell {id} end rc=$rc\"\nfi\nrestore\n")));
         assert_eq!(s.matches(" begin rep=").count(), cells.len() * 2);
         assert!(s.contains("--slice-base-x 0.1 "));
         assert!(s.ends_with("echo @@done\n"));
+        // The default set writes nothing, checks nothing and restores nothing; schedstats
+        // stay off and no counters are read in the latency cells.
+        let eevdf = cells
+            .iter()
+            .find(|c| c.features == FeatureSet::eevdf())
+            .unwrap();
+        let eid = eevdf.id();
+        let at = s.find(&format!("@@cell {eid} begin rep=0")).unwrap();
+        let block = &s[at..s[at..].find(" end rc=$rc").unwrap() + at];
+        assert!(!block.contains("has ") && !block.contains("setf") && !block.contains("$SS"));
+        assert!(!s.contains("counters before"));
+        // The scale cells turn schedstats on for /proc/schedstat, but read no counters:
+        // the classic tables have no rows for them.
+        let cells = matrix(MatrixKind::Smoke, &[Experiment::Scale]);
+        let boots = plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9);
+        let s = guest_script(&boots[0], &cells);
+        assert!(s.contains("echo 1 > $SS\ntimeout -s KILL ") && !s.contains("counters before"));
+    }
+
+    #[test]
+    fn next_cells_read_counters_under_schedstats() {
+        let cells = matrix(MatrixKind::NextSmoke, &[]);
+        let boots = plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9);
+        let s = guest_script(&boots[0], &cells);
+        let c = cells
+            .iter()
+            .find(|c| c.features.writes() == ["RUN_TO_PARITY", "RUN_TO_PARITY_MIN_SLICE"])
+            .unwrap();
+        let id = c.id();
+        // Each feature the writes name is checked, in order, then all are written.
+        assert!(s.contains(&format!(
+            "if ! has RUN_TO_PARITY; then\n\techo \"@@cell {id} unavailable RUN_TO_PARITY\"\n\
+             elif ! has RUN_TO_PARITY_MIN_SLICE; then\n\techo \"@@cell {id} unavailable \
+             RUN_TO_PARITY_MIN_SLICE\"\nelif ! setf RUN_TO_PARITY RUN_TO_PARITY_MIN_SLICE; then"
+        )));
+        // Counters are read inside schedstats, the run's status after them.
+        assert!(s.contains(&format!(
+            "\techo 1 > $SS\n\tcounters before\n\ttimeout -s KILL {} {} 2>&1\n\trc=$?\n\
+             \tcounters after\n\techo 0 > $SS\n\techo \"@@cell {id} end rc=$rc\"\nfi\n",
+            c.timeout_s(),
+            c.command()
+        )));
+    }
+
+    /// Runs a shell helper of the guest script's prelude on the host, with `body` after it.
+    fn run_prelude_fn(name: &str, body: &str) -> String {
+        let start = PRELUDE.find(&format!("{name}() {{")).unwrap();
+        let len = PRELUDE[start..]
+            .find("\n}\n")
+            .map_or_else(|| PRELUDE[start..].find('\n').unwrap(), |e| e + 2);
+        let script = format!("{}\n{body}", &PRELUDE[start..start + len]);
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .output()
+            .expect("sh");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn prelude_reads_counters_by_name() {
+        let dir = std::env::temp_dir().join(format!("eevdf-lab-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let st = dir.join("stats");
+        std::fs::write(&st, "cpu picks lag_clamped\n0 10 1\n1 5 2\nall 15 3\n").unwrap();
+        let out = run_prelude_fn("counters", &format!("ST={}; counters before", st.display()));
+        assert_eq!(out, "@@counters before picks=15 lag_clamped=3\n");
+        // No file (stock kernel, or stats off): nothing printed.
+        let out = run_prelude_fn("counters", "ST=/nonexistent; counters after");
+        assert_eq!(out, "");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn feature_sets_write_needs_and_stand_ins() {
+        let f = FeatureSet::new("RTP/on", &["RUN_TO_PARITY", "NO_PLACE_LAG", "PLACE_LAG"]);
+        assert_eq!(f.needs(), ["RUN_TO_PARITY", "PLACE_LAG"]);
+        let off = FeatureSet::new("off", &["NO_NEXT_BUDDY", "NO_NEXT_BUDDY_EEVDF"]);
+        let on = FeatureSet::new("on", &["NEXT_BUDDY", "NEXT_BUDDY_EEVDF"]);
+        let s = |f: &FeatureSet, to| f.with_stand_in("NEXT_BUDDY_EEVDF", to).writes().to_vec();
+        assert_eq!(s(&off, "NEXT_BUDDY"), ["NO_NEXT_BUDDY", "NO_NEXT_BUDDY"]);
+        assert_eq!(s(&on, "NEXT_BUDDY"), ["NEXT_BUDDY", "NEXT_BUDDY"]);
+        // NO_X inverts: the feature on is X off.
+        assert_eq!(s(&on, "NO_PLACE_LAG"), ["NEXT_BUDDY", "NO_PLACE_LAG"]);
+        assert_eq!(s(&off, "NO_PLACE_LAG"), ["NO_NEXT_BUDDY", "PLACE_LAG"]);
+        assert_eq!(on.with_stand_in("NEXT_BUDDY_EEVDF", "X").name(), "on");
+        for bad in ["", "NO_", "lower", "A B", "A;B", "NO_a"] {
+            assert!(!valid_write(bad), "{bad:?}");
+        }
+        assert!(valid_write("NO_RUN_TO_PARITY") && valid_write("HRTICK_DL"));
+    }
+
+    #[test]
+    fn feature_sets_load_from_old_and_new_raw_json() {
+        // Runs from before the writes were kept named one of the seeds' five sets.
+        let old: Vec<FeatureSet> =
+            serde_json::from_str(r#"["Eevdf","Evdf","Bias","NoRunToParity","NoPlaceLag"]"#)
+                .unwrap();
+        assert_eq!(old, FeatureSet::seeds());
+        let f = FeatureSet::new("RTP/off", &["RUN_TO_PARITY", "NO_RUN_TO_PARITY_MIN_SLICE"]);
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(
+            json,
+            r#"{"name":"RTP/off","writes":["RUN_TO_PARITY","NO_RUN_TO_PARITY_MIN_SLICE"]}"#
+        );
+        assert_eq!(serde_json::from_str::<FeatureSet>(&json).unwrap(), f);
+        // A write that could not go into the script is dropped on load.
+        let bad: FeatureSet =
+            serde_json::from_str(r#"{"name":"x","writes":["A; reboot","B"]}"#).unwrap();
+        assert_eq!(bad.writes(), ["B"]);
+        assert!(serde_json::from_str::<FeatureSet>(r#""Nope""#).is_err());
     }
 }

@@ -13,7 +13,8 @@
 //!
 //! IDs ([`crate::plan::Cell::id`]) contain no blanks; fields are separated by one space. The
 //! other protocol lines (`@@info`, `@@features`, `@@done`) describe the boot, not a cell,
-//! and only the report reads them.
+//! and only the report reads them; so do the `@@counters before|after NAME=VALUE...` lines
+//! inside a cell that reads sched_eevdf's counters (`crate::parse::parse_boot`).
 
 /// What an `@@cell` line says about its cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

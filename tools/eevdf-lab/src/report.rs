@@ -1,6 +1,7 @@
 //! The raw results of a run, the summary rows computed from them (one struct that feeds the
 //! terminal tables, the Markdown report and summary.json alike), and the plots.
 
+use crate::next_report::StandIn;
 use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
 use crate::plan::{Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload};
 use crate::plot;
@@ -60,6 +61,10 @@ pub struct Raw {
     pub pair: Pair,
     pub kernels: Vec<KernelInfo>,
     pub boots: Vec<BootRun>,
+    /// Features written as others in this run (`--feature-stand-in`; absent in runs from
+    /// before it).
+    #[serde(default)]
+    pub stand_ins: Vec<StandIn>,
 }
 
 /// How guest time runs (`--timing`).
@@ -84,7 +89,7 @@ pub enum TimingInfo {
 }
 
 impl TimingInfo {
-    fn describe(timing: Option<TimingInfo>) -> String {
+    pub(crate) fn describe(timing: Option<TimingInfo>) -> String {
         match timing {
             Some(TimingInfo::Icount { shift }) => format!(
                 "QEMU TCG with -icount shift={shift}: guest time counts instructions, \
@@ -228,7 +233,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
         .collect()
 }
 
-fn fmt_num(v: f64) -> String {
+pub(crate) fn fmt_num(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
     } else if v.abs() >= 1000.0 {
@@ -242,7 +247,7 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
-fn fmt_est(e: &Estimate) -> String {
+pub(crate) fn fmt_est(e: &Estimate) -> String {
     format!(
         "{} [{}, {}]{}",
         fmt_num(e.value),
@@ -491,12 +496,16 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
         let panels: Vec<(String, Vec<plot::Curve>)> = slices
             .iter()
             .map(|&x| {
-                let curves = FeatureSet::ALL
+                let curves = FeatureSet::seeds()
                     .iter()
                     .enumerate()
-                    .filter_map(|(fi, &f)| {
+                    .filter_map(|(fi, f)| {
                         let ci = raw.cells.iter().position(|c| {
-                            c.features == f && matches!(c.workload, Workload::Latency { slice_x, .. } if slice_x == x)
+                            let at_x = matches!(
+                                c.workload,
+                                Workload::Latency { slice_x, .. } if slice_x == x
+                            );
+                            &c.features == f && at_x
                         })?;
                         let points = median_quantiles(raw, ci, k);
                         (!points.is_empty()).then(|| plot::Curve {
@@ -561,20 +570,16 @@ mod tests {
     use eevdf_guest::{PingPongResult, Record};
 
     fn outcome(id: &str, rate: f64) -> Outcome {
-        Outcome {
-            id: id.into(),
-            rep: 0,
-            status: Status::Ok,
-            records: vec![Record::PingPong(PingPongResult {
-                round_trips: 1,
-                duration_s: 1.0,
-                switches_per_s: rate,
-                system_ctxsw_per_s: rate,
-                cpu: Some(0),
-                policy: "other".into(),
-            })],
-            hackbench_s: vec![],
-        }
+        let mut o = Outcome::new(id, 0);
+        o.records.push(Record::PingPong(PingPongResult {
+            round_trips: 1,
+            duration_s: 1.0,
+            switches_per_s: rate,
+            system_ctxsw_per_s: rate,
+            cpu: Some(0),
+            policy: "other".into(),
+        }));
+        o
     }
 
     fn raw_with(rates: &[(Kernel, f64)]) -> Raw {
@@ -588,7 +593,7 @@ mod tests {
         let mut all = cells.clone();
         all.extend(
             lat.into_iter()
-                .filter(|c| c.features == FeatureSet::Evdf)
+                .filter(|c| c.features == FeatureSet::evdf())
                 .take(1),
         );
         let evdf_id = all.last().unwrap().id();
@@ -606,6 +611,7 @@ mod tests {
             cells: all,
             pair: Pair::Tiny,
             kernels: vec![],
+            stand_ins: vec![],
             boots: rates
                 .iter()
                 .map(|&(k, r)| BootRun {
@@ -615,16 +621,11 @@ mod tests {
                     wall_s: 1.0,
                     exit: Some(0),
                     info: BootInfo::default(),
-                    outcomes: vec![
-                        outcome(&pp, r),
-                        Outcome {
-                            id: evdf_id.clone(),
-                            rep: 0,
-                            status: Status::Unavailable("ELIGIBLE".into()),
-                            records: vec![],
-                            hackbench_s: vec![],
-                        },
-                    ],
+                    outcomes: vec![outcome(&pp, r), {
+                        let mut o = Outcome::new(&evdf_id, 0);
+                        o.status = Status::Unavailable("ELIGIBLE".into());
+                        o
+                    }],
                 })
                 .collect(),
         }
