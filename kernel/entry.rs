@@ -32,7 +32,7 @@
 use crate::fair::{config, with_config, CfsRq, Live, Se};
 use crate::rq::with_locked;
 use crate::sched_eevdf::{
-    self as core_, EnqueueFlags, LoadWeight, PickReason, Timeline, WakeupPreempt,
+    self as core_, EnqueueFlags, Entity, Features, LoadWeight, PickReason, Timeline, WakeupPreempt,
 };
 use crate::stats::{self, Stat};
 use crate::verify;
@@ -154,9 +154,17 @@ entry_points! {
         se.map_or(ptr::null_mut(), Se::as_ptr)
     }
 
-    /// `place_entity()` (current, which stays out of the timeline).
+    /// `place_entity()` of current, which stays out of the timeline; its slice protection
+    /// ends.
     fn sched_eevdf_place_entity(rq, se; flags: c_int) {
-        place(rq, se, flags);
+        let flags = EnqueueFlags(flags as u32);
+        let lag = with_config!(
+            cfg,
+            (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
+                core_::place_curr_entity(rq, se, flags, cfg)
+            }
+        );
+        count_place(rq, lag, flags);
     }
 
     /// `place_entity()` then `__enqueue_entity()`: `enqueue_entity()` of an entity that is
@@ -239,6 +247,40 @@ entry_points! {
     fn sched_eevdf_set_slice(rq, se; slice: u64) {
         core_::set_queued_slice(rq, se, slice);
     }
+
+    /// `set_protect_slice()` of `set_next_entity()` when the core decides it:
+    /// RUN_TO_PARITY_MIN_SLICE's window, or PROTECT_AT_PICK's sched_change (`!first`), which
+    /// keeps the window `se` had.
+    ///
+    /// Requires: `se` out of the timeline and not yet current.
+    fn sched_eevdf_set_protect_slice(rq, se; first: bool) {
+        let kept = core_::set_protect_slice(rq, se, first, config());
+        if kept && stats::counting() {
+            rq.count(Stat::ProtectRestored);
+        }
+    }
+
+    /// `cancel_protect_slice()`: check_preempt_wakeup_fair() does not let an idle-policy
+    /// current keep its slice protection against a non-idle wakee.
+    fn sched_eevdf_cancel_protect_slice(rq, se) {
+        let _ = rq;
+        core_::cancel_protect_slice(se, config().features);
+    }
+
+    /// `update_curr()`'s reason to reschedule current `se` besides a used-up request, which
+    /// fair.c asks the core with RUN_TO_PARITY_MIN_SLICE: its protected window has ended.
+    fn sched_eevdf_update_curr_resched(rq, se) -> bool {
+        let cfg = config();
+        let resched = core_::update_curr_resched(rq, se, cfg);
+        if resched
+            && stats::counting()
+            && cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE)
+            && core_::entity_eligible(rq, se, cfg)
+        {
+            rq.count(Stat::ProtectExpired);
+        }
+        resched
+    }
 }
 
 /// [`sched_eevdf_pick_eevdf`] while counting: the same pick, and its reason counted. Out of
@@ -267,6 +309,12 @@ fn place<'rq>(rq: &mut CfsRq<'rq>, se: Se<'rq>, flags: c_int) {
     let lag = with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
         core_::place_entity(rq, se, flags, cfg)
     });
+    count_place(rq, lag, flags);
+}
+
+/// Counts a placement that applied `lag`.
+#[inline(always)]
+fn count_place(rq: &CfsRq<'_>, lag: i64, flags: EnqueueFlags) {
     if stats::counting() {
         if lag != 0 {
             rq.count(Stat::PlaceLag);
@@ -283,9 +331,18 @@ fn place<'rq>(rq: &mut CfsRq<'rq>, se: Se<'rq>, flags: c_int) {
 fn wakeup_counted<'rq>(rq: &mut CfsRq<'rq>, pse: Se<'rq>) -> bool {
     let cfg = config();
     let want = verify::wakeup_before(rq, pse, cfg.features);
+    let vprot = rq.curr().map(|c| c.vprot());
     let preempts = core_::wakeup_preempt(rq, pse, cfg);
     let why = core_::wakeup_reason(rq, pse, preempts, cfg);
     verify::wakeup_after(rq, want, preempts);
+    // RUN_TO_PARITY_MIN_SLICE's other decision: a short wakee shrank current's window
+    // (otherwise the wakeup writes `vprot` only to cancel it, when it preempts).
+    if !preempts
+        && cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE)
+        && rq.curr().map(|c| c.vprot()) != vprot
+    {
+        rq.count(Stat::ProtectShrunk);
+    }
     // One increment a wakeup: `wakeups` is the sum of the outcomes.
     rq.count(match why {
         WakeupPreempt::ShortSlice => Stat::PreemptShort,

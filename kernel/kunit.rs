@@ -121,6 +121,30 @@ fn check_pick<R: crate::sched_eevdf::Runqueue>(
     true
 }
 
+/// The wakeup-preemption decision is the one the core's O(n) reference takes (taken
+/// before it, as the live oracle does); a preemption reschedules.
+fn check_wakeup<R: crate::sched_eevdf::Runqueue>(
+    t: &mut Test,
+    rq: &mut R,
+    se: R::Se,
+    cfg: crate::sched_eevdf::Config,
+    step: u32,
+) -> bool {
+    use crate::sched_eevdf::{reference, schedule, wakeup_preempt};
+    let want = reference::wakeup_preempt(rq, se, cfg.features);
+    let got = wakeup_preempt(rq, se, cfg);
+    if got != want {
+        t.fail(format_args!(
+            "step {step}: wakeup preemption {got}, the O(n) reference's {want}"
+        ));
+        return false;
+    }
+    if got {
+        schedule(rq, cfg);
+    }
+    true
+}
+
 /// What [`mixed_workload`] did.
 pub struct WorkloadCounts {
     /// Enqueues.
@@ -129,44 +153,61 @@ pub struct WorkloadCounts {
     pub deq: u32,
     /// Reweights.
     pub rew: u32,
+    /// sched_changes: setattr of the slice, renice.
+    pub changes: u32,
     /// Picks that chose an entity to run.
     pub picks: u32,
 }
 
-/// A seeded mixed workload of enqueue, dequeue, reweight, run-and-pick on `rq`
-/// over the entities `ses`, with the invariant checker after every mutation and
-/// each pick checked against the O(n) reference. `None` when a check failed (and
-/// `t` says which).
+/// A seeded mixed workload of enqueue (a wakeup: its preemption decision too), dequeue,
+/// reweight, sched_change (setattr of the slice, renice), run-and-pick on `rq` over the
+/// entities `ses`, with the invariant checker after every mutation, each pick and each
+/// wakeup decision checked against the O(n) reference, and the flags of `toggles` flipped
+/// every 97 steps. `None` when a check failed (and `t` says which).
 pub fn mixed_workload<R: crate::sched_eevdf::Runqueue>(
     t: &mut Test,
     rq: &mut R,
     ses: &[R::Se],
     rng: &mut Rng,
-    cfg: crate::sched_eevdf::Config,
+    mut cfg: crate::sched_eevdf::Config,
+    toggles: crate::sched_eevdf::Features,
     steps: u32,
 ) -> Option<WorkloadCounts> {
     use crate::sched_eevdf::{
-        dequeue_entity, enqueue_entity, reweight_entity, schedule, update_curr, DequeueFlags,
-        EnqueueFlags, Entity, Pick,
+        dequeue_entity, enqueue_entity, renice, reweight_entity, sched_setattr_slice, schedule,
+        update_curr, DequeueFlags, EnqueueFlags, Entity, Features, Pick,
     };
     let mut n = WorkloadCounts {
         enq: 0,
         deq: 0,
         rew: 0,
+        changes: 0,
         picks: 0,
     };
     for step in 0..steps {
+        if step % 97 == 96 {
+            for info in Features::TABLE {
+                if toggles.contains(info.flag) {
+                    cfg.features = cfg
+                        .features
+                        .with(info.flag, !cfg.features.contains(info.flag));
+                }
+            }
+        }
         let &se = ses.get(rng.below(ses.len() as u64) as usize)?;
-        let ok = match rng.below(8) {
+        let ok = match rng.below(10) {
             0 | 1 if !se.on_rq() => {
                 let flags = if (step as usize) < ses.len() {
                     EnqueueFlags::INITIAL
                 } else {
                     EnqueueFlags::WAKEUP
                 };
+                update_curr(rq, rng.below(200_000), cfg);
                 enqueue_entity(rq, se, flags, cfg);
                 n.enq += 1;
                 check(t, rq, step, "enqueue")
+                    && check_wakeup(t, rq, se, cfg, step)
+                    && check(t, rq, step, "wakeup")
             }
             2 if se.on_rq() && rq.curr() != Some(se) => {
                 dequeue_entity(rq, se, DequeueFlags::SLEEP, cfg);
@@ -177,6 +218,15 @@ pub fn mixed_workload<R: crate::sched_eevdf::Runqueue>(
                 reweight_entity(rq, se, weight(rng), cfg);
                 n.rew += 1;
                 check(t, rq, step, "reweight")
+            }
+            4 => {
+                // A slice of 0.1 to 6.4 ms (or the base slice), or a new nice level.
+                match rng.below(3) {
+                    0 => renice(rq, se, weight(rng), cfg),
+                    _ => sched_setattr_slice(rq, se, rng.below(64) * 100_000, cfg),
+                }
+                n.changes += 1;
+                check(t, rq, step, "sched_change")
             }
             _ => {
                 update_curr(rq, 100_000 + rng.below(3_000_000), cfg);

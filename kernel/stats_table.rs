@@ -53,6 +53,23 @@ macro_rules! eevdf_stats_table {
             /// `update_entity_lag()` clamped the lag to `±calc_delta_fair(max(2 r, tick))`:
             /// V and the entity were further apart than EEVDF's bound.
             (LagClamped, "lag_clamped"),
+            /// A dequeue saved a lag that, before the clamp, was outside Vincent Guittot's
+            /// bound: `±calc_delta_fair(r + tick)`, or `±calc_delta_fair(max(r, normalized
+            /// base slice + tick))` with `NO_RUN_TO_PARITY` (his metric for
+            /// `RUN_TO_PARITY_MIN_SLICE`; counted whatever the features). Costs `V` again,
+            /// a division, per dequeue that leaves.
+            (LagError, "lag_error"),
+            /// `RUN_TO_PARITY_MIN_SLICE`: `update_curr()` asked for a resched because
+            /// current's protected window had ended while current was still eligible (6.12
+            /// would have let it run on to the end of its slice).
+            (ProtectExpired, "protect_expired"),
+            /// `RUN_TO_PARITY_MIN_SLICE`: a wakee with a shorter slice did not preempt, and
+            /// limited what was left of current's window to the smallest queued slice.
+            (ProtectShrunk, "protect_shrunk"),
+            /// `PROTECT_AT_PICK`: a sched_change (setattr, renice, a cgroup or class move)
+            /// set a running task again whose protected window had ended or been
+            /// cancelled, and kept it ended: 6.12 would have protected it anew.
+            (ProtectRestored, "protect_restored"),
         }
     };
 }

@@ -157,9 +157,15 @@ mod on {
         ));
         let row = |tag: &str, i: u32, se: Se<'rq>| {
             log(format_args!(
-                "  {tag}{i}: v={} d={} slice={} w={} vlag={} delayed={} min_deadline={} min_slice={} red={}",
+                concat!(
+                    "  {}{}: v={} d={} vprot={} slice={} w={} vlag={} delayed={} ",
+                    "min_deadline={} min_slice={} red={}"
+                ),
+                tag,
+                i,
                 se.vruntime(),
                 se.deadline(),
+                se.vprot(),
                 se.slice(),
                 se.load().weight,
                 se.vlag(),

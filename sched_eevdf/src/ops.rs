@@ -18,6 +18,10 @@
 //! | `reweight_entity`                  | [`reweight_entity`]                         |
 //! | `wakeup_preempt`                   | [`wakeup_preempt`] (counted: [`wakeup_reason`]) |
 //! | `set_slice`                        | [`set_queued_slice`]                        |
+//! | `set_protect_slice`                | [`set_protect_slice`]                       |
+//! | `cancel_protect_slice`             | [`cancel_protect_slice`]                    |
+//! | `update_curr_resched`              | [`update_curr_resched`]                     |
+//! | `place_entity` (current)           | [`place_curr_entity`]                       |
 //!
 //! Time is an input: where fair.c reads the clock (`update_curr()`), the caller passes the
 //! executed real time. Every operation takes the [`Config`] to use, features included.
@@ -30,8 +34,8 @@ use super::features::{Config, Features};
 use super::load::{calc_delta_fair, div_s64, LoadWeight};
 use super::math::{avg_vruntime_add, avg_vruntime_delta, avg_vruntime_sub, entity_lag};
 use super::math::{update_zero_vruntime, vruntime_eligible, Eligibility};
-use super::tree::{min_deadline_update, Entity, Runqueue};
-use super::vtime::{vadd, vdelta, vruntime_before};
+use super::tree::{cfs_rq_min_slice, min_deadline_update, Entity, Runqueue, Timeline};
+use super::vtime::{vadd, vdelta, vruntime_after, vruntime_before, vruntime_min};
 
 macro_rules! flags {
     ($(#[$m:meta])* $t:ident { $($(#[$fm:meta])* $f:ident = $v:expr,)* }) => {
@@ -134,6 +138,15 @@ pub trait Context<R: ?Sized>: Copy {
     /// `update_entity_lag()` clamped the lag (the `lag_clamped` counter).
     #[inline(always)]
     fn lag_clamped(self, _rq: &R) {}
+
+    /// A dequeue saved `se`'s lag; `se` is still counted in `V` (the `lag_error` counter,
+    /// [`lag_error`]).
+    #[inline(always)]
+    fn lag_saved(self, _rq: &R, _se: R::Se)
+    where
+        R: Timeline,
+    {
+    }
 }
 
 impl<R: ?Sized> Context<R> for Config {
@@ -193,18 +206,165 @@ pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
     avg_vruntime_sub(rq, se);
 }
 
-/// `protect_slice()`: `vlag == deadline`.
-#[inline]
-pub(crate) fn protect_slice<S: Entity>(se: S) -> bool {
-    se.vlag() as u64 == se.deadline()
+/// `protect_slice()`: whether current's slice is protected (RUN_TO_PARITY keeps an
+/// eligible, protected current at the pick), read from `vprot` as the features say.
+///
+/// - 6.12: `vprot` is a copy of the deadline stashed at the pick ([`set_protect_slice`];
+///   6.12 stashes it in `vlag`, which is not used until the dequeue), and current is
+///   protected while it still matches: `vprot == deadline`. A new deadline (the request
+///   used up) or a cancel ends the protection.
+/// - RUN_TO_PARITY_MIN_SLICE (6.17): `vprot` is the virtual time at which the protection
+///   ends, `v < vprot` (wrap-safe).
+///
+/// Both readings rest on one invariant, which [`check_invariants`] checks
+/// (`ProtectBeyondDeadline`): a runnable current with `v < vprot` has `vprot <=
+/// deadline`. A window never outlasts the request, whichever way the flag is read, so a
+/// toggle in the middle of a window is sound in both directions: a 6.12 stash reads as
+/// protected until the deadline (what 6.12 gave it), a 6.17 window shorter than the
+/// request as unprotected under 6.12's test, and an ended window as ended under both
+/// ([`cancel_protect_slice`]).
+///
+/// [`check_invariants`]: super::check_invariants
+#[inline(always)]
+pub fn protect_slice<S: Entity>(se: S, features: Features) -> bool {
+    if features.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
+        vruntime_before(se.vruntime(), se.vprot())
+    } else {
+        se.vprot() == se.deadline()
+    }
 }
 
-/// `cancel_protect_slice()`.
+/// The `vprot` of an ended window: unprotected under both readings of
+/// [`protect_slice`], and not past the deadline:
+///
+/// ```text
+///   vprot' = min(v, d - 1)                  (wrap-safe)
+///   vprot' <= v         =>  not v < vprot'   (6.17's test)
+///   vprot' <= d - 1     =>  vprot' != d      (6.12's test)
+/// ```
+///
+/// 6.12 cancels to `deadline + 1`, which 6.17's test reads as protected; 6.17 cancels to
+/// `vruntime`, which 6.12's test reads as protected when `v == d` (no `update_curr()`
+/// since the deadline was reached). Where `v < d`, which `update_curr()` leaves, this is
+/// 6.17's value.
 #[inline]
-fn cancel_protect_slice<S: Entity>(se: S) {
-    if protect_slice(se) {
-        se.set_vlag(se.deadline().wrapping_add(1) as i64);
+fn ended_vprot<S: Entity>(se: S) -> u64 {
+    vruntime_min(se.vruntime(), se.deadline().wrapping_sub(1))
+}
+
+/// `cancel_protect_slice()`: current loses what is left of its protected window
+/// (PREEMPT_SHORT's wakee preempts; the kernel's idle-policy rule).
+#[inline]
+pub fn cancel_protect_slice<S: Entity>(se: S, features: Features) {
+    if protect_slice(se, features) {
+        se.set_vprot(ended_vprot(se));
     }
+}
+
+/// Ends a window that reaches past the deadline: a reweight or a sched_change of current
+/// can move the deadline before the window's end; [`protect_slice`]'s invariant does not
+/// let it protect beyond the request.
+#[inline]
+fn protect_within_deadline<S: Entity>(se: S) {
+    if vruntime_before(se.vruntime(), se.vprot()) && vruntime_after(se.vprot(), se.deadline()) {
+        se.set_vprot(ended_vprot(se));
+    }
+}
+
+/// `set_protect_slice()`, the protection step of `set_next_entity()`: `se` becomes
+/// current, picked (`first`) or set again by a sched_change (`!first`: setattr, renice, a
+/// move between groups or classes while it runs). Call it with `se` out of the timeline
+/// and not yet `rq`'s current, as set_next_entity() does, so that `cfs_rq_min_slice()` is
+/// the smallest slice of the others. Returns whether PROTECT_AT_PICK kept an ended window
+/// that 6.12 would have set again (the `protect_restored` counter).
+///
+/// 6.12 stashes the deadline, `vprot = d`: protected until the request is used up. With
+/// RUN_TO_PARITY_MIN_SLICE (6.17) current is protected for the quantum
+///
+/// ```text
+///   q     = min(RUN_TO_PARITY ? cfs_rq_min_slice : normalized base slice, r_i)
+///   vprot = q == r_i ? d : min(d, v + q / w_i)            (min wrap-safe)
+/// ```
+///
+/// so never past the deadline (`v + q / w_i` may be, after part of the request ran).
+///
+/// PROTECT_AT_PICK (7.0, "Only set slice protection at pick time"): a sched_change keeps
+/// the window current had, so that it cannot restore a cancelled window or restart a
+/// 6.17 window. `dequeue_entity()` and [`place_entity`] carry `vprot` relative to the
+/// vruntime across it, as they carry the deadline with PLACE_REL_DEADLINE; a window that
+/// no longer ends by the deadline (the deadline was made anew) is ended.
+#[inline]
+pub fn set_protect_slice<R: Runqueue>(rq: &R, se: R::Se, first: bool, cfg: Config) -> bool {
+    if !first && cfg.feat(Features::PROTECT_AT_PICK) {
+        protect_within_deadline(se);
+        return !protect_slice(se, cfg.features);
+    }
+    let deadline = se.deadline();
+    if !cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE) {
+        se.set_vprot(deadline);
+        return false;
+    }
+    let quantum = if cfg.feat(Features::RUN_TO_PARITY) {
+        cfs_rq_min_slice(rq)
+    } else {
+        cfg.normalized_base_slice_ns
+    };
+    let slice = se.slice();
+    let mut vprot = deadline;
+    if quantum < slice {
+        let end = se
+            .vruntime()
+            .wrapping_add(calc_delta_fair(quantum, se.load()));
+        vprot = vruntime_min(vprot, end);
+    }
+    se.set_vprot(vprot);
+    false
+}
+
+/// `update_protect_slice()` (6.17): a shorter-slice wakee that did not preempt current
+/// limits what is left of current's window to the smallest queued slice (the wakee's
+/// included):
+///
+/// ```text
+///   vprot' = min(vprot, v + cfs_rq_min_slice / w)          (wrap-safe)
+/// ```
+///
+/// It only shrinks, so the window still ends by the deadline, and an ended one stays
+/// ended. Returns whether it shrank (the `protect_shrunk` counter).
+#[inline]
+fn update_protect_slice<R: Runqueue>(rq: &R, se: R::Se) -> bool {
+    let end = se
+        .vruntime()
+        .wrapping_add(calc_delta_fair(cfs_rq_min_slice(rq), se.load()));
+    let vprot = vruntime_min(se.vprot(), end);
+    let shrunk = vprot != se.vprot();
+    se.set_vprot(vprot);
+    shrunk
+}
+
+/// `update_curr()`'s reason to reschedule besides a used-up request. 6.12's
+/// `did_preempt_short()`: with PREEMPT_SHORT, current is neither protected nor eligible.
+/// With RUN_TO_PARITY_MIN_SLICE, 6.17's "always trigger resched at the end of a
+/// protected period": current's window has ended, eligible or not.
+#[inline]
+pub fn update_curr_resched<R: Runqueue>(rq: &R, curr: R::Se, cfg: Config) -> bool {
+    if cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE) {
+        return !protect_slice(curr, cfg.features);
+    }
+    if !cfg.feat(Features::PREEMPT_SHORT) || protect_slice(curr, cfg.features) {
+        return false;
+    }
+    !entity_eligible(rq, curr, cfg)
+}
+
+/// The features of a pick that ignores current's slice protection (6.17's
+/// `__pick_eevdf(cfs_rq, protect = false)`, for a shorter-slice wakee): the pick reads
+/// the protection only through RUN_TO_PARITY and RUN_TO_PARITY_MIN_SLICE.
+#[inline]
+const fn without_protection(features: Features) -> Features {
+    features
+        .with(Features::RUN_TO_PARITY, false)
+        .with(Features::RUN_TO_PARITY_MIN_SLICE, false)
 }
 
 /// `pick_eevdf()`: Earliest Eligible Virtual Deadline First.
@@ -216,8 +376,9 @@ fn cancel_protect_slice<S: Entity>(se: S) {
 ///  2. from those that meet 1), the one with the earliest virtual deadline.
 ///
 /// Rule, deterministic: with one queued entity, it (current if runnable). Otherwise
-/// current competes only if runnable and eligible; with RUN_TO_PARITY an eligible current
-/// whose slice is protected (`protect_slice()`) is kept. Else the earliest deadline wins
+/// current competes only if runnable and eligible; with RUN_TO_PARITY (or
+/// RUN_TO_PARITY_MIN_SLICE) an eligible current whose slice is protected
+/// ([`protect_slice`]) is kept. Else the earliest deadline wins
 /// among the eligible tree entities (ties: tree order, i.e. smaller vruntime, then FIFO)
 /// and current, which wins only with a strictly earlier deadline. O(log n).
 ///
@@ -277,10 +438,13 @@ fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Option<Option<R::
 }
 
 /// RUN_TO_PARITY: once selected, an eligible current runs until it either becomes
-/// non-eligible or gets a new slice (see [`set_protect_slice`]).
+/// non-eligible or its protected window ends (see [`set_protect_slice`]). 6.17 reads
+/// the window without RUN_TO_PARITY too: NO_RUN_TO_PARITY only makes it shorter.
 #[inline(always)]
 fn keeps_slice<S: Entity>(curr: S, features: Features) -> bool {
-    features.contains(Features::RUN_TO_PARITY) && protect_slice(curr)
+    (features.contains(Features::RUN_TO_PARITY)
+        || features.contains(Features::RUN_TO_PARITY_MIN_SLICE))
+        && protect_slice(curr, features)
 }
 
 /// [`pick_eevdf`] for more than one queued entity, in general: eligibility in 128 bits
@@ -497,9 +661,12 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
 
     // Unlike fair.c, the relative-deadline flag is consumed even when PLACE_REL_DEADLINE
     // was turned off since the dequeue: a stale flag would later make a fresh absolute
-    // deadline be read as relative (and land ~2^63 away from V).
+    // deadline be read as relative (and land ~2^63 away from V). The dequeue made the
+    // slice protection relative too (PROTECT_AT_PICK keeps it across a sched_change, see
+    // `set_protect_slice()`); it is absolute again either way.
     if se.rel_deadline() {
         se.set_rel_deadline(false);
+        se.set_vprot(se.vprot().wrapping_add(se.vruntime()));
         if cfg.feat(Features::PLACE_REL_DEADLINE) {
             se.set_deadline(se.deadline().wrapping_add(se.vruntime()));
             return lag;
@@ -511,6 +678,22 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
     }
 
     se.set_deadline(se.vruntime().wrapping_add(vslice));
+    lag
+}
+
+/// [`place_entity`] of current: dequeued while it ran and queued again before it was put
+/// (woken while its CPU balanced a newidle runqueue; a group entity). Its slice
+/// protection ends: in 6.12 the dequeue overwrote the stash with the lag it saved, and
+/// a window would be read against the new vruntime and deadline. Returns the lag applied.
+#[inline]
+pub fn place_curr_entity<R: Runqueue>(
+    rq: &mut R,
+    se: R::Se,
+    flags: EnqueueFlags,
+    cfg: Config,
+) -> i64 {
+    let lag = place_entity(rq, se, flags, cfg);
+    se.set_vprot(ended_vprot(se));
     lag
 }
 
@@ -537,14 +720,39 @@ pub fn dequeue_start<R: Runqueue, C: Context<R>>(
         || dequeue_save_lag(rq, se, ctx)
 }
 
-/// The second step of [`dequeue_start`]: the lag saved, a clamp counted. Returns false (not
-/// delayed), for the tail call. The lag reads no feature: one copy for every feature set.
+/// The second step of [`dequeue_start`]: the lag saved, a clamp counted, the saved lag
+/// shown to `ctx` (`lag_error`). Returns false (not delayed), for the tail call. The lag
+/// reads no feature: one copy for every feature set.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 fn dequeue_save_lag<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) -> bool {
     if update_entity_lag(rq, se, ctx.config()) {
         ctx.lag_clamped(rq);
     }
+    ctx.lag_saved(rq, se);
     false
+}
+
+/// Vincent Guittot's lag error, the metric of his 6.17 series ("sched/fair: Manage lag
+/// and run to parity with different slices"): the lag `vlag = V - v_i`, before the
+/// clamp, lies outside the bound EEVDF gives an entity with request `r_i`:
+///
+/// ```text
+///   |V - v_i| > (r_i + TICK_NSEC) / w_i                                RUN_TO_PARITY
+///   |V - v_i| > max(r_i, normalized base slice + TICK_NSEC) / w_i   NO_RUN_TO_PARITY
+/// ```
+///
+/// (his cover letter: outside ±(slice + tick), or ±max(slice, 0.7 ms + tick); without
+/// RUN_TO_PARITY current may run a base slice past a tick before it is preempted).
+/// RUN_TO_PARITY_MIN_SLICE does not enter, so that runs with it off and on count the same
+/// thing. The kernel counts it where a dequeue saves the lag (`lag_error`).
+pub fn lag_error<S: Entity>(vlag: i64, se: S, cfg: Config) -> bool {
+    let span = if cfg.feat(Features::RUN_TO_PARITY) {
+        se.slice().saturating_add(cfg.tick_nsec)
+    } else {
+        se.slice()
+            .max(cfg.normalized_base_slice_ns.saturating_add(cfg.tick_nsec))
+    };
+    vlag.unsigned_abs() > calc_delta_fair(span, se.load())
 }
 
 /// The EEVDF part of `requeue_delayed_entity()` (fair.c keeps the delayed flag and its
@@ -594,8 +802,9 @@ fn requeue_delayed_place<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx:
 /// With PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an
 /// earlier deadline than current or finds current ineligible cancels current's slice
 /// protection (even if it does not get picked). Then current is preempted iff
-/// [`pick_eevdf`] now returns the wakee. In the kernel the common case (equal slices, the
-/// pick's O(1) cases) is straight-line code, and the rest is reached by tail calls.
+/// [`pick_eevdf`] now returns the wakee. With RUN_TO_PARITY_MIN_SLICE, 6.17's decision
+/// ([`wakeup_preempt_min_slice`]'s docs). In the kernel the common case (equal slices,
+/// the pick's O(1) cases) is straight-line code, and the rest is reached by tail calls.
 #[inline(always)]
 pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
     let Some(curr) = rq.curr() else {
@@ -603,6 +812,9 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool 
     };
     if curr == pse {
         return false;
+    }
+    if cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE) {
+        return wakeup_preempt_min_slice(rq, pse, curr, cfg);
     }
     if cfg.feat(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() {
         return wakeup_preempt_shorter(rq, pse, curr, cfg.features);
@@ -617,9 +829,38 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool 
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 fn wakeup_preempt_shorter<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, f: Features) -> bool {
     if shorter_preempts(rq, pse, curr, f) {
-        cancel_protect_slice(curr);
+        cancel_protect_slice(curr, f);
     }
     pick_features(rq, f) == Some(pse)
+}
+
+/// [`wakeup_preempt`] with RUN_TO_PARITY_MIN_SLICE (6.17's "Remove spurious shorter slice
+/// preemption" and "Fix entity's lag with run to parity"):
+///
+/// - the wakee is short when PREEMPT_SHORT is on and its slice is shorter than
+///   current's: no eligibility or deadline test;
+/// - current is preempted iff the pick returns the wakee, a pick that ignores current's
+///   protection for a short wakee; only then does a short wakee cancel the protection;
+/// - a short wakee that does not preempt (RUN_TO_PARITY) limits what is left of current's
+///   window to the smallest queued slice ([`update_protect_slice`]).
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+fn wakeup_preempt_min_slice<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, cfg: Config) -> bool {
+    let short = cfg.feat(Features::PREEMPT_SHORT) && pse.slice() < curr.slice();
+    let pick = if short {
+        pick_features(rq, without_protection(cfg.features))
+    } else {
+        pick_features(rq, cfg.features)
+    };
+    if pick == Some(pse) {
+        if short {
+            cancel_protect_slice(curr, cfg.features);
+        }
+        return true;
+    }
+    if short && cfg.feat(Features::RUN_TO_PARITY) {
+        update_protect_slice(rq, curr);
+    }
+    false
 }
 
 /// Whether [`pick_eevdf_general`] picks `pse`: out of line, so that [`wakeup_preempt`]
@@ -631,8 +872,9 @@ fn pick_eevdf_general_is<R: Runqueue>(rq: &R, pse: R::Se, features: Features) ->
 
 /// Why [`wakeup_preempt`] decided `preempts` (what it returned) for the woken `pse`: the
 /// debugfs counters' classification of `check_preempt_wakeup_fair()`'s decision. Asked
-/// after the decision, of the state it left: cancelling the slice protection writes only
-/// current's `vlag`, which neither `do_preempt_short()` nor the eligibility tests read.
+/// after the decision, of the state it left: cancelling or shrinking the slice
+/// protection writes only current's `vprot`, which neither `do_preempt_short()` nor the
+/// eligibility tests read.
 pub fn wakeup_reason<R: Runqueue>(
     rq: &R,
     pse: R::Se,
@@ -645,7 +887,12 @@ pub fn wakeup_reason<R: Runqueue>(
     if curr == pse {
         return WakeupPreempt::None;
     }
-    let short = do_preempt_short(rq, pse, curr, cfg);
+    let min_slice = cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE);
+    let short = if min_slice {
+        cfg.feat(Features::PREEMPT_SHORT) && pse.slice() < curr.slice()
+    } else {
+        do_preempt_short(rq, pse, curr, cfg)
+    };
     let el = Eligibility::new(rq, cfg);
     if preempts {
         return if short {
@@ -660,8 +907,10 @@ pub fn wakeup_reason<R: Runqueue>(
     // current's: without the protection the deadline order would have let the wakee (or
     // another earlier deadline) run. O(1): no second pick. The reason is asked of current:
     // Parity holds exactly when the pick kept current by its slice protection, and the
-    // other reasons are not Parity whatever was picked.
-    if pick_reason(rq, Some(curr), cfg) == PickReason::Parity
+    // other reasons are not Parity whatever was picked. With RUN_TO_PARITY_MIN_SLICE a
+    // short wakee's pick ignored the protection, so it did not hold current.
+    if !(min_slice && short)
+        && pick_reason(rq, Some(curr), cfg) == PickReason::Parity
         && el.vruntime(pse.vruntime())
         && !vruntime_before(curr.deadline(), pse.deadline())
     {
@@ -723,11 +972,41 @@ fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
     se.set_deadline(vadd(avruntime, vslice));
 }
 
+/// Current's slice protection across [`reweight_eevdf`], which moves its vruntime and
+/// deadline but not `vprot`. With PROTECT_AT_PICK (7.0, "sched/eevdf: Update se->vprot
+/// in reweight_entity()"), a window current had (`window` = `vprot - v` before) scales
+/// like the deadline's distance:
+///
+/// ```text
+///   vprot' = min(v' + (vprot - v) * w / w', d')      RUN_TO_PARITY_MIN_SLICE
+///   vprot' = d'                                      6.12's stash: protected until d
+/// ```
+///
+/// (the `min`: two truncating divisions may put `vprot'` one past `d'`). Without it, 6.12's
+/// stash no longer matches the new deadline, so its protection ends as in 6.12, and a
+/// 6.17 window stays where it was, ended if the deadline moved before it. Bound:
+/// `(vprot - v) * w <= (d - v) * w`, the deadline's product.
+#[inline]
+fn reweight_protect<S: Entity>(se: S, window: Option<i64>, weight: u64, cfg: Config) {
+    if let Some(rel) = window {
+        if cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE) {
+            let old = se.load().weight.min(i64::MAX as u64) as i64;
+            let new = weight.min(i64::MAX as u64) as i64;
+            let vprot = vadd(se.vruntime(), div_s64(rel.wrapping_mul(old), new));
+            se.set_vprot(vruntime_min(vprot, se.deadline()));
+        } else {
+            se.set_vprot(se.deadline());
+        }
+    }
+    protect_within_deadline(se);
+}
+
 /// `reweight_entity()`: change an entity's weight (nice or group share).
 ///
-/// Queued: `reweight_eevdf()` around V, out of the tree and the sums meanwhile. Not
-/// queued: the saved virtual lag is rescaled, `vl' = vl * w / w'`, since lag_i =
-/// w_i * vl_i is what is preserved. Call `update_curr()` first. A zero weight is ignored.
+/// Queued: `reweight_eevdf()` around V, out of the tree and the sums meanwhile; current
+/// keeps its slice protection as [`reweight_protect`] says. Not queued: the saved virtual
+/// lag is rescaled, `vl' = vl * w / w'`, since lag_i = w_i * vl_i is what is preserved.
+/// Call `update_curr()` first. A zero weight is ignored.
 #[inline(always)]
 pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: Config) {
     if lw.weight == 0 {
@@ -739,7 +1018,13 @@ pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: 
         if !is_curr {
             __dequeue_entity(rq, se);
         }
+        let window =
+            (is_curr && cfg.feat(Features::PROTECT_AT_PICK) && protect_slice(se, cfg.features))
+                .then(|| vdelta(se.vprot(), se.vruntime()));
         reweight_eevdf(se, avruntime, lw.weight, cfg);
+        if is_curr {
+            reweight_protect(se, window, lw.weight, cfg);
+        }
     } else {
         let old = se.load().weight.min(i64::MAX as u64) as i64;
         let new = lw.weight.min(i64::MAX as u64) as i64;

@@ -23,7 +23,9 @@
 //!
 //! The rule it applies is the one [`crate::pick_eevdf`] documents: with one queued entity,
 //! that entity (current if runnable); else a runnable, eligible current is kept under
-//! RUN_TO_PARITY while its slice is protected; else the earliest deadline among the
+//! RUN_TO_PARITY (or RUN_TO_PARITY_MIN_SLICE) while its slice is protected
+//! ([`protect_slice`], the one test of the protection it shares with the core); else the
+//! earliest deadline among the
 //! eligible, first in timeline order on ties, with current winning only with a strictly
 //! earlier deadline. Cost O(n) time, O(1) space, no allocation: fit for a runqueue lock.
 
@@ -177,7 +179,9 @@ fn pick_scan<R: Runqueue>(rq: &R, features: Features, cancel_parity: bool) -> Op
     let lag = Lag::new(rq, features);
     let curr = runnable.filter(|c| lag.eligible(c.vruntime()));
     if let Some(c) = curr {
-        if features.contains(Features::RUN_TO_PARITY) && protect_slice(c) && !cancel_parity {
+        let parity = features.contains(Features::RUN_TO_PARITY)
+            || features.contains(Features::RUN_TO_PARITY_MIN_SLICE);
+        if parity && protect_slice(c, features) && !cancel_parity {
             return Some(c);
         }
     }
@@ -210,7 +214,8 @@ pub fn pick<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
 /// - no current: preempt; the wakee is current: do not;
 /// - PREEMPT_SHORT (`do_preempt_short()`): a wakee with a shorter slice than current's
 ///   that is eligible, and has an earlier deadline or finds current not eligible, cancels
-///   current's RUN_TO_PARITY protection;
+///   current's RUN_TO_PARITY protection; with RUN_TO_PARITY_MIN_SLICE (6.17) a wakee with
+///   a shorter slice is enough, and the pick ignores the protection for it;
 /// - then preempt iff `pick_eevdf()` returns the wakee.
 pub fn wakeup_preempt<R: Runqueue>(rq: &R, pse: R::Se, features: Features) -> bool {
     let Some(curr) = rq.curr() else {
@@ -219,7 +224,11 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &R, pse: R::Se, features: Features) -> bo
     if curr == pse {
         return false;
     }
-    let short = features.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() && {
+    let shorter = features.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice();
+    if features.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
+        return pick_scan(rq, features, shorter) == Some(pse);
+    }
+    let short = shorter && {
         let lag = Lag::new(rq, features);
         lag.eligible(pse.vruntime())
             && (vruntime_before(pse.deadline(), curr.deadline()) || !lag.eligible(curr.vruntime()))

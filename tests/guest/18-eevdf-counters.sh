@@ -17,12 +17,25 @@
 #   place_initial              100 forks: >= 100.
 #   reweights                  20 renices of a hog: >= 20.
 #   slice_expired, picks       a hog for a second: > 0.
+#   protect_expired            the two hogs with RUN_TO_PARITY_MIN_SLICE: the
+#                              base-slice hog is protected for the other's 100 us,
+#                              then rescheduled while still eligible: > 0; = 0
+#                              without the feature.
+#   protect_restored           100 renices of the base-slice hog against the 100 us
+#                              one, with RUN_TO_PARITY_MIN_SLICE and PROTECT_AT_PICK:
+#                              its ended window is kept ended: > 0; = 0 without.
+#   protect_shrunk             = 0 without RUN_TO_PARITY_MIN_SLICE.
 #   (all)                      nothing counts while schedstats are off.
+# The test starts from whatever features are set (the suite may run with upstream's
+# later features on) and restores them.
 [ "$EEVDF_KERNEL" = stock ] && { echo "stock kernel: no eevdf counters"; exit 77; }
 s=/sys/kernel/debug/sched/eevdf/stats
 f=/sys/kernel/debug/sched/features
 [ -r $s ] || { echo "no $s (CONFIG_SCHED_EEVDF_RUST_STATS=n?)"; exit 77; }
-fail() { echo "FAIL: $*"; cat /tmp/counts; for x in ELIGIBLE RUN_TO_PARITY PREEMPT_SHORT PLACE_LAG; do echo $x >$f; done; exit 1; }
+start=$(cat $f)
+restore() { for x in $start; do echo $x >$f; done; }
+fail() { echo "FAIL: $*"; cat /tmp/counts; restore; exit 1; }
+is_on() { echo " $(cat $f) " | grep -q " $1 "; }
 col() { awk -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i } $1 == "all" { print $k }' /tmp/counts; }
 window() { # window SETUP-FUNCTION: reset, run it, read the counts
 	echo 0 >$s
@@ -101,9 +114,14 @@ window waker_vs_hog 100
 echo RUN_TO_PARITY >$f
 echo PREEMPT_SHORT >$f
 echo PLACE_LAG >$f
-expect wakeup_parity_held eq 0
-expect picks_parity eq 0
 expect preempt_deadline gt 0
+if is_on RUN_TO_PARITY_MIN_SLICE; then
+	# 6.17 protects for min(normalized base slice, slice) without RUN_TO_PARITY too.
+	echo "  (RUN_TO_PARITY_MIN_SLICE: NO_RUN_TO_PARITY still protects a base slice)"
+else
+	expect wakeup_parity_held eq 0
+	expect picks_parity eq 0
+fi
 
 echo "PREEMPT_SHORT:"
 window waker_vs_hog 100
@@ -124,4 +142,32 @@ echo "one hog:"
 window one_hog
 expect slice_expired gt 0
 expect picks gt 0
+
+# Upstream's later slice protection (6.17, 7.0).
+short_vs_renices() { # the base-slice hog reniced 0 <-> 1 while the 100 us one waits
+	hog; a=$!
+	hog; b=$!
+	eevdf-slice set $a 100000 >/dev/null || fail "eevdf-slice set"
+	sleep 0.2
+	i=0
+	while [ $i -lt 100 ]; do renice -n $((1 - i % 2 * 2)) -p $b >/dev/null; i=$((i + 1)); done
+	kill $a $b; wait $a $b 2>/dev/null
+}
+echo NO_RUN_TO_PARITY_MIN_SLICE >$f
+echo NO_PROTECT_AT_PICK >$f
+echo "6.12's slice protection:"
+window two_slices
+expect protect_expired eq 0
+window short_vs_renices
+expect protect_restored eq 0
+expect protect_shrunk eq 0
+echo RUN_TO_PARITY_MIN_SLICE >$f
+echo "RUN_TO_PARITY_MIN_SLICE:"
+window two_slices
+expect protect_expired gt 0
+echo PROTECT_AT_PICK >$f
+echo "RUN_TO_PARITY_MIN_SLICE PROTECT_AT_PICK:"
+window short_vs_renices
+expect protect_restored gt 0
+restore
 echo ok

@@ -8,6 +8,7 @@
 use super::reference::{RefEntity, RefPick, RefRq};
 use super::weight_choice;
 use sched_eevdf::user::{UserEntity, UserRunqueue, UserSe};
+use sched_eevdf::vtime::vdelta;
 use sched_eevdf::*;
 
 #[derive(Clone, Debug)]
@@ -22,6 +23,8 @@ pub enum Op {
     Reweight(usize, usize),
     /// sched_setattr(sched_runtime) for entity i.
     Slice(usize, u64),
+    /// set_user_nice() for entity i: a sched_change around a new weight.
+    Renice(usize, usize),
     /// Reschedule.
     Schedule,
     /// Toggle a feature (index into the table).
@@ -41,6 +44,7 @@ struct Pair<'a> {
     cfg: Config,
     /// Wakeups so far (they alternate between the two wakeup entry points).
     wakeups: u32,
+    tally: Tally,
 }
 
 impl<'a> Pair<'a> {
@@ -68,9 +72,18 @@ impl<'a> Pair<'a> {
         let cfg = self.cfg;
         match *op {
             Op::Tick(d) => {
+                let deadline = self.rq.curr().map(|c| c.deadline());
                 let a = update_curr(&mut self.rq, d, cfg);
                 let b = self.model.update_curr(d, cfg);
                 assert_eq!(a, b, "update_curr resched");
+                if let Some(c) = self.rq.curr() {
+                    if a && cfg.features.contains(Features::RUN_TO_PARITY_MIN_SLICE)
+                        && deadline == Some(c.deadline())
+                        && entity_eligible(&self.rq, c, cfg)
+                    {
+                        self.tally.expired += 1;
+                    }
+                }
                 if a {
                     self.schedule();
                 }
@@ -102,7 +115,14 @@ impl<'a> Pair<'a> {
                 );
                 // The kernel asks the reason only while counting, of the state the decision
                 // left: every other wakeup does here, so that both sequences are run.
+                let vprot = self.rq.curr().map(|c| c.vprot());
                 let preempts = wakeup_preempt(&mut self.rq, se, cfg);
+                if self.rq.curr().map(|c| c.vprot()) != vprot
+                    && !preempts
+                    && cfg.features.contains(Features::RUN_TO_PARITY_MIN_SLICE)
+                {
+                    self.tally.shrunk += 1;
+                }
                 assert_eq!(preempts, b.preempts(), "wakeup_preempt, model says {b:?}");
                 if self.wakeups.is_multiple_of(2) {
                     let why = wakeup_reason(&self.rq, se, preempts, cfg);
@@ -133,19 +153,85 @@ impl<'a> Pair<'a> {
             Op::Reweight(i, w) => {
                 let lw = weight_choice(w);
                 let se = self.se(i);
+                if self.window(i).is_some()
+                    && cfg.features.contains(Features::PROTECT_AT_PICK)
+                    && protect_slice(se, cfg.features)
+                {
+                    self.tally.scaled += 1;
+                }
                 reweight_entity(&mut self.rq, se, lw, cfg);
                 self.model.reweight_entity(i, lw, cfg);
             }
             Op::Slice(i, s) => {
                 let se = self.se(i);
-                sched_setattr_slice(&mut self.rq, se, s, cfg);
-                self.model.setattr_slice(i, s, cfg);
+                let before = self.window(i);
+                let a = sched_change(&mut self.rq, se, cfg, |_, se| {
+                    let (slice, custom) = sched_attr_slice(s, cfg.base_slice_ns);
+                    se.set_slice(slice);
+                    se.set_custom_slice(custom);
+                });
+                let b = self.model.setattr_slice(i, s, cfg);
+                assert_eq!(a, b, "sched_change: window kept from being restored");
+                self.check_kept(i, before, a, cfg);
+            }
+            Op::Renice(i, w) => {
+                let lw = weight_choice(w);
+                let se = self.se(i);
+                let before = self.window(i);
+                renice(&mut self.rq, se, lw, cfg);
+                let b = self.model.renice(i, lw, cfg);
+                self.check_kept(i, before, b, cfg);
             }
             Op::Schedule => self.schedule(),
             Op::Flip(k) => {
                 let f = Features::TABLE[k].flag;
+                if f == Features::RUN_TO_PARITY_MIN_SLICE
+                    && self
+                        .rq
+                        .curr()
+                        .is_some_and(|c| protect_slice(c, cfg.features))
+                {
+                    self.tally.toggled += 1;
+                }
                 self.cfg.features = cfg.features.with(f, !cfg.features.contains(f));
             }
+        }
+    }
+
+    /// Entity `i`'s slice protection as a sched_change should keep it: whether it runs
+    /// and is queued, and its window relative to its vruntime (`vprot - v`).
+    fn window(&self, i: usize) -> Option<i64> {
+        let se = self.se(i);
+        (self.rq.curr() == Some(se) && se.on_rq()).then(|| vdelta(se.vprot(), se.vruntime()))
+    }
+
+    /// After a sched_change of entity `i`, whose window was `before` ([`Self::window`]):
+    /// set_next_entity() says it kept an ended window exactly when PROTECT_AT_PICK kept a
+    /// window that reads ended; with PLACE_REL_DEADLINE (which carries the deadline and
+    /// the window relative to the vruntime) the window kept is the one before, to the
+    /// nanosecond.
+    fn check_kept(&mut self, i: usize, before: Option<i64>, kept: bool, cfg: Config) {
+        let se = self.se(i);
+        let Some(before) = before else {
+            assert!(!kept, "entity {i}: kept a window without being set again");
+            return;
+        };
+        if !cfg.features.contains(Features::PROTECT_AT_PICK) {
+            assert!(!kept, "entity {i}: PROTECT_AT_PICK off keeps nothing");
+            return;
+        }
+        self.tally.kept[usize::from(kept)] += 1;
+        assert_eq!(
+            kept,
+            !protect_slice(se, cfg.features),
+            "entity {i}: kept an ended window?"
+        );
+        if cfg.features.contains(Features::PLACE_REL_DEADLINE) {
+            assert_eq!(
+                vdelta(se.vprot(), se.vruntime()),
+                before,
+                "entity {i}: the window a sched_change kept"
+            );
         }
     }
 
@@ -192,11 +278,19 @@ impl<'a> Pair<'a> {
                 a.vlag(),
                 a.slice(),
                 a.custom_slice(),
+                a.vprot(),
             );
-            let want = (b.vruntime, b.deadline, b.vlag, b.slice, b.custom_slice);
+            let want = (
+                b.vruntime,
+                b.deadline,
+                b.vlag,
+                b.slice,
+                b.custom_slice,
+                b.vprot,
+            );
             assert_eq!(
                 got, want,
-                "step {step} {op:?}: entity {i} (v, d, vlag, slice, custom)"
+                "step {step} {op:?}: entity {i} (v, d, vlag, slice, custom, vprot)"
             );
             let got = (a.on_rq(), a.sched_delayed(), a.rel_deadline(), a.load());
             let want = (b.on_rq, b.sched_delayed, b.rel_deadline, b.load);
@@ -206,11 +300,56 @@ impl<'a> Pair<'a> {
     }
 }
 
-/// How often each [`PickReason`] came up in a [`run`] (index: `PickReason as usize`).
-pub type ReasonTally = [usize; 5];
+/// What a [`run`] reached, so that a test can show that its checks were not vacuous.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    /// How often each [`PickReason`] came up (index: `PickReason as usize`).
+    pub reasons: [usize; 5],
+    /// RUN_TO_PARITY_MIN_SLICE: wakeups that shrank current's window.
+    pub shrunk: usize,
+    /// RUN_TO_PARITY_MIN_SLICE: update_curr() reschedules at the end of a window, current
+    /// still eligible and its deadline not renewed.
+    pub expired: usize,
+    /// PROTECT_AT_PICK: sched_changes of current that kept a window, [protected, ended].
+    pub kept: [usize; 2],
+    /// PROTECT_AT_PICK: reweights of a protected current.
+    pub scaled: usize,
+    /// Toggles of RUN_TO_PARITY_MIN_SLICE while current was protected.
+    pub toggled: usize,
+}
 
-/// Runs `ops` on both and compares after every step; returns the pick reasons seen.
-pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> ReasonTally {
+impl Tally {
+    /// Adds `o` to `self`.
+    pub fn add(&mut self, o: &Tally) {
+        for (a, b) in self.reasons.iter_mut().zip(o.reasons) {
+            *a += b;
+        }
+        self.shrunk += o.shrunk;
+        self.expired += o.expired;
+        self.kept[0] += o.kept[0];
+        self.kept[1] += o.kept[1];
+        self.scaled += o.scaled;
+        self.toggled += o.toggled;
+    }
+}
+
+/// The `features` argument of [`run`] that flips the named rows of the feature table.
+pub fn flips(names: &[&str]) -> u32 {
+    names
+        .iter()
+        .map(|n| {
+            let k = Features::TABLE
+                .iter()
+                .position(|i| i.name == *n)
+                .expect("a row of the table");
+            1u32 << k
+        })
+        .fold(0, |a, b| a | b)
+}
+
+/// Runs `ops` on both and compares after every step; returns what it reached. `features`
+/// flips the rows of the feature table (bit k: row k) from their defaults.
+pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> Tally {
     let ents: Vec<UserEntity> = weights
         .iter()
         .map(|&w| UserEntity::new(weight_choice(w)))
@@ -233,14 +372,14 @@ pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> ReasonTally
         model: RefRq::new(model_ents, v0),
         cfg,
         wakeups: 0,
+        tally: Tally::default(),
     };
-    let mut tally = ReasonTally::default();
     for (step, op) in ops.iter().enumerate() {
         p.apply(op);
         let why = p.compare(step, op);
-        if let Some(n) = tally.get_mut(why as usize) {
+        if let Some(n) = p.tally.reasons.get_mut(why as usize) {
             *n += 1;
         }
     }
-    tally
+    p.tally
 }

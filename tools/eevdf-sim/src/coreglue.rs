@@ -267,6 +267,9 @@ pub struct FairRq<'a> {
     rq: UserRunqueue<'a>,
     cfg: Config,
     initial: Features,
+    /// Per task: dequeues whose saved lag was a lag error (the core's `lag_error`, what the
+    /// kernel's `lag_error` counter counts).
+    lag_errors: Vec<u64>,
 }
 
 impl<'a> FairRq<'a> {
@@ -303,9 +306,27 @@ impl<'a> FairRq<'a> {
                 features: features.0,
                 base_slice_ns,
                 tick_nsec: tick_ns,
+                // One CPU: the kernel's scaling factor is 1.
+                normalized_base_slice_ns: base_slice_ns,
             },
             initial: features.0,
+            lag_errors: vec![0; arena.len()],
         }
+    }
+
+    /// Counts a lag error of task `i` if its lag `V - v_i` (not clamped, `v` the `V` the
+    /// dequeue saves it against) is one; call it for every dequeue that saves a lag.
+    fn count_lag_error(&mut self, i: usize, v: u64) {
+        let se = self.se(i);
+        let lag = sched_eevdf::vtime::vdelta(v, se.vruntime());
+        if eevdf::lag_error(lag, se, self.cfg) {
+            self.lag_errors[i] += 1;
+        }
+    }
+
+    /// Task `i`'s lag errors so far.
+    pub fn lag_errors(&self, i: usize) -> u64 {
+        self.lag_errors[i]
     }
 
     fn se(&self, i: usize) -> UserSe<'a> {
@@ -352,12 +373,28 @@ impl<'a> FairRq<'a> {
         r || p
     }
 
+    /// `sched_setattr()` of task `i`'s `sched_runtime` (ns): `__sched_setscheduler()`'s
+    /// sched_change, `update_curr` of the running task first, then
+    /// [`eevdf::sched_setattr_slice`] (`set_next_entity()` with `first` false for a running
+    /// task). Returns the resched answer of `update_curr`.
+    pub fn sched_change(&mut self, i: usize, delta_ns: u64, runtime_ns: u64) -> bool {
+        let r = self.update_curr(delta_ns);
+        let se = self.se(i);
+        eevdf::sched_setattr_slice(&mut self.rq, se, runtime_ns, self.cfg);
+        r
+    }
+
     /// `dequeue_entity(DEQUEUE_SLEEP)` of the running task, after `update_curr`. Returns
     /// whether DELAY_DEQUEUE kept it queued (delayed).
     pub fn dequeue_sleep(&mut self, i: usize, delta_ns: u64) -> bool {
         self.update_curr(delta_ns);
         let se = self.se(i);
-        !eevdf::dequeue_entity(&mut self.rq, se, DequeueFlags::SLEEP, self.cfg)
+        let v = eevdf::avg_vruntime_peek(&self.rq);
+        let left = eevdf::dequeue_entity(&mut self.rq, se, DequeueFlags::SLEEP, self.cfg);
+        if left {
+            self.count_lag_error(i, v);
+        }
+        !left
     }
 
     /// An exit: the task leaves the runqueue for good (never delayed: `DEQUEUE_SPECIAL`;
@@ -373,7 +410,9 @@ impl<'a> FairRq<'a> {
             } else {
                 DequeueFlags::SLEEP | DequeueFlags::SPECIAL
             };
+            let v = eevdf::avg_vruntime_peek(&self.rq);
             eevdf::dequeue_entity(&mut self.rq, se, flags, self.cfg);
+            self.count_lag_error(i, v);
         }
     }
 
@@ -386,9 +425,11 @@ impl<'a> FairRq<'a> {
             self.update_curr(delta_ns);
         }
         loop {
+            // A delayed pick is dequeued for real, its lag saved against this V.
+            let v = eevdf::avg_vruntime_peek(&self.rq);
             match eevdf::schedule(&mut self.rq, self.cfg) {
                 Pick::Run(se) => return Some(index_in(self.arena, se)),
-                Pick::Blocked(_) => continue,
+                Pick::Blocked(se) => self.count_lag_error(index_in(self.arena, se), v),
                 Pick::Idle => return None,
             }
         }

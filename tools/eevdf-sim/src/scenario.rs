@@ -27,6 +27,12 @@
 //! behaviour = { kind = "periodic", period_us = 1000, run_us = 50 }
 //!
 //! [[task]]
+//! name = "tuned"
+//! slice_us = 3000
+//! setattr_every_us = 200   # sched_setattr(): slice 3001, 3000, ... µs (sched_change)
+//! behaviour = { kind = "hog" }
+//!
+//! [[task]]
 //! name = "worker"
 //! count = 20               # twenty tasks worker.0 … worker.19
 //! behaviour = { kind = "bursty", run = { dist = "exp", mean_us = 100 },
@@ -113,6 +119,11 @@ pub struct TaskSpec {
     pub start_ms: u64,
     /// Exit time, in milliseconds from the start. Default: never.
     pub stop_ms: Option<u64>,
+    /// Every this many microseconds, a `sched_setattr()` of the task's slice from another
+    /// CPU, alternately `slice_us + 1` and `slice_us` (the kernel ignores a call that
+    /// changes nothing): a sched_change of the task (dequeue, put, enqueue, set again),
+    /// what PROTECT_AT_PICK is about. Needs `slice_us`. Default: never.
+    pub setattr_every_us: Option<u64>,
     /// What the task does when it runs.
     pub behaviour: Behaviour,
 }
@@ -296,6 +307,14 @@ impl Scenario {
             if let Some(stop) = t.stop_ms {
                 if stop <= t.start_ms {
                     bail!("{who}: stop_ms {stop} is not after start_ms {}", t.start_ms);
+                }
+            }
+            if let Some(every) = t.setattr_every_us {
+                if !(10..=60_000_000).contains(&every) {
+                    bail!("{who}: setattr_every_us {every} must be 10 … 60000000");
+                }
+                if t.slice_us == 0 {
+                    bail!("{who}: setattr_every_us needs a slice_us to set");
                 }
             }
             match &t.behaviour {

@@ -15,6 +15,7 @@
 //! | fork | `place_entity(ENQUEUE_INITIAL)` (PLACE_DEADLINE_INITIAL's half slice), enqueue, `check_preempt_wakeup_fair` |
 //! | end of a burst | `dequeue_entity(DEQUEUE_SLEEP)`, which DELAY_DEQUEUE may turn into a delay, then `schedule()` |
 //! | exit | a non-sleep dequeue (no delay), then `schedule()` |
+//! | `sched_setattr()` of a task's slice (`setattr_every_us`) | the sched_change: `update_curr`, a `DEQUEUE_SAVE` dequeue of a queued task, `put_prev_entity` of a running one, the slice set, `ENQUEUE_RESTORE`, `set_next_entity` with `first` false |
 //! | need-resched | `schedule()`: `pick_next_entity` (which finishes delayed dequeues it meets) with the previous task still current (so RUN_TO_PARITY applies), `put_prev_entity`, `set_next_entity` |
 //!
 //! Simplifications, stated once:
@@ -82,6 +83,8 @@ enum Ev {
     Fork(usize),
     /// Wakeup of a task; the sequence number invalidates stale wakeups.
     Wake(usize, u64),
+    /// A `sched_setattr()` of a task's slice (`setattr_every_us`).
+    Setattr(usize),
     Tick,
 }
 
@@ -91,6 +94,10 @@ struct Task {
     weight: u64,
     start_ns: u64,
     stop_ns: Option<u64>,
+    setattr_every_ns: Option<u64>,
+    /// The `sched_runtime` of the task's slice, ns, and how many `sched_setattr()`s it had.
+    sched_runtime_ns: u64,
+    setattrs: u64,
     state: State,
     work: Workload,
     /// CPU time still needed by the current burst, ns.
@@ -104,6 +111,11 @@ struct Task {
     preempted: u64,
     lag_min: i64,
     lag_max: i64,
+    /// Since when the task has been runnable without running, if it is.
+    runnable_since: Option<u64>,
+    wait_max_ns: u64,
+    wait_total_ns: u64,
+    run_max_ns: u64,
 }
 
 /// A finished run: the report and, if asked for, the picture's data.
@@ -158,6 +170,7 @@ struct Plan {
     seed: u64,
     start_ns: u64,
     stop_ns: Option<u64>,
+    setattr_every_ns: Option<u64>,
     behaviour: crate::scenario::Behaviour,
 }
 
@@ -190,6 +203,7 @@ fn plan(sc: &Scenario) -> Vec<Plan> {
                 seed,
                 start_ns: spec.start_ms * NSEC_PER_MSEC,
                 stop_ns: spec.stop_ms.map(|s| s * NSEC_PER_MSEC),
+                setattr_every_ns: spec.setattr_every_us.map(|e| e * NSEC_PER_USEC),
                 behaviour: spec.behaviour.clone(),
             });
             index += 1;
@@ -245,6 +259,9 @@ impl<'a> Sim<'a> {
                     events.push(Reverse((s, Ev::Exit(id))));
                 }
             }
+            if let Some(every) = p.setattr_every_ns {
+                events.push(Reverse((p.start_ns + every, Ev::Setattr(id))));
+            }
             tasks.push(Task {
                 name: p.name.clone(),
                 nice: p.nice,
@@ -254,6 +271,9 @@ impl<'a> Sim<'a> {
                 },
                 start_ns: p.start_ns,
                 stop_ns: p.stop_ns,
+                setattr_every_ns: p.setattr_every_ns,
+                sched_runtime_ns: p.runtime_ns,
+                setattrs: 0,
                 state: State::Unborn,
                 work: Workload::new(&p.behaviour, p.seed, p.start_ns),
                 remaining_ns: 0,
@@ -265,6 +285,10 @@ impl<'a> Sim<'a> {
                 preempted: 0,
                 lag_min: 0,
                 lag_max: 0,
+                runnable_since: None,
+                wait_max_ns: 0,
+                wait_total_ns: 0,
+                run_max_ns: 0,
             });
         }
         for (i, c) in sc.feature_changes.iter().enumerate() {
@@ -381,6 +405,7 @@ impl<'a> Sim<'a> {
                     }
                 }
                 Ev::Exit(i) => self.exit(i),
+                Ev::Setattr(i) => self.setattr(i),
                 Ev::Feature(k) => {
                     for (n, v) in self.feature_changes[k].clone() {
                         // Names were checked in `new`.
@@ -438,6 +463,7 @@ impl<'a> Sim<'a> {
         }
         self.tasks[i].remaining_ns = self.tasks[i].work.next_burst_ns();
         self.tasks[i].state = State::Runnable;
+        self.tasks[i].runnable_since = Some(self.now);
         self.tasks[i].wake_ref_ns = Some(self.now);
         let delta = self.take_delta();
         if self.rq.enqueue_new(i, delta) {
@@ -449,6 +475,7 @@ impl<'a> Sim<'a> {
     fn wake(&mut self, i: usize, ref_ns: u64) {
         let t = &mut self.tasks[i];
         t.state = State::Runnable;
+        t.runnable_since = Some(self.now);
         t.wake_ref_ns = Some(ref_ns);
         t.remaining_ns = t.work.next_burst_ns();
         let delta = self.take_delta();
@@ -508,6 +535,29 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// `sched_setattr()` of task `i`'s slice, 1 µs longer than its own every other time,
+    /// then the next one. A sleeping task is not queued (the kernel's sched_change then
+    /// only sets the slice).
+    fn setattr(&mut self, i: usize) {
+        let t = &mut self.tasks[i];
+        t.setattrs += 1;
+        let runtime = t.sched_runtime_ns + (t.setattrs % 2) * NSEC_PER_USEC;
+        if t.state != State::Exited {
+            let delta = self.take_delta();
+            if self.rq.sched_change(i, delta, runtime) {
+                self.need_resched = true;
+            }
+        }
+        if self.tasks[i].state != State::Exited {
+            if let Some(every) = self.tasks[i].setattr_every_ns {
+                let next = self.now + every;
+                if next < self.end {
+                    self.events.push(Reverse((next, Ev::Setattr(i))));
+                }
+            }
+        }
+    }
+
     fn exit(&mut self, i: usize) {
         match self.tasks[i].state {
             State::Running => {
@@ -520,10 +570,13 @@ impl<'a> Sim<'a> {
         }
         self.tasks[i].state = State::Exited;
         self.tasks[i].wake_ref_ns = None;
+        self.tasks[i].runnable_since = None;
     }
 
     fn close_segment(&mut self) {
         if let Some(c) = self.curr {
+            let ran = self.now - self.seg_start;
+            self.tasks[c].run_max_ns = self.tasks[c].run_max_ns.max(ran);
             let (s, e) = (self.seg_start.max(self.pic_from), self.now.min(self.pic_to));
             if s < e {
                 self.segments.push(Segment {
@@ -552,6 +605,7 @@ impl<'a> Sim<'a> {
             if prev_runnable {
                 self.tasks[p].state = State::Runnable;
                 self.tasks[p].preempted += 1;
+                self.tasks[p].runnable_since = Some(self.now);
             }
         }
         self.curr = next;
@@ -563,6 +617,11 @@ impl<'a> Sim<'a> {
             let t = &mut self.tasks[n];
             t.state = State::Running;
             t.switches_in += 1;
+            if let Some(since) = t.runnable_since.take() {
+                let wait = now - since;
+                t.wait_max_ns = t.wait_max_ns.max(wait);
+                t.wait_total_ns += wait;
+            }
             if let Some(r) = t.wake_ref_ns.take() {
                 t.latencies.push(now - r);
                 if now >= pf && r < pt {
@@ -601,6 +660,10 @@ impl<'a> Sim<'a> {
                 preempted: t.preempted,
                 lag_min_vns: t.lag_min,
                 lag_max_vns: t.lag_max,
+                wait_max_ns: t.wait_max_ns,
+                wait_total_ns: t.wait_total_ns,
+                run_max_ns: t.run_max_ns,
+                lag_errors: self.rq.lag_errors(i),
                 ..TaskStats::default()
             };
             st.set_latencies(&mut t.latencies);
@@ -615,6 +678,7 @@ impl<'a> Sim<'a> {
             idle_ns: self.idle_ns,
             context_switches: self.context_switches,
             events: self.nr_events,
+            lag_errors: tasks.iter().map(|t| t.lag_errors).sum(),
             tasks,
         };
         let timeline = (self.pic_to > self.pic_from).then(|| TimelineData {

@@ -71,6 +71,16 @@ fn bad_cases() -> Vec<(&'static str, String, &'static str)> {
             "two tasks",
         ),
         (
+            "setattr storm without a slice to set",
+            "duration_ms = 10\n[[task]]\nname = \"a\"\nsetattr_every_us = 200\nbehaviour = { kind = \"hog\" }\n".into(),
+            "setattr_every_us",
+        ),
+        (
+            "setattr storm too fast",
+            "duration_ms = 10\n[[task]]\nname = \"a\"\nslice_us = 300\nsetattr_every_us = 1\nbehaviour = { kind = \"hog\" }\n".into(),
+            "setattr_every_us",
+        ),
+        (
             "unknown behaviour",
             "duration_ms = 10\n[[task]]\nname = \"a\"\nbehaviour = { kind = \"spin\" }\n".into(),
             "malformed",
