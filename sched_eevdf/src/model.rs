@@ -2,34 +2,38 @@
 
 //! A model of fair.c's outer logic around the operations: `enqueue_entity()`,
 //! `dequeue_entity()`, `set_next_entity()`, `put_prev_entity()`, `pick_next_entity()`,
-//! `update_curr()`, `sched_setattr()`'s slice, and one scheduling decision, [`schedule`].
+//! `update_curr()`, `check_preempt_wakeup_fair()`, `sched_setattr()`'s slice, and one
+//! scheduling decision, [`schedule`].
 //!
 //! The kernel does not run this: there fair.c's own C does these steps and calls the
 //! [operations](super::ops) where it used to call its EEVDF functions. The model does the
 //! same steps for the simulator, the host tests and the benchmarks (and the kernel's KUnit
 //! suites, which drive a private runqueue with it), so it is compiled only on the host and
 //! with `CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST`. It keeps the C's order of the EEVDF steps and
-//! leaves out what EEVDF does not read (load tracking, group hierarchy, buddies,
-//! bandwidth). Where it differs from the C, the function says so.
+//! leaves out what EEVDF does not read (load tracking, group hierarchy, bandwidth); of the
+//! buddies it keeps the next buddy of one runqueue (`cfs_rq->next`: set by NEXT_BUDDY's
+//! wakeups, cleared by `clear_buddies()` where fair.c calls it). Where it differs from the
+//! C, the function says so.
 //!
 //! # Driving a runqueue
 //!
 //! Time is an input. A simulator does, per event: [`update_curr`] with the real time
 //! current ran since the last event; then one of [`enqueue_entity`] (wakeup: first
 //! [`requeue_delayed_entity`] if the entity is still queued as delayed, then
-//! [`wakeup_preempt`]), [`dequeue_entity`] (sleep: `DequeueFlags::SLEEP`),
+//! [`check_preempt_wakeup_fair`]), [`dequeue_entity`] (sleep: `DequeueFlags::SLEEP`),
 //! [`reweight_entity`], [`sched_setattr_slice`]; and [`schedule`] when the previous step
 //! asked for a reschedule (`update_curr` returned true or the wakeup preempts), repeating
 //! while it returns [`Pick::Blocked`].
 
 use super::features::{Config, Features};
 use super::load::calc_delta_fair;
+#[cfg(doc)]
+use super::ops::reweight_entity;
 use super::ops::{
     __dequeue_entity, __enqueue_entity, dequeue_start, entity_eligible, flags, pick_eevdf,
-    place_entity, protect_slice, requeue_delayed, update_deadline, EnqueueFlags,
+    place_entity, protect_slice, requeue_delayed, update_deadline, wakeup_preempt,
+    wakeup_preempt_buddy, EnqueueFlags, Wake, WakeFlags,
 };
-#[cfg(doc)]
-use super::ops::{reweight_entity, wakeup_preempt};
 use super::tree::{Entity, Runqueue};
 
 /// Smallest custom slice (`NSEC_PER_MSEC / 10`, HZ=1000 * 10).
@@ -97,6 +101,7 @@ pub fn dequeue_entity<R: Runqueue>(
     if !se.on_rq() {
         return true;
     }
+    clear_buddies(rq, se);
     let sleep = flags.contains(DequeueFlags::SLEEP);
 
     // DELAY_DEQUEUE relies on spurious wakeups, special task states must not suffer them:
@@ -138,14 +143,24 @@ pub fn requeue_delayed_entity<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) {
     se.set_sched_delayed(false);
 }
 
-/// `set_next_entity()`: make `se` current. A queued entity leaves the tree (current is not
-/// kept in it) and gets its slice protected. A previous current is put back first.
+/// `clear_buddies()`: `se` is no longer the next buddy (one runqueue's level of
+/// `__clear_buddies_next()`).
+pub fn clear_buddies<R: Runqueue>(rq: &mut R, se: R::Se) {
+    if rq.next_buddy() == Some(se) {
+        rq.set_next_buddy(None);
+    }
+}
+
+/// `set_next_entity()`: make `se` current. It stops being the next buddy; a queued entity
+/// leaves the tree (current is not kept in it) and gets its slice protected. A previous
+/// current is put back first.
 pub fn set_next_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
     match rq.curr() {
         Some(c) if c == se => return,
         Some(_) => put_prev_entity(rq),
         None => {}
     }
+    clear_buddies(rq, se);
     if se.on_rq() {
         __dequeue_entity(rq, se);
         set_protect_slice(se);
@@ -172,9 +187,19 @@ pub fn put_prev_entity<R: Runqueue>(rq: &mut R) {
     }
 }
 
-/// `pick_next_entity()` (without buddies): [`pick_eevdf`], and a delayed pick is dequeued
-/// for real (`DEQUEUE_SLEEP | DEQUEUE_DELAYED`) and reported as [`Pick::Blocked`].
+/// `pick_next_entity()`: with PICK_BUDDY an eligible next buddy (6.12's test here; with
+/// NEXT_BUDDY_EEVDF the core's pick makes it, and this one is skipped), else
+/// [`pick_eevdf`], and a delayed pick is dequeued for real (`DEQUEUE_SLEEP |
+/// DEQUEUE_DELAYED`) and reported as [`Pick::Blocked`].
 pub fn pick_next_entity<R: Runqueue>(rq: &mut R, cfg: Config) -> Pick<R::Se> {
+    if cfg.feat(Features::PICK_BUDDY) && !cfg.feat(Features::NEXT_BUDDY_EEVDF) {
+        if let Some(next) = rq.next_buddy() {
+            if entity_eligible(rq, next, cfg) {
+                // ->next will never be delayed.
+                return Pick::Run(next);
+            }
+        }
+    }
     let Some(se) = pick_eevdf(rq, cfg) else {
         return Pick::Idle;
     };
@@ -219,7 +244,11 @@ pub fn update_curr<R: Runqueue>(rq: &mut R, delta_exec: u64, cfg: Config) -> boo
     if rq.nr_queued() == 1 {
         return false;
     }
-    resched || did_preempt_short(rq, curr, cfg)
+    if resched || did_preempt_short(rq, curr, cfg) {
+        clear_buddies(rq, curr);
+        return true;
+    }
+    false
 }
 
 /// `did_preempt_short()`: with PREEMPT_SHORT, an unprotected current that is no longer
@@ -229,6 +258,48 @@ fn did_preempt_short<R: Runqueue>(rq: &R, curr: R::Se, cfg: Config) -> bool {
         return false;
     }
     !entity_eligible(rq, curr, cfg)
+}
+
+/// `check_preempt_wakeup_fair()` for the woken, enqueued `pse` (call [`update_curr`]
+/// first; `wake.waker_ran_ns` is then 0, as fair.c computes it): whether current must be
+/// rescheduled. `need_resched`: current has a reschedule pending, which ends the function
+/// early (`test_tsk_need_resched()`).
+///
+/// Without NEXT_BUDDY_EEVDF, 6.12's: with NEXT_BUDDY the wakee (unless new, delayed or
+/// idle) becomes the next buddy first, even with a reschedule pending; then
+/// [`wakeup_preempt`] decides, which ignores the buddy. With it, [`wakeup_preempt_buddy`]
+/// decides and may make the wakee the buddy. Nothing runs: preempt (fair.c is not asked
+/// then, so no buddy).
+pub fn check_preempt_wakeup_fair<R: Runqueue>(
+    rq: &mut R,
+    pse: R::Se,
+    wake: Wake,
+    need_resched: bool,
+    cfg: Config,
+) -> bool {
+    let Some(curr) = rq.curr() else {
+        return true;
+    };
+    if curr == pse {
+        return false;
+    }
+    let eevdf = cfg.feat(Features::NEXT_BUDDY_EEVDF);
+    if !eevdf
+        && cfg.feat(Features::NEXT_BUDDY)
+        && !wake.flags.contains(WakeFlags::FORK)
+        && !pse.sched_delayed()
+        && !wake.wakee_idle
+    {
+        rq.set_next_buddy(Some(pse));
+    }
+    if need_resched {
+        return false;
+    }
+    if eevdf {
+        // set_next_buddy() over the hierarchy: the core has set this (the only) level.
+        return wakeup_preempt_buddy(rq, pse, wake, cfg).preempt;
+    }
+    wakeup_preempt(rq, pse, cfg)
 }
 
 /// `__setparam_fair()`'s slice rule: a non-zero `sched_runtime` is clamped to

@@ -13,7 +13,7 @@
 
 use sched_eevdf::{
     calc_delta_fair, sched_attr_slice, vtime::vdelta, Config, DequeueFlags, EnqueueFlags, Features,
-    LoadWeight, PickReason, WakeupPreempt,
+    LoadWeight, PickReason, Wake, WakeFlags, WakeupPreempt,
 };
 
 #[derive(Clone, Debug)]
@@ -58,9 +58,31 @@ pub enum RefPick {
     Idle,
 }
 
+/// The reference's wakeup decision: the classification, and what NEXT_BUDDY did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefWake {
+    pub why: WakeupPreempt,
+    /// NEXT_BUDDY_EEVDF asked fair.c to make the wakee the buddy.
+    pub set_buddy: bool,
+    /// NEXT_BUDDY_EEVDF kept an older buddy with an earlier deadline.
+    pub kept_buddy: bool,
+}
+
+impl RefWake {
+    fn why(why: WakeupPreempt) -> RefWake {
+        RefWake {
+            why,
+            set_buddy: false,
+            kept_buddy: false,
+        }
+    }
+}
+
 pub struct RefRq {
     pub ents: Vec<RefEntity>,
     pub curr: Option<usize>,
+    /// The next buddy (`cfs_rq->next`).
+    pub next: Option<usize>,
     /// The last V computed (V of an empty runqueue stays there).
     pub last_v: u64,
     next_seq: u64,
@@ -71,6 +93,7 @@ impl RefRq {
         RefRq {
             ents,
             curr: None,
+            next: None,
             last_v: v0,
             next_seq: 0,
         }
@@ -130,12 +153,26 @@ impl RefRq {
         self.ents[i].vlag as u64 == self.ents[i].deadline
     }
 
+    /// The buddy the pick tests first: with NEXT_BUDDY_EEVDF and PICK_BUDDY, an eligible
+    /// next buddy.
+    fn eligible_buddy(&self, cfg: Config) -> Option<usize> {
+        let f = cfg.features;
+        if !f.contains(Features::NEXT_BUDDY_EEVDF) || !f.contains(Features::PICK_BUDDY) {
+            return None;
+        }
+        self.next.filter(|&b| self.eligible(b, cfg))
+    }
+
     /// Earliest eligible virtual deadline; ties by timeline order; current wins only with a
-    /// strictly earlier deadline; RUN_TO_PARITY keeps a protected eligible current.
+    /// strictly earlier deadline; RUN_TO_PARITY keeps a protected eligible current; an
+    /// eligible buddy comes first under NEXT_BUDDY_EEVDF with PICK_BUDDY.
     pub fn pick_eevdf(&self, cfg: Config) -> Option<usize> {
         let curr = self.curr.filter(|&c| self.ents[c].on_rq);
         if self.nr_queued() == 1 {
             return self.queued().next();
+        }
+        if let Some(b) = self.eligible_buddy(cfg) {
+            return Some(b);
         }
         let curr = curr.filter(|&c| self.eligible(c, cfg));
         if let Some(c) = curr {
@@ -173,6 +210,9 @@ impl RefRq {
         };
         if self.nr_queued() == 1 {
             return PickReason::Only;
+        }
+        if self.eligible_buddy(cfg).is_some() {
+            return PickReason::Buddy;
         }
         if let Some(c) = self.curr.filter(|&c| self.ents[c].on_rq) {
             if c == p
@@ -240,10 +280,20 @@ impl RefRq {
         if self.nr_queued() == 1 {
             return false;
         }
-        resched
+        let resched = resched
             || (cfg.features.contains(Features::PREEMPT_SHORT)
                 && !self.protect_slice(c)
-                && !self.eligible(c, cfg))
+                && !self.eligible(c, cfg));
+        if resched {
+            self.clear_buddy(c);
+        }
+        resched
+    }
+
+    fn clear_buddy(&mut self, i: usize) {
+        if self.next == Some(i) {
+            self.next = None;
+        }
     }
 
     fn place_entity(&mut self, i: usize, flags: EnqueueFlags, cfg: Config) {
@@ -295,6 +345,7 @@ impl RefRq {
         if !self.ents[i].on_rq {
             return true;
         }
+        self.clear_buddy(i);
         let sleep = flags.contains(DequeueFlags::SLEEP);
         if !flags.contains(DequeueFlags::DELAYED) {
             let delay = sleep && !flags.contains(DequeueFlags::SPECIAL);
@@ -349,6 +400,7 @@ impl RefRq {
             Some(_) => self.put_prev_entity(),
             None => {}
         }
+        self.clear_buddy(i);
         if self.ents[i].on_rq {
             self.ents[i].vlag = self.ents[i].deadline as i64;
         }
@@ -364,6 +416,14 @@ impl RefRq {
     }
 
     pub fn schedule(&mut self, cfg: Config) -> RefPick {
+        // pick_next_entity(): 6.12's PICK_BUDDY (the pick has it with NEXT_BUDDY_EEVDF).
+        let f = cfg.features;
+        if f.contains(Features::PICK_BUDDY) && !f.contains(Features::NEXT_BUDDY_EEVDF) {
+            if let Some(b) = self.next.filter(|&b| self.eligible(b, cfg)) {
+                self.set_next_entity(b);
+                return RefPick::Run(b);
+            }
+        }
         let Some(i) = self.pick_eevdf(cfg) else {
             self.put_prev_entity();
             return RefPick::Idle;
@@ -376,15 +436,76 @@ impl RefRq {
         RefPick::Run(i)
     }
 
-    pub fn check_preempt_wakeup(&mut self, p: usize, cfg: Config) -> WakeupPreempt {
+    /// `check_preempt_wakeup_fair()` after `update_curr()`: 6.12's (NEXT_BUDDY marks the
+    /// wakee first) or, with NEXT_BUDDY_EEVDF, 6.19's.
+    pub fn check_preempt_wakeup(&mut self, p: usize, wake: Wake, cfg: Config) -> RefWake {
         let Some(c) = self.curr else {
-            return WakeupPreempt::Idle;
+            return RefWake::why(WakeupPreempt::Idle);
         };
         if c == p {
-            return WakeupPreempt::None;
+            return RefWake::why(WakeupPreempt::None);
         }
-        let short = cfg.features.contains(Features::PREEMPT_SHORT)
-            && self.ents[p].slice < self.ents[c].slice
+        let f = cfg.features;
+        let fork = wake.flags.contains(WakeFlags::FORK);
+        let shorter =
+            f.contains(Features::PREEMPT_SHORT) && self.ents[p].slice < self.ents[c].slice;
+        if !f.contains(Features::NEXT_BUDDY_EEVDF) {
+            if f.contains(Features::NEXT_BUDDY)
+                && !fork
+                && !self.ents[p].sched_delayed
+                && !wake.wakee_idle
+            {
+                self.next = Some(p);
+            }
+            return RefWake::why(self.preempt_short_then_pick(p, c, shorter, cfg));
+        }
+        if shorter {
+            return RefWake::why(self.preempt_short_then_pick(p, c, true, cfg));
+        }
+        if fork || self.ents[p].sched_delayed {
+            return RefWake::why(WakeupPreempt::ForkOrDelayed);
+        }
+        let mut out = RefWake::why(WakeupPreempt::None);
+        if f.contains(Features::NEXT_BUDDY) {
+            let keep = self
+                .next
+                .is_some_and(|n| vdelta(self.ents[n].deadline, self.ents[p].deadline) < 0);
+            if keep {
+                out.kept_buddy = true;
+            } else {
+                out.set_buddy = true;
+                if !wake.wakee_idle {
+                    self.next = Some(p);
+                }
+                if wake.flags.contains(WakeFlags::SYNC) {
+                    let mut threshold = wake.migration_cost_ns;
+                    if wake.flags.contains(WakeFlags::RQ_SELECTED) {
+                        threshold /= 4;
+                    }
+                    let earlier = vdelta(self.ents[p].deadline, self.ents[c].deadline) < 0;
+                    out.why = if earlier && wake.waker_ran_ns >= threshold {
+                        WakeupPreempt::SyncResched
+                    } else {
+                        WakeupPreempt::SyncNone
+                    };
+                    return out;
+                }
+            }
+        }
+        out.why = self.preempt_short_then_pick(p, c, false, cfg);
+        out
+    }
+
+    /// 6.12's PREEMPT_SHORT for a wakee with a shorter slice (`shorter`), then "preempt iff
+    /// the pick is the wakee", classified.
+    fn preempt_short_then_pick(
+        &mut self,
+        p: usize,
+        c: usize,
+        shorter: bool,
+        cfg: Config,
+    ) -> WakeupPreempt {
+        let short = shorter
             && self.eligible(p, cfg)
             && (vdelta(self.ents[p].deadline, self.ents[c].deadline) < 0 || !self.eligible(c, cfg));
         if short && self.protect_slice(c) {
@@ -392,7 +513,9 @@ impl RefRq {
         }
         let pick = self.pick_eevdf(cfg);
         if pick == Some(p) {
-            return if short {
+            return if self.pick_reason(cfg) == PickReason::Buddy {
+                WakeupPreempt::Buddy
+            } else if short {
                 WakeupPreempt::ShortSlice
             } else if !self.ents[c].on_rq || !self.eligible(c, cfg) {
                 WakeupPreempt::CurrIneligible
