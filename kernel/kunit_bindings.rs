@@ -14,7 +14,7 @@
 
 use crate::fair::{CfsRq, Se};
 use crate::kunit::{mixed_workload, weight, Rng, Test};
-use crate::sched_eevdf::{Config, Entity, Runqueue};
+use crate::sched_eevdf::{Config, Entity, Features, Runqueue};
 use core::mem::MaybeUninit;
 use kernel::bindings;
 
@@ -57,11 +57,14 @@ fn workload(t: &mut Test, cfg: Config, seed: u64) {
     if let Some(n) = mixed_workload(t, &mut *rq, &ses, &mut rng, cfg, STEPS) {
         t.info(format_args!(
             concat!(
-                "{} steps on a private cfs_rq: {} enqueues, {} dequeues, {} reweights, ",
-                "{} picks, invariants held"
+                "{} steps on a private cfs_rq: {} enqueues ({} preempted), {} dequeues, ",
+                "{} reweights, {} picks ({} of the next buddy), invariants held"
             ),
-            STEPS, n.enq, n.deq, n.rew, n.picks
+            STEPS, n.enq, n.preempts, n.deq, n.rew, n.picks, n.buddy_picks
         ));
+        if cfg.features.contains(Features::NEXT_BUDDY) && n.buddy_picks == 0 {
+            t.fail(format_args!("NEXT_BUDDY on, and no pick of the next buddy"));
+        }
     }
 }
 
@@ -105,9 +108,21 @@ fn live_features(t: &mut Test) {
     }
 }
 
+/// NEXT_BUDDY_EEVDF with NEXT_BUDDY: `cfs_rq->next` read and written through the
+/// bindings, the buddy picked first, the wakeups decided as the reference decides.
+fn next_buddy(t: &mut Test) {
+    let mut c = Config::DEFAULT;
+    c.features = c
+        .features
+        .with(Features::NEXT_BUDDY_EEVDF, true)
+        .with(Features::NEXT_BUDDY, true);
+    workload(t, c, 0x5eed_b0dd_1e5e_ed01);
+}
+
 crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
     c"live_features" => super::live_features,
     c"defaults" => super::defaults,
     c"no_eligible" => super::no_eligible,
     c"bias_eligible" => super::bias_eligible,
+    c"next_buddy" => super::next_buddy,
 ]);
