@@ -349,7 +349,7 @@ fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Option<Option<R::
         match el.vruntime_narrow(b.vruntime()) {
             Some(true) => return Some(Some(b)),
             Some(false) => {}
-            None => return None,
+            None => return Some(pick_buddy_wide(rq, features, b)),
         }
     }
     let curr = match runnable.map(|c| (c, el.vruntime_narrow(c.vruntime()))) {
@@ -404,12 +404,14 @@ fn keeps_slice<S: Entity>(curr: S, features: Features) -> bool {
 /// where needed, and the descent of the tree. It prepares its own [`Eligibility`] (a few
 /// instructions, on the rare path) so that [`pick_eevdf`] reaches it by a tail call and
 /// its own common path needs few registers.
+///
+/// The next buddy ([`pick_buddy`]) is settled before: [`pick_eevdf_fast`] returns an
+/// eligible one, and hands one whose eligibility needs 128 bits to [`pick_buddy_wide`].
+/// So this is reached only without an eligible buddy, and its common path (the default
+/// features' too) tests none.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 fn pick_eevdf_general<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
     let el = Eligibility::with_features(rq, features);
-    if let Some(b) = pick_buddy(rq, features).filter(|b| el.vruntime(b.vruntime())) {
-        return Some(b);
-    }
     let curr = rq.curr().filter(|c| c.on_rq() && el.vruntime(c.vruntime()));
     if let Some(c) = curr {
         if keeps_slice(c, features) {
@@ -417,6 +419,18 @@ fn pick_eevdf_general<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> 
         }
     }
     earlier(curr, rq.root().and_then(|root| pick_tree(rq, &el, root)))
+}
+
+/// [`pick_eevdf`] with a next buddy whose eligibility the 64-bit test could not decide:
+/// the buddy if it is eligible (in 128 bits), else [`pick_eevdf_general`]. Rare: out of
+/// line.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+fn pick_buddy_wide<R: Runqueue>(rq: &R, features: Features, buddy: R::Se) -> Option<R::Se> {
+    if Eligibility::with_features(rq, features).vruntime(buddy.vruntime()) {
+        Some(buddy)
+    } else {
+        pick_eevdf_general(rq, features)
+    }
 }
 
 /// The tree part of `pick_eevdf()`: the eligible tree entity with the earliest virtual
