@@ -17,6 +17,7 @@
 //! | `requeue_delayed`                  | [`requeue_delayed`]                         |
 //! | `reweight_entity`                  | [`reweight_entity`]                         |
 //! | `wakeup_preempt`                   | [`wakeup_preempt`] (counted: [`wakeup_reason`]) |
+//! | `wakeup_preempt_buddy`             | [`wakeup_preempt_buddy`] (counted: [`wakeup_buddy_reason`]) |
 //! | `set_slice`                        | [`set_queued_slice`]                        |
 //!
 //! Time is an input: where fair.c reads the clock (`update_curr()`), the caller passes the
