@@ -17,12 +17,24 @@
 #   place_initial              100 forks: >= 100.
 #   reweights                  20 renices of a hog: >= 20.
 #   slice_expired, picks       a hog for a second: > 0.
+#   buddy_set, preempt_buddy,  NEXT_BUDDY_EEVDF and NEXT_BUDDY: the 1 ms waker
+#   picks_buddy                (base slice) against the hog becomes the buddy and
+#                              preempts it: > 0; every NEXT_BUDDY_EEVDF counter
+#                              = 0 while it is off.
+#   wakeup_sync_none           the same, a pipe ping-pong on CPU 0 (WF_SYNC): > 0.
+#   wakeup_fork_delayed        the same, 100 forks on CPU 0: > 0.
 #   (all)                      nothing counts while schedstats are off.
 [ "$EEVDF_KERNEL" = stock ] && { echo "stock kernel: no eevdf counters"; exit 77; }
 s=/sys/kernel/debug/sched/eevdf/stats
 f=/sys/kernel/debug/sched/features
 [ -r $s ] || { echo "no $s (CONFIG_SCHED_EEVDF_RUST_STATS=n?)"; exit 77; }
-fail() { echo "FAIL: $*"; cat /tmp/counts; for x in ELIGIBLE RUN_TO_PARITY PREEMPT_SHORT PLACE_LAG; do echo $x >$f; done; exit 1; }
+fail() {
+	echo "FAIL: $*"; cat /tmp/counts
+	for x in ELIGIBLE RUN_TO_PARITY PREEMPT_SHORT PLACE_LAG NO_NEXT_BUDDY_EEVDF NO_NEXT_BUDDY; do
+		echo $x >$f
+	done
+	exit 1
+}
 col() { awk -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i } $1 == "all" { print $k }' /tmp/counts; }
 window() { # window SETUP-FUNCTION: reset, run it, read the counts
 	echo 0 >$s
@@ -54,6 +66,9 @@ forks() {
 	i=0
 	while [ $i -lt 100 ]; do /bin/true; i=$((i + 1)); done
 }
+forks_cpu0() { taskset 0x1 sh -c 'i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i + 1)); done'; }
+pingpong() { eevdf-pingpong --cpu 0 --duration-ms 300 >/dev/null || fail "eevdf-pingpong"; }
+buddy_counters="picks_buddy preempt_buddy wakeup_sync_resched wakeup_sync_none wakeup_fork_delayed buddy_set buddy_kept"
 renices() {
 	hog; a=$!
 	i=0
@@ -124,4 +139,25 @@ echo "one hog:"
 window one_hog
 expect slice_expired gt 0
 expect picks gt 0
+# NEXT_BUDDY_EEVDF is off: none of its counters moved in the windows above.
+for c in $buddy_counters; do expect $c eq 0; done
+
+echo "NEXT_BUDDY_EEVDF NEXT_BUDDY:"
+echo NEXT_BUDDY_EEVDF >$f
+echo NEXT_BUDDY >$f
+window waker_vs_hog 0
+expect buddy_set gt 0
+expect preempt_buddy gt 0
+expect picks_buddy gt 0
+echo "NEXT_BUDDY_EEVDF NEXT_BUDDY, pipe ping-pong:"
+window pingpong
+expect wakeup_sync_none gt 0
+echo "NEXT_BUDDY_EEVDF NEXT_BUDDY, forks on CPU 0:"
+window forks_cpu0
+expect wakeup_fork_delayed gt 0
+echo NO_NEXT_BUDDY >$f
+echo NO_NEXT_BUDDY_EEVDF >$f
+echo "NO_NEXT_BUDDY_EEVDF:"
+window waker_vs_hog 0
+for c in $buddy_counters; do expect $c eq 0; done
 echo ok
