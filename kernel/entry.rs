@@ -32,8 +32,8 @@
 use crate::fair::{config, with_config, CfsRq, Live, Se};
 use crate::rq::with_locked;
 use crate::sched_eevdf::{
-    self as core_, EnqueueFlags, LoadWeight, PickReason, Timeline, Wake, WakeFlags, WakeupAction,
-    WakeupPreempt,
+    self as core_, Config, EnqueueFlags, LoadWeight, PickReason, Timeline, Wake, WakeFlags,
+    WakeupAction, WakeupPreempt,
 };
 use crate::stats::{self, Stat};
 use crate::verify;
@@ -265,7 +265,7 @@ entry_points! {
         let act = core_::wakeup_preempt_buddy(rq, pse, wake, cfg);
         verify::wakeup_buddy_after(rq, want, (act.preempt, act.set_buddy));
         if stats::counting() {
-            wakeup_buddy_counted(rq, pse, act);
+            wakeup_buddy_counted(rq, pse, act, cfg);
         }
         let mut bits = 0;
         if act.preempt {
@@ -353,8 +353,8 @@ fn wakeup_stat(why: WakeupPreempt) -> Stat {
 /// and whether NEXT_BUDDY made or kept a buddy. Out of line, asked of the state the
 /// decision left.
 #[inline(never)]
-fn wakeup_buddy_counted<'rq>(rq: &CfsRq<'rq>, pse: Se<'rq>, act: WakeupAction) {
-    let why = core_::wakeup_buddy_reason(rq, pse, act, config());
+fn wakeup_buddy_counted<'rq>(rq: &CfsRq<'rq>, pse: Se<'rq>, act: WakeupAction, cfg: Config) {
+    let why = core_::wakeup_buddy_reason(rq, pse, act, cfg);
     rq.count(wakeup_stat(why));
     if act.set_buddy {
         rq.count(Stat::BuddySet);
