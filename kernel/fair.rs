@@ -442,6 +442,21 @@ impl<'rq> Runqueue for CfsRq<'rq> {
         // CPU's one reference to it.
         unsafe { (*self.raw()).curr = se.map_or(ptr::null_mut(), Se::as_ptr) };
     }
+
+    #[inline]
+    fn next_buddy(&self) -> Option<Se<'rq>> {
+        // SAFETY: the cfs_rq is valid and locked for `'rq` (type invariant); its `next` is
+        // null or one of its entities (fair.c's buddy bookkeeping: set to a queued entity
+        // of this cfs_rq, cleared when that entity is dequeued), protected by the same lock.
+        unsafe { Se::from_raw((*self.raw()).next) }
+    }
+
+    #[inline]
+    fn set_next_buddy(&mut self, se: Option<Se<'rq>>) {
+        // SAFETY: the cfs_rq is valid and locked (type invariant), and `&mut self` is this
+        // CPU's one reference to it.
+        unsafe { (*self.raw()).next = se.map_or(ptr::null_mut(), Se::as_ptr) };
+    }
 }
 
 /// The core's feature bits are the kernel's `__SCHED_FEAT_*` numbers (features/table.rs),

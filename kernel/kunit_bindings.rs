@@ -60,11 +60,15 @@ fn workload(t: &mut Test, cfg: Config, toggles: Features, seed: u64) {
     if let Some(n) = mixed_workload(t, &mut *rq, &ses, &mut rng, cfg, toggles, STEPS) {
         t.info(format_args!(
             concat!(
-                "{} steps on a private cfs_rq: {} enqueues, {} dequeues, {} reweights, ",
-                "{} sched_changes, {} picks, invariants held"
+                "{} steps on a private cfs_rq: {} enqueues ({} preempted), {} dequeues, ",
+                "{} reweights, {} sched_changes, {} picks ({} of the next buddy), ",
+                "invariants held"
             ),
-            STEPS, n.enq, n.deq, n.rew, n.changes, n.picks
+            STEPS, n.enq, n.preempts, n.deq, n.rew, n.changes, n.picks, n.buddy_picks
         ));
+        if cfg.features.contains(Features::NEXT_BUDDY) && n.buddy_picks == 0 {
+            t.fail(format_args!("NEXT_BUDDY on, and no pick of the next buddy"));
+        }
     }
 }
 
@@ -144,6 +148,17 @@ fn live_features(t: &mut Test) {
     }
 }
 
+/// NEXT_BUDDY_EEVDF with NEXT_BUDDY: `cfs_rq->next` read and written through the
+/// bindings, the buddy picked first, the wakeups decided as the reference decides.
+fn next_buddy(t: &mut Test) {
+    let mut c = Config::DEFAULT;
+    c.features = c
+        .features
+        .with(Features::NEXT_BUDDY_EEVDF, true)
+        .with(Features::NEXT_BUDDY, true);
+    workload(t, c, Features::RUN_TO_PARITY_MIN_SLICE, 0x5eed_b0dd_1e5e_ed01);
+}
+
 crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
     c"live_features" => super::live_features,
     c"defaults" => super::defaults,
@@ -153,4 +168,5 @@ crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
     c"protect_at_pick" => super::protect_at_pick,
     c"min_slice_protect_at_pick" => super::min_slice_protect_at_pick,
     c"protection_toggles" => super::protection_toggles,
+    c"next_buddy" => super::next_buddy,
 ]);

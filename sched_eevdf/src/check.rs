@@ -5,8 +5,9 @@
 //! Like lib/rbtree_test.c's `check_augmented()` it recomputes every node's augmented value
 //! from its children and compares it with the stored one. It also checks the tree order,
 //! the parent links, the red-black properties, the cached leftmost node, and the sums
-//! `Σ w·key`, `Σ w`, `Σ r` and the queued count, recomputed from scratch; and that a
-//! runnable current's slice protection does not reach past its deadline.
+//! `Σ w·key`, `Σ w`, `Σ r` and the queued count, recomputed from scratch; that a runnable
+//! current's slice protection does not reach past its deadline; and that a next buddy is a
+//! queued, not delayed entity of this runqueue (current or in the tree).
 //!
 //! It does not allocate and does not recurse (it walks with parent links), so a kernel
 //! KUnit test can run it too. Cost O(n log n).
@@ -116,6 +117,16 @@ pub enum InvariantError {
         /// Current's deadline.
         deadline: u64,
     },
+    /// The next buddy is neither current nor in the tree, or is not queued, or is delayed
+    /// (fair.c clears a buddy when it dequeues it and never makes a delayed one).
+    Buddy {
+        /// The buddy is current or a tree node.
+        on_this_rq: bool,
+        /// Its `on_rq`.
+        on_rq: bool,
+        /// Its `sched_delayed`.
+        delayed: bool,
+    },
 }
 
 impl fmt::Display for InvariantError {
@@ -169,6 +180,14 @@ impl fmt::Display for InvariantError {
                 f,
                 "current protected past its deadline: v {vruntime}, vprot {vprot}, d {deadline}"
             ),
+            Buddy {
+                on_this_rq,
+                on_rq,
+                delayed,
+            } => write!(
+                f,
+                "next buddy: on this runqueue {on_this_rq}, on_rq {on_rq}, delayed {delayed}"
+            ),
         }
     }
 }
@@ -195,6 +214,7 @@ impl InvariantError {
             SumSlice { .. } => "sum_slice",
             NrQueued { .. } => "nr_queued",
             ProtectBeyondDeadline { .. } => "protect_beyond_deadline",
+            Buddy { .. } => "buddy",
         }
     }
 }
@@ -211,6 +231,8 @@ pub struct TreeStats {
 /// Checks every invariant of the runqueue and its timeline; see [`InvariantError`].
 pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError> {
     let curr = rq.curr();
+    let buddy = rq.next_buddy();
+    let mut buddy_found = buddy.is_some() && buddy == curr;
     let limit = rq.nr_queued();
     let mut nodes = 0u32;
     let mut sum_wkey = 0i64;
@@ -254,6 +276,7 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
         if !n.on_rq() {
             return Err(InvariantError::NotOnRq { index });
         }
+        buddy_found |= Some(n) == buddy;
         let (left, right) = (rq.left(n), rq.right(n));
         for c in [left, right].into_iter().flatten() {
             if rq.parent(c) != Some(n) {
@@ -360,6 +383,15 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
                 vruntime: v,
                 vprot: p,
                 deadline: d,
+            });
+        }
+    }
+    if let Some(b) = buddy {
+        if !buddy_found || !b.on_rq() || b.sched_delayed() {
+            return Err(InvariantError::Buddy {
+                on_this_rq: buddy_found,
+                on_rq: b.on_rq(),
+                delayed: b.sched_delayed(),
             });
         }
     }

@@ -92,8 +92,8 @@ impl Features {
     /// ```
     /// use sched_eevdf::Features;
     /// assert!(Features::from_bits_truncate(u64::MAX) == Features::ALL);
-    /// // Bit 11 is the kernel's NEXT_BUDDY, which the core does not read.
-    /// assert!(Features::from_bits_truncate(1 << 11) == Features::EMPTY);
+    /// // Bit 13 is the kernel's CACHE_HOT_BUDDY, which the core does not read.
+    /// assert!(Features::from_bits_truncate(1 << 13) == Features::EMPTY);
     /// assert!(Features::from_bits_truncate(1 << 5) == Features::ELIGIBLE);
     /// ```
     #[inline]

@@ -2,23 +2,26 @@
 
 //! A model of fair.c's outer logic around the operations: `enqueue_entity()`,
 //! `dequeue_entity()`, `set_next_entity()`, `put_prev_entity()`, `pick_next_entity()`,
-//! `update_curr()`, the sched_change pattern of `sched_setattr()`'s slice and of
-//! `set_user_nice()`, and one scheduling decision, [`schedule`].
+//! `update_curr()`, `check_preempt_wakeup_fair()`, the sched_change pattern of
+//! `sched_setattr()`'s slice and of `set_user_nice()`, and one scheduling decision,
+//! [`schedule`].
 //!
 //! The kernel does not run this: there fair.c's own C does these steps and calls the
 //! [operations](super::ops) where it used to call its EEVDF functions. The model does the
 //! same steps for the simulator, the host tests and the benchmarks (and the kernel's KUnit
 //! suites, which drive a private runqueue with it), so it is compiled only on the host and
 //! with `CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST`. It keeps the C's order of the EEVDF steps and
-//! leaves out what EEVDF does not read (load tracking, group hierarchy, buddies,
-//! bandwidth). Where it differs from the C, the function says so.
+//! leaves out what EEVDF does not read (load tracking, group hierarchy, bandwidth); of the
+//! buddies it keeps the next buddy of one runqueue (`cfs_rq->next`: set by NEXT_BUDDY's
+//! wakeups, cleared by `clear_buddies()` where fair.c calls it). Where it differs from the
+//! C, the function says so.
 //!
 //! # Driving a runqueue
 //!
 //! Time is an input. A simulator does, per event: [`update_curr`] with the real time
 //! current ran since the last event; then one of [`enqueue_entity`] (wakeup: first
 //! [`requeue_delayed_entity`] if the entity is still queued as delayed, then
-//! [`wakeup_preempt`]), [`dequeue_entity`] (sleep: `DequeueFlags::SLEEP`),
+//! [`check_preempt_wakeup_fair`]), [`dequeue_entity`] (sleep: `DequeueFlags::SLEEP`),
 //! [`reweight_entity`], [`sched_setattr_slice`], [`renice`]; and [`schedule`] when the
 //! previous step
 //! asked for a reschedule (`update_curr` returned true or the wakeup preempts), repeating
@@ -27,12 +30,11 @@
 use super::features::{Config, Features};
 use super::load::calc_delta_fair;
 use super::load::LoadWeight;
-#[cfg(doc)]
-use super::ops::wakeup_preempt;
 use super::ops::{
-    __dequeue_entity, __enqueue_entity, dequeue_start, flags, pick_eevdf, place_curr_entity,
-    place_entity, requeue_delayed, reweight_entity, set_protect_slice, update_curr_resched,
-    update_deadline, EnqueueFlags,
+    __dequeue_entity, __enqueue_entity, dequeue_start, entity_eligible, flags, pick_eevdf,
+    place_curr_entity, place_entity, requeue_delayed, reweight_entity, set_protect_slice,
+    update_curr_resched, update_deadline, wakeup_preempt, wakeup_preempt_buddy, EnqueueFlags,
+    Wake, WakeFlags,
 };
 use super::tree::{Entity, Runqueue};
 
@@ -105,6 +107,7 @@ pub fn dequeue_entity<R: Runqueue>(
     if !se.on_rq() {
         return true;
     }
+    clear_buddies(rq, se);
     let sleep = flags.contains(DequeueFlags::SLEEP);
 
     // DELAY_DEQUEUE relies on spurious wakeups, special task states must not suffer them:
@@ -147,17 +150,27 @@ pub fn requeue_delayed_entity<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) {
     se.set_sched_delayed(false);
 }
 
+/// `clear_buddies()`: `se` is no longer the next buddy (one runqueue's level of
+/// `__clear_buddies_next()`).
+pub fn clear_buddies<R: Runqueue>(rq: &mut R, se: R::Se) {
+    if rq.next_buddy() == Some(se) {
+        rq.set_next_buddy(None);
+    }
+}
+
 /// `set_next_entity()`: make `se` current, picked (`first`, as `pick_next_task_fair()`
-/// does) or set again by a sched_change (`!first`, `set_next_task_fair()`'s `first`). A
-/// queued entity leaves the tree (current is not kept in it) and gets its slice protected
-/// ([`set_protect_slice`]). A previous current is put back first. Returns whether
-/// PROTECT_AT_PICK kept an ended window that 6.12 would have set again.
+/// does) or set again by a sched_change (`!first`, `set_next_task_fair()`'s `first`). It
+/// stops being the next buddy; a queued entity leaves the tree (current is not kept in it)
+/// and gets its slice protected ([`set_protect_slice`]). A previous current is put back
+/// first. Returns whether PROTECT_AT_PICK kept an ended window that 6.12 would have set
+/// again.
 pub fn set_next_entity<R: Runqueue>(rq: &mut R, se: R::Se, first: bool, cfg: Config) -> bool {
     match rq.curr() {
         Some(c) if c == se => return false,
         Some(_) => put_prev_entity(rq),
         None => {}
     }
+    clear_buddies(rq, se);
     let mut kept = false;
     if se.on_rq() {
         __dequeue_entity(rq, se);
@@ -178,9 +191,19 @@ pub fn put_prev_entity<R: Runqueue>(rq: &mut R) {
     }
 }
 
-/// `pick_next_entity()` (without buddies): [`pick_eevdf`], and a delayed pick is dequeued
-/// for real (`DEQUEUE_SLEEP | DEQUEUE_DELAYED`) and reported as [`Pick::Blocked`].
+/// `pick_next_entity()`: with PICK_BUDDY an eligible next buddy (6.12's test here; with
+/// NEXT_BUDDY_EEVDF the core's pick makes it, and this one is skipped), else
+/// [`pick_eevdf`], and a delayed pick is dequeued for real (`DEQUEUE_SLEEP |
+/// DEQUEUE_DELAYED`) and reported as [`Pick::Blocked`].
 pub fn pick_next_entity<R: Runqueue>(rq: &mut R, cfg: Config) -> Pick<R::Se> {
+    if cfg.feat(Features::PICK_BUDDY) && !cfg.feat(Features::NEXT_BUDDY_EEVDF) {
+        if let Some(next) = rq.next_buddy() {
+            if entity_eligible(rq, next, cfg) {
+                // ->next will never be delayed.
+                return Pick::Run(next);
+            }
+        }
+    }
     let Some(se) = pick_eevdf(rq, cfg) else {
         return Pick::Idle;
     };
@@ -228,7 +251,53 @@ pub fn update_curr<R: Runqueue>(rq: &mut R, delta_exec: u64, cfg: Config) -> boo
     if rq.nr_queued() == 1 {
         return false;
     }
-    resched || update_curr_resched(rq, curr, cfg)
+    if resched || update_curr_resched(rq, curr, cfg) {
+        clear_buddies(rq, curr);
+        return true;
+    }
+    false
+}
+
+/// `check_preempt_wakeup_fair()` for the woken, enqueued `pse` (call [`update_curr`]
+/// first; `wake.waker_ran_ns` is then 0, as fair.c computes it): whether current must be
+/// rescheduled. `need_resched`: current has a reschedule pending, which ends the function
+/// early (`test_tsk_need_resched()`).
+///
+/// Without NEXT_BUDDY_EEVDF, 6.12's: with NEXT_BUDDY the wakee (unless new, delayed or
+/// idle) becomes the next buddy first, even with a reschedule pending; then
+/// [`wakeup_preempt`] decides, which ignores the buddy. With it, [`wakeup_preempt_buddy`]
+/// decides and may make the wakee the buddy. Nothing runs: preempt (fair.c is not asked
+/// then, so no buddy).
+pub fn check_preempt_wakeup_fair<R: Runqueue>(
+    rq: &mut R,
+    pse: R::Se,
+    wake: Wake,
+    need_resched: bool,
+    cfg: Config,
+) -> bool {
+    let Some(curr) = rq.curr() else {
+        return true;
+    };
+    if curr == pse {
+        return false;
+    }
+    let eevdf = cfg.feat(Features::NEXT_BUDDY_EEVDF);
+    if !eevdf
+        && cfg.feat(Features::NEXT_BUDDY)
+        && !wake.flags.contains(WakeFlags::FORK)
+        && !pse.sched_delayed()
+        && !wake.wakee_idle
+    {
+        rq.set_next_buddy(Some(pse));
+    }
+    if need_resched {
+        return false;
+    }
+    if eevdf {
+        // set_next_buddy() over the hierarchy: the core has set this (the only) level.
+        return wakeup_preempt_buddy(rq, pse, wake, cfg).preempt;
+    }
+    wakeup_preempt(rq, pse, cfg)
 }
 
 /// `__setparam_fair()`'s slice rule: a non-zero `sched_runtime` is clamped to

@@ -17,6 +17,7 @@
 //! | `requeue_delayed`                  | [`requeue_delayed`]                         |
 //! | `reweight_entity`                  | [`reweight_entity`]                         |
 //! | `wakeup_preempt`                   | [`wakeup_preempt`] (counted: [`wakeup_reason`]) |
+//! | `wakeup_preempt_buddy`             | [`wakeup_preempt_buddy`] (counted: [`wakeup_buddy_reason`]) |
 //! | `set_slice`                        | [`set_queued_slice`]                        |
 //! | `set_protect_slice`                | [`set_protect_slice`]                       |
 //! | `cancel_protect_slice`             | [`cancel_protect_slice`]                    |
@@ -93,6 +94,18 @@ pub enum WakeupPreempt {
     /// No preemption because RUN_TO_PARITY kept current, although the wakee is eligible
     /// and its deadline is not later than current's (the deadline order asked for a switch).
     RunToParity,
+    /// Preempt (NEXT_BUDDY_EEVDF): the wakee is the next buddy and eligible, so the pick
+    /// returned it before anything else, slice protection included.
+    Buddy,
+    /// Preempt (NEXT_BUDDY_EEVDF): a WF_SYNC wakeup made the wakee the next buddy and
+    /// `preempt_sync()` asked for a reschedule (earlier deadline, the waker ran long enough).
+    SyncResched,
+    /// No preemption (NEXT_BUDDY_EEVDF): a WF_SYNC wakeup made the wakee the next buddy and
+    /// `preempt_sync()` said no; the wakee waits for the waker to sleep.
+    SyncNone,
+    /// No preemption (NEXT_BUDDY_EEVDF): the wakeup of a new task (WF_FORK) or of a delayed
+    /// one never preempts, nor makes a buddy.
+    ForkOrDelayed,
 }
 
 impl WakeupPreempt {
@@ -104,7 +117,81 @@ impl WakeupPreempt {
                 | WakeupPreempt::ShortSlice
                 | WakeupPreempt::CurrIneligible
                 | WakeupPreempt::EarlierDeadline
+                | WakeupPreempt::Buddy
+                | WakeupPreempt::SyncResched
         )
+    }
+}
+
+flags!(
+    /// `WF_*` wakeup flags the core reads (the kernel's values: kernel/entry.rs checks them
+    /// against sched.h's).
+    WakeFlags {
+        /// A new task's first wakeup (`wake_up_new_task()`).
+        FORK = 0x04,
+        /// The waker says it goes to sleep soon (pipes, `wake_up_interruptible_sync()`).
+        SYNC = 0x10,
+        /// `select_task_rq()` chose the runqueue: tasks are stacking on a CPU.
+        RQ_SELECTED = 0x80,
+    }
+);
+
+/// A wakeup as `check_preempt_wakeup_fair()` sees it: what NEXT_BUDDY_EEVDF's decision,
+/// [`wakeup_preempt_buddy`], reads beyond the runqueue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Wake {
+    /// The wakeup's flags.
+    pub flags: WakeFlags,
+    /// `se_is_idle(pse)` (a SCHED_IDLE group): `set_next_buddy()` marks nothing for it.
+    pub wakee_idle: bool,
+    /// How long the waker has run, as 6.19's `preempt_sync()` measures it:
+    /// `rq_clock_task(rq) - se->exec_start`, negative taken as 0. fair.c reads it after
+    /// `update_curr()`, which has just set `exec_start` to that clock: 0 (see
+    /// [`wakeup_preempt_buddy`]).
+    pub waker_ran_ns: u64,
+    /// `sysctl_sched_migration_cost` (0.5 ms; debugfs `migration_cost_ns`).
+    pub migration_cost_ns: u64,
+}
+
+/// Which rule of [`wakeup_preempt_buddy`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WakeupRule {
+    /// Nothing runs: preempt.
+    Idle,
+    /// The wakee is current: nothing to do.
+    Curr,
+    /// PREEMPT_SHORT's case, a wakee with a shorter slice: the buddy is left alone.
+    Short,
+    /// A new or a delayed wakee: no preemption at all.
+    ForkOrDelayed,
+    /// A WF_SYNC wakeup that made the wakee the buddy: `preempt_sync()` decided.
+    Sync,
+    /// The pick decided: preempt if it returns the wakee.
+    Pick,
+}
+
+/// What [`wakeup_preempt_buddy`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WakeupAction {
+    /// Current must be rescheduled.
+    pub preempt: bool,
+    /// fair.c must call `set_next_buddy(pse)`, which marks the wakee at every level of the
+    /// hierarchy (the core has set this runqueue's buddy already, unless the wakee is idle).
+    pub set_buddy: bool,
+    /// NEXT_BUDDY kept the older buddy: its deadline is earlier than the wakee's.
+    pub kept_buddy: bool,
+    /// The rule that decided.
+    pub rule: WakeupRule,
+}
+
+impl WakeupAction {
+    const fn by(rule: WakeupRule, preempt: bool) -> WakeupAction {
+        WakeupAction {
+            preempt,
+            set_buddy: false,
+            kept_buddy: false,
+            rule,
+        }
     }
 }
 
@@ -122,6 +209,9 @@ pub enum PickReason {
     /// The earliest deadline belongs to an entity that is not eligible: the pick is a
     /// later deadline. These are the picks that ELIGIBLE changed.
     EarliestIneligible,
+    /// NEXT_BUDDY_EEVDF with PICK_BUDDY: the next buddy is eligible, so it is the pick,
+    /// before slice protection and deadlines are looked at.
+    Buddy,
 }
 
 /// The caller's side of an operation's out-of-line steps (the kernel's rare paths, reached
@@ -375,12 +465,15 @@ const fn without_protection(features: Features) -> Features {
 ///  1. the entity must be eligible (must be owed service, [`Eligibility`]);
 ///  2. from those that meet 1), the one with the earliest virtual deadline.
 ///
-/// Rule, deterministic: with one queued entity, it (current if runnable). Otherwise
-/// current competes only if runnable and eligible; with RUN_TO_PARITY (or
-/// RUN_TO_PARITY_MIN_SLICE) an eligible current whose slice is protected
-/// ([`protect_slice`]) is kept. Else the earliest deadline wins
-/// among the eligible tree entities (ties: tree order, i.e. smaller vruntime, then FIFO)
-/// and current, which wins only with a strictly earlier deadline. O(log n).
+/// Rule, deterministic: with one queued entity, it (current if runnable). Otherwise, with
+/// NEXT_BUDDY_EEVDF and PICK_BUDDY, an eligible next buddy (`cfs_rq->next`) is the pick
+/// (6.19 tests the buddy here, before slice protection; 6.12 and this core without the
+/// flag leave it to fair.c's `pick_next_entity()`). Then current competes only if
+/// runnable and eligible; with RUN_TO_PARITY (or RUN_TO_PARITY_MIN_SLICE) an eligible
+/// current whose slice is protected ([`protect_slice`]) is kept. Else the earliest
+/// deadline wins among the eligible tree entities (ties: tree order, i.e. smaller
+/// vruntime, then FIFO) and current, which wins only with a strictly earlier deadline.
+/// O(log n).
 ///
 /// O(1) shortcut before the descent (6.12's pick has the same one for its layout): when
 /// the leftmost entity holds the tree's earliest deadline (the root's `min_deadline`) and
@@ -414,6 +507,13 @@ fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Option<Option<R::
         return Some(runnable.or_else(|| rq.first()));
     }
     let el = Eligibility::with_features(rq, features);
+    if let Some(b) = pick_buddy(rq, features) {
+        match el.vruntime_narrow(b.vruntime()) {
+            Some(true) => return Some(Some(b)),
+            Some(false) => {}
+            None => return Some(pick_buddy_wide(rq, features, b)),
+        }
+    }
     let curr = match runnable.map(|c| (c, el.vruntime_narrow(c.vruntime()))) {
         None | Some((_, Some(false))) => None,
         Some((c, Some(true))) => Some(c),
@@ -437,6 +537,24 @@ fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Option<Option<R::
     None
 }
 
+/// The next buddy the pick tests first: `cfs_rq->next` with NEXT_BUDDY_EEVDF and
+/// PICK_BUDDY ("picking the ->next buddy will affect latency but not fairness", fair.c),
+/// else none. The pick returns it if it is eligible. fair.c never makes a delayed entity
+/// the buddy and clears the buddy when it dequeues it ([`check_invariants`] checks both).
+///
+/// [`check_invariants`]: super::check::check_invariants
+#[inline(always)]
+fn pick_buddy<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
+    if features.contains(BUDDY_PICKS) {
+        rq.next_buddy()
+    } else {
+        None
+    }
+}
+
+/// The flags under which the core's pick tests the next buddy.
+const BUDDY_PICKS: Features = Features::NEXT_BUDDY_EEVDF.with(Features::PICK_BUDDY, true);
+
 /// RUN_TO_PARITY: once selected, an eligible current runs until it either becomes
 /// non-eligible or its protected window ends (see [`set_protect_slice`]). 6.17 reads
 /// the window without RUN_TO_PARITY too: NO_RUN_TO_PARITY only makes it shorter.
@@ -451,6 +569,11 @@ fn keeps_slice<S: Entity>(curr: S, features: Features) -> bool {
 /// where needed, and the descent of the tree. It prepares its own [`Eligibility`] (a few
 /// instructions, on the rare path) so that [`pick_eevdf`] reaches it by a tail call and
 /// its own common path needs few registers.
+///
+/// The next buddy ([`pick_buddy`]) is settled before: [`pick_eevdf_fast`] returns an
+/// eligible one, and hands one whose eligibility needs 128 bits to [`pick_buddy_wide`].
+/// So this is reached only without an eligible buddy, and its common path (the default
+/// features' too) tests none.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 fn pick_eevdf_general<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
     let el = Eligibility::with_features(rq, features);
@@ -461,6 +584,18 @@ fn pick_eevdf_general<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> 
         }
     }
     earlier(curr, rq.root().and_then(|root| pick_tree(rq, &el, root)))
+}
+
+/// [`pick_eevdf`] with a next buddy whose eligibility the 64-bit test could not decide:
+/// the buddy if it is eligible (in 128 bits), else [`pick_eevdf_general`]. Rare: out of
+/// line.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+fn pick_buddy_wide<R: Runqueue>(rq: &R, features: Features, buddy: R::Se) -> Option<R::Se> {
+    if Eligibility::with_features(rq, features).vruntime(buddy.vruntime()) {
+        Some(buddy)
+    } else {
+        pick_eevdf_general(rq, features)
+    }
 }
 
 /// The tree part of `pick_eevdf()`: the eligible tree entity with the earliest virtual
@@ -544,7 +679,10 @@ fn earlier<S: Entity>(curr: Option<S>, best: Option<S>) -> Option<S> {
 
 /// Why [`pick_eevdf`] returned `se` (in the state it picked from).
 ///
-/// [`PickReason::Parity`]: `se` is current, eligible and slice-protected under
+/// [`PickReason::Buddy`]: the pick tests the next buddy first (NEXT_BUDDY_EEVDF with
+/// PICK_BUDDY), and it is eligible: the pick is the buddy, whatever `se` is (asked of
+/// another entity, as [`wakeup_reason`] asks of current, the answer is that the buddy test
+/// decided). [`PickReason::Parity`]: `se` is current, eligible and slice-protected under
 /// RUN_TO_PARITY, which is exactly when the pick keeps current without comparing
 /// deadlines. [`PickReason::EarliestIneligible`] costs one comparison: the earliest
 /// deadline of all runnable entities is `min(root.min_deadline, curr.deadline)`, and the
@@ -556,6 +694,11 @@ pub fn pick_reason<R: Runqueue>(rq: &R, se: Option<R::Se>, cfg: Config) -> PickR
     };
     if rq.nr_queued() == 1 {
         return PickReason::Only;
+    }
+    if let Some(b) = pick_buddy(rq, cfg.features) {
+        if Eligibility::new(rq, cfg).vruntime(b.vruntime()) {
+            return PickReason::Buddy;
+        }
     }
     let runnable = rq.curr().filter(|c| c.on_rq());
     if runnable == Some(se)
@@ -917,6 +1060,145 @@ pub fn wakeup_reason<R: Runqueue>(
         return WakeupPreempt::RunToParity;
     }
     WakeupPreempt::None
+}
+
+/// `check_preempt_wakeup_fair()`'s decision with NEXT_BUDDY_EEVDF: upstream 6.19's
+/// (e837456fdca8 "sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals", as left by
+/// 15257cc2f905 "Revert force wakeup preemption"), for the woken, already enqueued `pse`,
+/// after `update_curr()`. fair.c calls it instead of [`wakeup_preempt`] while the flag is
+/// on, past the same early exits (need-resched set, WAKEUP_PREEMPTION off, the idle-policy
+/// rules). The rules, in order:
+///
+/// ```text
+///   no current: preempt;  pse is current: nothing
+///   PREEMPT_SHORT && r_pse < r_curr:  PREEMPT_SHORT's rule, buddy untouched   (Short)
+///   WF_FORK || pse delayed:           no preemption, no buddy                 (ForkOrDelayed)
+///   NEXT_BUDDY:
+///       next && d_next < d_pse:       keep the older buddy
+///       else:                         next = pse (set_next_buddy)
+///                                     WF_SYNC: preempt_sync() decides         (Sync)
+///   preempt iff pick_eevdf() == pse                                           (Pick)
+/// ```
+///
+/// The pick tests an eligible next buddy first (PICK_BUDDY, [`pick_eevdf`]), so with
+/// NEXT_BUDDY an eligible wakee that became the buddy preempts through current's slice
+/// protection. `preempt_sync()`, for a sync wakeup that made a new buddy:
+///
+/// ```text
+///   threshold = sysctl_sched_migration_cost  (/ 4 with WF_RQ_SELECTED)
+///   resched iff d_pse < d_curr && waker_ran >= threshold,  else no preemption
+/// ```
+///
+/// `waker_ran` is 6.19's `rq_clock_task(rq) - se->exec_start` (negative: 0). Checked
+/// against mainline (the v5 patch as applied, e837456fdca8, and its later Rust and C
+/// copies): `preempt_sync()` reads it in `check_preempt_wakeup_fair()` right after
+/// `update_curr(cfs_rq)`, whose `update_se()` has just set `se->exec_start = now =
+/// rq_clock_task(rq)` (or left a later one when no time passed), with the runqueue clock
+/// not updated in between. So `waker_ran` is 0, and a sync wakeup reschedules only with a
+/// threshold of 0 (`migration_cost_ns` = 0, or < 4 with WF_RQ_SELECTED); otherwise it only
+/// makes the buddy, which runs when the waker sleeps. fair.c passes the value it computes
+/// the same way, and this tests it literally.
+///
+/// Against the stash (6.12's slice protection), the Short rule is 6.12's PREEMPT_SHORT
+/// ([`wakeup_preempt`]): 6.19's pick without protection becomes the cancel by
+/// `do_preempt_short()`. With RUN_TO_PARITY_MIN_SLICE it is 6.17's (and 6.19's): the pick
+/// ignores the protection for the short wakee. Where 6.19 does not preempt after the pick
+/// it calls `update_protect_slice()` with RUN_TO_PARITY, a shrink that only
+/// RUN_TO_PARITY_MIN_SLICE's protection has; the stash has none.
+pub fn wakeup_preempt_buddy<R: Runqueue>(
+    rq: &mut R,
+    pse: R::Se,
+    wake: Wake,
+    cfg: Config,
+) -> WakeupAction {
+    let Some(curr) = rq.curr() else {
+        return WakeupAction::by(WakeupRule::Idle, true);
+    };
+    if curr == pse {
+        return WakeupAction::by(WakeupRule::Curr, false);
+    }
+    let f = cfg.features;
+    if f.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() {
+        let preempt = if f.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
+            wakeup_preempt_min_slice(rq, pse, curr, cfg)
+        } else {
+            wakeup_preempt_shorter(rq, pse, curr, f)
+        };
+        return WakeupAction::by(WakeupRule::Short, preempt);
+    }
+    // Fork: less likely to share data, as exec often follows. Delayed: preempting for it
+    // would queue an ineligible task by force.
+    if wake.flags.contains(WakeFlags::FORK) || pse.sched_delayed() {
+        return WakeupAction::by(WakeupRule::ForkOrDelayed, false);
+    }
+    let mut act = WakeupAction::by(WakeupRule::Pick, false);
+    if f.contains(Features::NEXT_BUDDY) {
+        // set_preempt_buddy(): keep an older buddy whose deadline is earlier (entity_before()
+        // compares deadlines), as obeying the deadline is what EEVDF wants.
+        if rq
+            .next_buddy()
+            .is_some_and(|n| vruntime_before(n.deadline(), pse.deadline()))
+        {
+            act.kept_buddy = true;
+        } else {
+            act.set_buddy = true;
+            if !wake.wakee_idle {
+                rq.set_next_buddy(Some(pse));
+            }
+            if wake.flags.contains(WakeFlags::SYNC) {
+                act.rule = WakeupRule::Sync;
+                act.preempt = preempt_sync(pse, curr, wake);
+                return act;
+            }
+        }
+    }
+    act.preempt = pick_features(rq, f) == Some(pse);
+    // 6.19 shrinks current's window at every wakeup that does not preempt (6.17: only for
+    // a short wakee), with RUN_TO_PARITY; only RUN_TO_PARITY_MIN_SLICE's window shrinks.
+    if !act.preempt
+        && f.contains(Features::RUN_TO_PARITY_MIN_SLICE)
+        && f.contains(Features::RUN_TO_PARITY)
+    {
+        update_protect_slice(rq, curr);
+    }
+    act
+}
+
+/// `preempt_sync()`: see [`wakeup_preempt_buddy`]. `entity_before()` is 6.19's deadline
+/// order, wrap-safe.
+#[inline]
+fn preempt_sync<S: Entity>(pse: S, se: S, wake: Wake) -> bool {
+    let mut threshold = wake.migration_cost_ns;
+    if wake.flags.contains(WakeFlags::RQ_SELECTED) {
+        threshold >>= 2;
+    }
+    vruntime_before(pse.deadline(), se.deadline()) && wake.waker_ran_ns >= threshold
+}
+
+/// Why [`wakeup_preempt_buddy`] decided `action` for the woken `pse`: the debugfs counters'
+/// classification, asked of the state the decision left (the buddy set, a protection
+/// cancelled), as [`wakeup_reason`] is. The pick's rules classify as [`wakeup_reason`]
+/// does, except that a preemption by the buddy test is [`WakeupPreempt::Buddy`].
+pub fn wakeup_buddy_reason<R: Runqueue>(
+    rq: &R,
+    pse: R::Se,
+    action: WakeupAction,
+    cfg: Config,
+) -> WakeupPreempt {
+    match action.rule {
+        WakeupRule::Idle => WakeupPreempt::Idle,
+        WakeupRule::Curr => WakeupPreempt::None,
+        WakeupRule::ForkOrDelayed => WakeupPreempt::ForkOrDelayed,
+        WakeupRule::Sync if action.preempt => WakeupPreempt::SyncResched,
+        WakeupRule::Sync => WakeupPreempt::SyncNone,
+        WakeupRule::Short | WakeupRule::Pick => {
+            if action.preempt && pick_reason(rq, Some(pse), cfg) == PickReason::Buddy {
+                WakeupPreempt::Buddy
+            } else {
+                wakeup_reason(rq, pse, action.preempt, cfg)
+            }
+        }
+    }
 }
 
 /// `do_preempt_short()`: may the waking `pse` (shorter slice, eligible) override the slice

@@ -162,6 +162,14 @@ pub trait Runqueue: Timeline {
     fn curr(&self) -> Option<Self::Se>;
     /// Sets the running entity.
     fn set_curr(&mut self, se: Option<Self::Se>);
+    /// The next buddy (`cfs_rq->next`): an entity of this runqueue (current or in the
+    /// timeline) that was marked to be picked next while it is eligible (a wakee with
+    /// NEXT_BUDDY, `yield_to()`'s target, a group whose task just slept), or `None`. The
+    /// core reads it with NEXT_BUDDY_EEVDF only.
+    fn next_buddy(&self) -> Option<Self::Se>;
+    /// Sets the next buddy: one level of fair.c's `set_next_buddy()`, or a
+    /// `clear_buddies()`.
+    fn set_next_buddy(&mut self, se: Option<Self::Se>);
 }
 
 /// `__entity_less()`: the timeline's order, `(s64)(a->vruntime - b->vruntime) < 0`.

@@ -741,6 +741,7 @@ pub struct UserRunqueue<'a> {
     sum_slice: u64,
     nr_queued: u32,
     curr: Option<UserSe<'a>>,
+    next: Option<UserSe<'a>>,
 }
 
 impl<'a> UserRunqueue<'a> {
@@ -822,5 +823,11 @@ impl<'a> Runqueue for UserRunqueue<'a> {
     }
     fn set_curr(&mut self, se: Option<UserSe<'a>>) {
         self.curr = se
+    }
+    fn next_buddy(&self) -> Option<UserSe<'a>> {
+        self.next
+    }
+    fn set_next_buddy(&mut self, se: Option<UserSe<'a>>) {
+        self.next = se
     }
 }

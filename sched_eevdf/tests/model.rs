@@ -14,7 +14,7 @@ use sched_eevdf::*;
 fn arb_op(n: usize) -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => prop_oneof![Just(0u64), 1u64..200_000, 200_000u64..20_000_000].prop_map(Op::Tick),
-        4 => (0..n, any::<bool>()).prop_map(|(i, b)| Op::Wake(i, b)),
+        4 => (0..n, any::<u8>()).prop_map(|(i, b)| Op::Wake(i, b)),
         3 => (0..n, 0u8..3).prop_map(|(i, f)| Op::Sleep(i, f)),
         1 => (0..n, 0..WEIGHT_CHOICES).prop_map(|(i, w)| Op::Reweight(i, w)),
         1 => (0..n, prop_oneof![Just(0u64), 1u64..300_000_000]).prop_map(|(i, s)| Op::Slice(i, s)),
@@ -77,6 +77,13 @@ proptest! {
         run(&weights, v0, features, &ops);
     }
 
+    /// The same with NEXT_BUDDY_EEVDF and NEXT_BUDDY on at the start (6.19 with the buddy),
+    /// other flags as drawn; flips still toggle any flag mid-run.
+    #[test]
+    fn model_matches_reference_next_buddy((weights, v0, features, ops) in arb_case()) {
+        let on = row_bit("NEXT_BUDDY_EEVDF") | row_bit("NEXT_BUDDY");
+        run(&weights, v0, (features & !on) | on, &ops);
+    }
 }
 
 proptest! {
@@ -92,11 +99,22 @@ proptest! {
     }
 }
 
-/// The pick-reason classification (the debugfs pick counters) is checked against the
-/// reference at every step of every case; this makes sure the random cases reach every
-/// reason, and every path of slice protection, so that those checks are not vacuous.
+/// The bit of `run`'s feature mask that flips the table row `name`.
+fn row_bit(name: &str) -> u32 {
+    let k = Features::TABLE
+        .iter()
+        .position(|i| i.name == name)
+        .expect("a row of the table");
+    1 << k
+}
+
+/// The pick-reason and wakeup-reason classifications (the debugfs counters) are checked
+/// against the reference at every step of every case; this makes sure the random cases
+/// reach every reason, NEXT_BUDDY_EEVDF's included (a buddy made and kept), and every path
+/// of slice protection, so that those checks are not vacuous.
 #[test]
-fn model_reaches_every_pick_reason() {
+fn model_reaches_every_reason() {
+    use common::pair::Tally;
     use proptest::strategy::ValueTree;
     use proptest::test_runner::{Config as PtConfig, RngAlgorithm, TestRng, TestRunner};
     let mut runner = TestRunner::new_with_rng(
@@ -104,7 +122,7 @@ fn model_reaches_every_pick_reason() {
         TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
     );
     let mut total = Tally::default();
-    let cases = if cfg!(miri) { 4 } else { 150 };
+    let cases = if cfg!(miri) { 4 } else { 200 };
     for _ in 0..cases {
         let (weights, v0, features, ops) = arb_case().new_tree(&mut runner).unwrap().current();
         total.add(&run(&weights, v0, features, &ops));
@@ -114,14 +132,28 @@ fn model_reaches_every_pick_reason() {
             .current();
         total.add(&run(&weights, v0, features, &ops));
     }
-    let reasons = total.reasons;
-    println!("pick reasons (Idle, Only, Parity, Earliest, EarliestIneligible): {reasons:?}");
+    println!(
+        "pick reasons (Idle, Only, Parity, Earliest, EarliestIneligible, Buddy): {:?}",
+        total.picks
+    );
+    println!(
+        "wakeup reasons (None, Idle, ShortSlice, CurrIneligible, EarlierDeadline, RunToParity, \
+         Buddy, SyncResched, SyncNone, ForkOrDelayed): {:?}; buddies set {}, kept {}",
+        total.wakeups, total.buddies_set, total.buddies_kept
+    );
     println!("protection: {total:?}");
     if !cfg!(miri) {
         assert!(
-            reasons.iter().all(|&n| n > 0),
-            "a pick reason never came up: {reasons:?}"
+            total.picks.iter().all(|&n| n > 0),
+            "a pick reason never came up: {:?}",
+            total.picks
         );
+        assert!(
+            total.wakeups.iter().all(|&n| n > 0),
+            "a wakeup reason never came up: {:?}",
+            total.wakeups
+        );
+        assert!(total.buddies_set > 0 && total.buddies_kept > 0, "{total:?}");
         // RUN_TO_PARITY_MIN_SLICE's and PROTECT_AT_PICK's paths, each reached.
         for (what, n) in [
             ("a wakeup shrank a window", total.shrunk),
@@ -142,23 +174,23 @@ fn model_reaches_every_pick_reason() {
 fn model_fixed_sequence() {
     use Op::*;
     let ops = [
-        Wake(0, true),
-        Wake(1, true),
-        Wake(2, false),
+        Wake(0, 1),
+        Wake(1, 1),
+        Wake(2, 0),
         Schedule,
         Tick(3_000_000),
         Sleep(1, 0),
         Tick(500_000),
-        Wake(1, false),
+        Wake(1, 0),
         Reweight(0, 5),
         Slice(2, 100_000),
         Tick(7_000_000),
         Sleep(0, 0),
         Schedule,
-        Wake(0, false),
+        Wake(0, 0),
         Tick(1),
         Sleep(2, 2),
-        Wake(2, false),
+        Wake(2, 0),
         Flip(6), // BIAS_ELIGIBLE
         Tick(2_000_000),
         Flip(5), // ELIGIBLE
@@ -176,16 +208,16 @@ fn model_stale_rel_deadline_flag() {
     use Op::*;
     let ops = [
         Flip(2),
-        Wake(1, false),
+        Wake(1, 0),
         Reweight(0, 0),
         Sleep(1, 2),
         Tick(0),
         Flip(2),
-        Wake(1, false),
+        Wake(1, 0),
         Tick(0),
         Sleep(1, 0),
         Flip(2),
-        Wake(1, false),
+        Wake(1, 0),
         Tick(699_947),
         Tick(0),
         Reweight(1, 0),

@@ -25,6 +25,12 @@
 #                              one, with RUN_TO_PARITY_MIN_SLICE and PROTECT_AT_PICK:
 #                              its ended window is kept ended: > 0; = 0 without.
 #   protect_shrunk             = 0 without RUN_TO_PARITY_MIN_SLICE.
+#   buddy_set, preempt_buddy,  NEXT_BUDDY_EEVDF and NEXT_BUDDY: the 1 ms waker
+#   picks_buddy                (base slice) against the hog becomes the buddy and
+#                              preempts it: > 0; every NEXT_BUDDY_EEVDF counter
+#                              = 0 while it is off.
+#   wakeup_sync_none           the same, a pipe ping-pong on CPU 0 (WF_SYNC): > 0.
+#   wakeup_fork_delayed        the same, 100 forks on CPU 0: > 0.
 #   (all)                      nothing counts while schedstats are off.
 # The test starts from whatever features are set (the suite may run with upstream's
 # later features on) and restores them.
@@ -67,6 +73,9 @@ forks() {
 	i=0
 	while [ $i -lt 100 ]; do /bin/true; i=$((i + 1)); done
 }
+forks_cpu0() { taskset 0x1 sh -c 'i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i + 1)); done'; }
+pingpong() { eevdf-pingpong --cpu 0 --duration-ms 300 >/dev/null || fail "eevdf-pingpong"; }
+buddy_counters="picks_buddy preempt_buddy wakeup_sync_resched wakeup_sync_none wakeup_fork_delayed buddy_set buddy_kept"
 renices() {
 	hog; a=$!
 	i=0
@@ -169,5 +178,28 @@ echo PROTECT_AT_PICK >$f
 echo "RUN_TO_PARITY_MIN_SLICE PROTECT_AT_PICK:"
 window short_vs_renices
 expect protect_restored gt 0
+restore
+
+# NEXT_BUDDY_EEVDF is off: none of its counters moved in the windows above.
+for c in $buddy_counters; do expect $c eq 0; done
+
+echo "NEXT_BUDDY_EEVDF NEXT_BUDDY:"
+echo NEXT_BUDDY_EEVDF >$f
+echo NEXT_BUDDY >$f
+window waker_vs_hog 0
+expect buddy_set gt 0
+expect preempt_buddy gt 0
+expect picks_buddy gt 0
+echo "NEXT_BUDDY_EEVDF NEXT_BUDDY, pipe ping-pong:"
+window pingpong
+expect wakeup_sync_none gt 0
+echo "NEXT_BUDDY_EEVDF NEXT_BUDDY, forks on CPU 0:"
+window forks_cpu0
+expect wakeup_fork_delayed gt 0
+echo NO_NEXT_BUDDY >$f
+echo NO_NEXT_BUDDY_EEVDF >$f
+echo "NO_NEXT_BUDDY_EEVDF:"
+window waker_vs_hog 0
+for c in $buddy_counters; do expect $c eq 0; done
 restore
 echo ok

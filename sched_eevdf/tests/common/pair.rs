@@ -15,8 +15,10 @@ use sched_eevdf::*;
 pub enum Op {
     /// Current runs this many ns.
     Tick(u64),
-    /// Wake (or create, `initial`) entity i.
-    Wake(usize, bool),
+    /// Wake entity i; the bits of the `u8`: 1 create it (`ENQUEUE_INITIAL`, WF_FORK),
+    /// 2 WF_SYNC, 4 WF_RQ_SELECTED, 8 the waker ran 0.2 ms (fair.c computes 0), 16
+    /// migration cost 0 (else 0.5 ms), 32 | 64 both: the wakee is idle (no buddy).
+    Wake(usize, u8),
     /// Entity i leaves: 0 sleep, 1 sleep in a special state, 2 migrate away (non-sleep).
     Sleep(usize, u8),
     /// New weight for entity i.
@@ -42,7 +44,7 @@ struct Pair<'a> {
     rq: UserRunqueue<'a>,
     model: RefRq,
     cfg: Config,
-    /// Wakeups so far (they alternate between the two wakeup entry points).
+    /// Wakeups so far (they alternate between the wakeup entry points).
     wakeups: u32,
     tally: Tally,
 }
@@ -68,6 +70,87 @@ impl<'a> Pair<'a> {
         panic!("schedule kept returning Blocked");
     }
 
+    /// `check_preempt_wakeup_fair()` for the enqueued entity `i`: the core's decision, the
+    /// no_std reference's (the kernel's VERIFY oracle) and the model's must agree. Returns
+    /// whether current is preempted.
+    fn wakeup(&mut self, i: usize, se: UserSe<'a>, wake: Wake) -> bool {
+        let cfg = self.cfg;
+        let eevdf = cfg.features.contains(Features::NEXT_BUDDY_EEVDF);
+        let b = self.model.check_preempt_wakeup(i, wake, cfg);
+        if let Some(n) = self.tally.wakeups.get_mut(b.why as usize) {
+            *n += 1;
+        }
+        self.tally.buddies_set += usize::from(b.set_buddy);
+        self.tally.buddies_kept += usize::from(b.kept_buddy);
+        // The no_std O(n) reference decides from the state before the decision. fair.c
+        // (and the model) set 6.12's NEXT_BUDDY buddy before it.
+        let mut want = (b.why.preempts(), b.set_buddy);
+        if !eevdf {
+            let curr = self.rq.curr();
+            if cfg.features.contains(Features::NEXT_BUDDY)
+                && curr.is_some_and(|c| c != se)
+                && !wake.flags.contains(WakeFlags::FORK)
+                && !se.sched_delayed()
+                && !wake.wakee_idle
+            {
+                self.rq.set_next_buddy(Some(se));
+            }
+            let r = sched_eevdf::reference::wakeup_preempt(&self.rq, se, cfg.features);
+            assert_eq!(r, want.0, "reference::wakeup_preempt, model says {b:?}");
+            want.1 = false;
+        } else {
+            let r = sched_eevdf::reference::wakeup_preempt_buddy(&self.rq, se, wake, cfg.features);
+            assert_eq!(r, want, "reference::wakeup_preempt_buddy, model says {b:?}");
+        }
+        // Every third wakeup goes through the model's check_preempt_wakeup_fair() (the
+        // outer logic, decision only); the others through the operations, and of those
+        // every other one asks the reason (the kernel asks it only while counting, of the
+        // state the decision left), so that each sequence is run.
+        let k = self.wakeups % 3;
+        if k == 2 {
+            if !eevdf && self.rq.next_buddy() == Some(se) {
+                // The model sets 6.12's buddy itself: undo the hand-made one.
+                self.rq.set_next_buddy(None);
+            }
+            let got = check_preempt_wakeup_fair(&mut self.rq, se, wake, false, cfg);
+            assert_eq!(
+                got, want.0,
+                "model::check_preempt_wakeup_fair, model says {b:?}"
+            );
+            return got;
+        }
+        if !eevdf {
+            let vprot = self.rq.curr().map(|c| c.vprot());
+            let preempts = wakeup_preempt(&mut self.rq, se, cfg);
+            if self.rq.curr().map(|c| c.vprot()) != vprot
+                && !preempts
+                && cfg.features.contains(Features::RUN_TO_PARITY_MIN_SLICE)
+            {
+                self.tally.shrunk += 1;
+            }
+            assert_eq!(preempts, want.0, "wakeup_preempt, model says {b:?}");
+            if k == 0 {
+                let why = wakeup_reason(&self.rq, se, preempts, cfg);
+                assert_eq!(why, b.why, "wakeup preemption reason");
+            }
+            return preempts;
+        }
+        let act = wakeup_preempt_buddy(&mut self.rq, se, wake, cfg);
+        assert_eq!(
+            (act.preempt, act.set_buddy, act.kept_buddy),
+            (want.0, want.1, b.kept_buddy),
+            "wakeup_preempt_buddy {act:?}, model says {b:?}"
+        );
+        if k == 0 {
+            let why = wakeup_buddy_reason(&self.rq, se, act, cfg);
+            assert_eq!(
+                why, b.why,
+                "wakeup preemption reason (NEXT_BUDDY_EEVDF), {act:?}"
+            );
+        }
+        act.preempt
+    }
+
     pub fn apply(&mut self, op: &Op) {
         let cfg = self.cfg;
         match *op {
@@ -88,8 +171,9 @@ impl<'a> Pair<'a> {
                     self.schedule();
                 }
             }
-            Op::Wake(i, initial) => {
+            Op::Wake(i, bits) => {
                 let se = self.se(i);
+                let initial = bits & 1 != 0;
                 if se.sched_delayed() {
                     requeue_delayed_entity(&mut self.rq, se, cfg);
                     self.model.requeue_delayed_entity(i, cfg);
@@ -104,30 +188,20 @@ impl<'a> Pair<'a> {
                 } else {
                     return;
                 }
-                // The no_std O(n) reference (the kernel's VERIFY oracle uses it too) decides
-                // from the state before the decision.
-                let r = sched_eevdf::reference::wakeup_preempt(&self.rq, se, cfg.features);
-                let b = self.model.check_preempt_wakeup(i, cfg);
-                assert_eq!(
-                    r,
-                    b.preempts(),
-                    "reference::wakeup_preempt, model says {b:?}"
-                );
-                // The kernel asks the reason only while counting, of the state the decision
-                // left: every other wakeup does here, so that both sequences are run.
-                let vprot = self.rq.curr().map(|c| c.vprot());
-                let preempts = wakeup_preempt(&mut self.rq, se, cfg);
-                if self.rq.curr().map(|c| c.vprot()) != vprot
-                    && !preempts
-                    && cfg.features.contains(Features::RUN_TO_PARITY_MIN_SLICE)
-                {
-                    self.tally.shrunk += 1;
-                }
-                assert_eq!(preempts, b.preempts(), "wakeup_preempt, model says {b:?}");
-                if self.wakeups.is_multiple_of(2) {
-                    let why = wakeup_reason(&self.rq, se, preempts, cfg);
-                    assert_eq!(why, b, "wakeup preemption reason");
-                }
+                let wake = Wake {
+                    flags: [
+                        (1, WakeFlags::FORK),
+                        (2, WakeFlags::SYNC),
+                        (4, WakeFlags::RQ_SELECTED),
+                    ]
+                    .into_iter()
+                    .filter(|&(b, _)| bits & b != 0)
+                    .fold(WakeFlags::NONE, |a, (_, f)| a | f),
+                    wakee_idle: bits & 96 == 96,
+                    waker_ran_ns: if bits & 8 != 0 { 200_000 } else { 0 },
+                    migration_cost_ns: if bits & 16 != 0 { 0 } else { 500_000 },
+                };
+                let preempts = self.wakeup(i, se, wake);
                 self.wakeups += 1;
                 if preempts {
                     self.schedule();
@@ -258,6 +332,11 @@ impl<'a> Pair<'a> {
             self.model.curr,
             "step {step}: curr"
         );
+        assert_eq!(
+            self.rq.next_buddy().map(|se| idx(self.ents, se)),
+            self.model.next,
+            "step {step} {op:?}: next buddy"
+        );
         assert_eq!(self.rq.nr_queued() as usize, self.model.nr_queued());
         let sums = (self.rq.zero_vruntime(), self.rq.avg_vruntime());
         let peek = avg_vruntime_peek(&self.rq);
@@ -303,8 +382,14 @@ impl<'a> Pair<'a> {
 /// What a [`run`] reached, so that a test can show that its checks were not vacuous.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tally {
-    /// How often each [`PickReason`] came up (index: `PickReason as usize`).
-    pub reasons: [usize; 5],
+    /// Per [`PickReason`] (index: `PickReason as usize`).
+    pub picks: [usize; 6],
+    /// Per [`WakeupPreempt`] (index: `WakeupPreempt as usize`).
+    pub wakeups: [usize; 10],
+    /// NEXT_BUDDY_EEVDF made the wakee the buddy.
+    pub buddies_set: usize,
+    /// NEXT_BUDDY_EEVDF kept an older buddy.
+    pub buddies_kept: usize,
     /// RUN_TO_PARITY_MIN_SLICE: wakeups that shrank current's window.
     pub shrunk: usize,
     /// RUN_TO_PARITY_MIN_SLICE: update_curr() reschedules at the end of a window, current
@@ -321,9 +406,14 @@ pub struct Tally {
 impl Tally {
     /// Adds `o` to `self`.
     pub fn add(&mut self, o: &Tally) {
-        for (a, b) in self.reasons.iter_mut().zip(o.reasons) {
+        for (a, b) in self.picks.iter_mut().zip(o.picks) {
             *a += b;
         }
+        for (a, b) in self.wakeups.iter_mut().zip(o.wakeups) {
+            *a += b;
+        }
+        self.buddies_set += o.buddies_set;
+        self.buddies_kept += o.buddies_kept;
         self.shrunk += o.shrunk;
         self.expired += o.expired;
         self.kept[0] += o.kept[0];
@@ -377,7 +467,7 @@ pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> Tally {
     for (step, op) in ops.iter().enumerate() {
         p.apply(op);
         let why = p.compare(step, op);
-        if let Some(n) = p.tally.reasons.get_mut(why as usize) {
+        if let Some(n) = p.tally.picks.get_mut(why as usize) {
             *n += 1;
         }
     }

@@ -20,7 +20,7 @@
 
 use sched_eevdf::{
     calc_delta_fair, sched_attr_slice, vtime::vdelta, Config, DequeueFlags, EnqueueFlags, Features,
-    LoadWeight, PickReason, WakeupPreempt,
+    LoadWeight, PickReason, Wake, WakeFlags, WakeupPreempt,
 };
 
 #[derive(Clone, Debug)]
@@ -71,9 +71,31 @@ pub enum RefPick {
     Idle,
 }
 
+/// The reference's wakeup decision: the classification, and what NEXT_BUDDY did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefWake {
+    pub why: WakeupPreempt,
+    /// NEXT_BUDDY_EEVDF asked fair.c to make the wakee the buddy.
+    pub set_buddy: bool,
+    /// NEXT_BUDDY_EEVDF kept an older buddy with an earlier deadline.
+    pub kept_buddy: bool,
+}
+
+impl RefWake {
+    fn why(why: WakeupPreempt) -> RefWake {
+        RefWake {
+            why,
+            set_buddy: false,
+            kept_buddy: false,
+        }
+    }
+}
+
 pub struct RefRq {
     pub ents: Vec<RefEntity>,
     pub curr: Option<usize>,
+    /// The next buddy (`cfs_rq->next`).
+    pub next: Option<usize>,
     /// The last V computed (V of an empty runqueue stays there).
     pub last_v: u64,
     next_seq: u64,
@@ -91,6 +113,7 @@ impl RefRq {
         RefRq {
             ents,
             curr: None,
+            next: None,
             last_v: v0,
             next_seq: 0,
             legacy: true,
@@ -257,8 +280,19 @@ impl RefRq {
         false
     }
 
+    /// The buddy the pick tests first: with NEXT_BUDDY_EEVDF and PICK_BUDDY, an eligible
+    /// next buddy.
+    fn eligible_buddy(&self, cfg: Config) -> Option<usize> {
+        let f = cfg.features;
+        if !f.contains(Features::NEXT_BUDDY_EEVDF) || !f.contains(Features::PICK_BUDDY) {
+            return None;
+        }
+        self.next.filter(|&b| self.eligible(b, cfg))
+    }
+
     /// Earliest eligible virtual deadline; ties by timeline order; current wins only with a
-    /// strictly earlier deadline; RUN_TO_PARITY keeps a protected eligible current.
+    /// strictly earlier deadline; RUN_TO_PARITY keeps a protected eligible current; an
+    /// eligible buddy comes first under NEXT_BUDDY_EEVDF with PICK_BUDDY.
     pub fn pick_eevdf(&self, cfg: Config) -> Option<usize> {
         self.pick(cfg, true)
     }
@@ -268,6 +302,9 @@ impl RefRq {
         let curr = self.curr.filter(|&c| self.ents[c].on_rq);
         if self.nr_queued() == 1 {
             return self.queued().next();
+        }
+        if let Some(b) = self.eligible_buddy(cfg) {
+            return Some(b);
         }
         let curr = curr.filter(|&c| self.eligible(c, cfg));
         if let Some(c) = curr {
@@ -305,6 +342,9 @@ impl RefRq {
         };
         if self.nr_queued() == 1 {
             return PickReason::Only;
+        }
+        if self.eligible_buddy(cfg).is_some() {
+            return PickReason::Buddy;
         }
         if let Some(c) = self.curr.filter(|&c| self.ents[c].on_rq) {
             if c == p && self.eligible(c, cfg) && self.keeps(c, cfg) {
@@ -370,14 +410,25 @@ impl RefRq {
         if self.nr_queued() == 1 {
             return false;
         }
-        if cfg.features.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
+        let resched = if cfg.features.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
             // 6.17: a resched at the end of the protected window.
-            return resched || !self.protect_slice(c, cfg);
+            resched || !self.protect_slice(c, cfg)
+        } else {
+            resched
+                || (cfg.features.contains(Features::PREEMPT_SHORT)
+                    && !self.protect_slice(c, cfg)
+                    && !self.eligible(c, cfg))
+        };
+        if resched {
+            self.clear_buddy(c);
         }
         resched
-            || (cfg.features.contains(Features::PREEMPT_SHORT)
-                && !self.protect_slice(c, cfg)
-                && !self.eligible(c, cfg))
+    }
+
+    fn clear_buddy(&mut self, i: usize) {
+        if self.next == Some(i) {
+            self.next = None;
+        }
     }
 
     fn place_entity(&mut self, i: usize, flags: EnqueueFlags, cfg: Config) {
@@ -436,6 +487,7 @@ impl RefRq {
         if !self.ents[i].on_rq {
             return true;
         }
+        self.clear_buddy(i);
         let sleep = flags.contains(DequeueFlags::SLEEP);
         if !flags.contains(DequeueFlags::DELAYED) {
             let delay = sleep && !flags.contains(DequeueFlags::SPECIAL);
@@ -493,6 +545,7 @@ impl RefRq {
             Some(_) => self.put_prev_entity(),
             None => {}
         }
+        self.clear_buddy(i);
         let mut kept = false;
         if self.ents[i].on_rq {
             kept = self.set_protect(i, first, cfg);
@@ -511,6 +564,14 @@ impl RefRq {
 
     pub fn schedule(&mut self, cfg: Config) -> RefPick {
         self.note(cfg);
+        // pick_next_entity(): 6.12's PICK_BUDDY (the pick has it with NEXT_BUDDY_EEVDF).
+        let f = cfg.features;
+        if f.contains(Features::PICK_BUDDY) && !f.contains(Features::NEXT_BUDDY_EEVDF) {
+            if let Some(b) = self.next.filter(|&b| self.eligible(b, cfg)) {
+                self.set_next_entity(b, true, cfg);
+                return RefPick::Run(b);
+            }
+        }
         let Some(i) = self.pick_eevdf(cfg) else {
             self.put_prev_entity();
             return RefPick::Idle;
@@ -523,19 +584,98 @@ impl RefRq {
         RefPick::Run(i)
     }
 
-    pub fn check_preempt_wakeup(&mut self, p: usize, cfg: Config) -> WakeupPreempt {
+    /// `check_preempt_wakeup_fair()` after `update_curr()`: 6.12's (NEXT_BUDDY marks the
+    /// wakee first) or, with NEXT_BUDDY_EEVDF, 6.19's; the short wakee's rule is 6.17's
+    /// with RUN_TO_PARITY_MIN_SLICE.
+    pub fn check_preempt_wakeup(&mut self, p: usize, wake: Wake, cfg: Config) -> RefWake {
         self.note(cfg);
         let Some(c) = self.curr else {
-            return WakeupPreempt::Idle;
+            return RefWake::why(WakeupPreempt::Idle);
         };
         if c == p {
-            return WakeupPreempt::None;
+            return RefWake::why(WakeupPreempt::None);
         }
-        if cfg.features.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
-            return self.check_preempt_wakeup_6_17(p, c, cfg);
+        let f = cfg.features;
+        let fork = wake.flags.contains(WakeFlags::FORK);
+        let shorter =
+            f.contains(Features::PREEMPT_SHORT) && self.ents[p].slice < self.ents[c].slice;
+        let min_slice = f.contains(Features::RUN_TO_PARITY_MIN_SLICE);
+        if !f.contains(Features::NEXT_BUDDY_EEVDF) {
+            if f.contains(Features::NEXT_BUDDY)
+                && !fork
+                && !self.ents[p].sched_delayed
+                && !wake.wakee_idle
+            {
+                self.next = Some(p);
+            }
+            if min_slice {
+                return RefWake::why(self.check_preempt_wakeup_6_17(p, c, cfg));
+            }
+            return RefWake::why(self.preempt_short_then_pick(p, c, shorter, cfg));
         }
-        let short = cfg.features.contains(Features::PREEMPT_SHORT)
-            && self.ents[p].slice < self.ents[c].slice
+        if shorter {
+            if min_slice {
+                return RefWake::why(self.check_preempt_wakeup_6_17(p, c, cfg));
+            }
+            return RefWake::why(self.preempt_short_then_pick(p, c, true, cfg));
+        }
+        if fork || self.ents[p].sched_delayed {
+            return RefWake::why(WakeupPreempt::ForkOrDelayed);
+        }
+        let mut out = RefWake::why(WakeupPreempt::None);
+        if f.contains(Features::NEXT_BUDDY) {
+            let keep = self
+                .next
+                .is_some_and(|n| vdelta(self.ents[n].deadline, self.ents[p].deadline) < 0);
+            if keep {
+                out.kept_buddy = true;
+            } else {
+                out.set_buddy = true;
+                if !wake.wakee_idle {
+                    self.next = Some(p);
+                }
+                if wake.flags.contains(WakeFlags::SYNC) {
+                    let mut threshold = wake.migration_cost_ns;
+                    if wake.flags.contains(WakeFlags::RQ_SELECTED) {
+                        threshold /= 4;
+                    }
+                    let earlier = vdelta(self.ents[p].deadline, self.ents[c].deadline) < 0;
+                    out.why = if earlier && wake.waker_ran_ns >= threshold {
+                        WakeupPreempt::SyncResched
+                    } else {
+                        WakeupPreempt::SyncNone
+                    };
+                    return out;
+                }
+            }
+        }
+        out.why = self.preempt_short_then_pick(p, c, false, cfg);
+        // 6.19: a wakeup that does not preempt shrinks current's window (RUN_TO_PARITY).
+        if min_slice && f.contains(Features::RUN_TO_PARITY) && !out.why.preempts() {
+            self.shrink_window(c);
+        }
+        out
+    }
+
+    /// `update_protect_slice()`: current's window ends at most the smallest queued slice
+    /// from now.
+    fn shrink_window(&mut self, c: usize) {
+        let q = self.min_slice(None);
+        let e = &self.ents[c];
+        let end = e.vruntime.wrapping_add(calc_delta_fair(q, e.load));
+        self.ents[c].vprot = Self::vmin(e.vprot, end);
+    }
+
+    /// 6.12's PREEMPT_SHORT for a wakee with a shorter slice (`shorter`), then "preempt iff
+    /// the pick is the wakee", classified.
+    fn preempt_short_then_pick(
+        &mut self,
+        p: usize,
+        c: usize,
+        shorter: bool,
+        cfg: Config,
+    ) -> WakeupPreempt {
+        let short = shorter
             && self.eligible(p, cfg)
             && (vdelta(self.ents[p].deadline, self.ents[c].deadline) < 0 || !self.eligible(c, cfg));
         if short {
@@ -543,7 +683,9 @@ impl RefRq {
         }
         let pick = self.pick_eevdf(cfg);
         if pick == Some(p) {
-            return if short {
+            return if self.pick_reason(cfg) == PickReason::Buddy {
+                WakeupPreempt::Buddy
+            } else if short {
                 WakeupPreempt::ShortSlice
             } else if !self.ents[c].on_rq || !self.eligible(c, cfg) {
                 WakeupPreempt::CurrIneligible
@@ -570,6 +712,11 @@ impl RefRq {
         if self.pick(cfg, !short) == Some(p) {
             if short {
                 self.cancel(c, cfg);
+            }
+            if self.pick_reason(cfg) == PickReason::Buddy {
+                return WakeupPreempt::Buddy;
+            }
+            if short {
                 return WakeupPreempt::ShortSlice;
             }
             return if !self.ents[c].on_rq || !self.eligible(c, cfg) {
@@ -580,10 +727,7 @@ impl RefRq {
         }
         if short {
             if cfg.features.contains(Features::RUN_TO_PARITY) {
-                let q = self.min_slice(None);
-                let e = &self.ents[c];
-                let end = e.vruntime.wrapping_add(calc_delta_fair(q, e.load));
-                self.ents[c].vprot = Self::vmin(e.vprot, end);
+                self.shrink_window(c);
             }
             return WakeupPreempt::None;
         }

@@ -10,7 +10,7 @@
 //!
 //! Neither computes V, eligibility, a pick, a deadline, a placement or a lag: they call
 //! `avg_vruntime`, `pick_eevdf`, `update_curr`, `enqueue_entity` (`place_entity`),
-//! `dequeue_entity`, `requeue_delayed_entity`, `wakeup_preempt`, `schedule`
+//! `dequeue_entity`, `requeue_delayed_entity`, `check_preempt_wakeup_fair`, `schedule`
 //! (`pick_next_entity`, then `put_prev_entity` and `set_next_entity`) and
 //! `sched_attr_slice` (the seed model moves its entities in the tree with `__enqueue_entity`
 //! and `__dequeue_entity`), and report what the core answered; a lag is `V − v_i` with the
@@ -23,7 +23,7 @@ use anyhow::{anyhow, bail, Result};
 use sched_eevdf::load::{scale_load, LoadWeight, SCHED_PRIO_TO_WEIGHT};
 use sched_eevdf::user::{UserEntity, UserRunqueue, UserSe};
 use sched_eevdf::Features;
-use sched_eevdf::{self as eevdf, Config, DequeueFlags, EnqueueFlags, Pick};
+use sched_eevdf::{self as eevdf, Config, DequeueFlags, EnqueueFlags, Pick, Wake, WakeFlags};
 use sched_eevdf::{Entity, Runqueue};
 
 /// A feature set built from names, checked against the core's one table.
@@ -270,6 +270,7 @@ pub struct FairRq<'a> {
     /// Per task: dequeues whose saved lag was a lag error (the core's `lag_error`, what the
     /// kernel's `lag_error` counter counts).
     lag_errors: Vec<u64>,
+    migration_cost_ns: u64,
 }
 
 impl<'a> FairRq<'a> {
@@ -292,11 +293,13 @@ impl<'a> FairRq<'a> {
             .collect()
     }
 
-    /// An empty runqueue over `arena`.
+    /// An empty runqueue over `arena`; `migration_cost_ns` is `sysctl_sched_migration_cost`
+    /// (NEXT_BUDDY_EEVDF's `preempt_sync()` reads it).
     pub fn new(
         arena: &'a [UserEntity],
         base_slice_ns: u64,
         tick_ns: u64,
+        migration_cost_ns: u64,
         features: FeatureSet,
     ) -> Self {
         FairRq {
@@ -311,6 +314,7 @@ impl<'a> FairRq<'a> {
             },
             initial: features.0,
             lag_errors: vec![0; arena.len()],
+            migration_cost_ns,
         }
     }
 
@@ -364,12 +368,29 @@ impl<'a> FairRq<'a> {
         }
     }
 
-    /// `check_preempt_wakeup_fair()`: `update_curr`, then the core's decision. True if
-    /// current must be rescheduled (either answer).
-    pub fn check_preempt_wakeup(&mut self, i: usize, delta_ns: u64) -> bool {
-        let r = self.update_curr(delta_ns);
+    /// `check_preempt_wakeup_fair()` for task `i`, woken with `flags` by the running task
+    /// (or an interrupt): unless a reschedule is pending (`need_resched`, which ends it
+    /// early, after 6.12's NEXT_BUDDY marking), `update_curr`, then the core's decision
+    /// (the model's `check_preempt_wakeup_fair`: 6.12's, or 6.19's with NEXT_BUDDY_EEVDF).
+    /// `waker_ran_ns` is what `preempt_sync()` reads. True if current must be rescheduled
+    /// (either answer).
+    pub fn check_preempt_wakeup(
+        &mut self,
+        i: usize,
+        delta_ns: u64,
+        flags: WakeFlags,
+        waker_ran_ns: u64,
+        need_resched: bool,
+    ) -> bool {
+        let r = !need_resched && self.update_curr(delta_ns);
+        let wake = Wake {
+            flags,
+            wakee_idle: false,
+            waker_ran_ns,
+            migration_cost_ns: self.migration_cost_ns,
+        };
         let se = self.se(i);
-        let p = eevdf::wakeup_preempt(&mut self.rq, se, self.cfg);
+        let p = eevdf::check_preempt_wakeup_fair(&mut self.rq, se, wake, need_resched, self.cfg);
         r || p
     }
 

@@ -332,3 +332,106 @@ fn speed_100_tasks_10_seconds_under_a_second() {
     assert_eq!(r.tasks.len(), 100);
     assert!(dt.as_secs_f64() < 1.0, "{dt:?}");
 }
+
+/// Upstream 6.19's NEXT_BUDDY_EEVDF ("Reimplement NEXT_BUDDY to align with EEVDF goals")
+/// claims lower schbench wakeup latencies, the tail most (p99 119.61 -> 89.94 us, p99.9
+/// 3193.78 -> 328.22 us), measured with NEXT_BUDDY on and with a branch since reverted
+/// ("Revert force wakeup preemption"). On one CPU with the schbench-shaped
+/// messenger_workers.toml (all futex wakeups, a hog for contention):
+///
+/// - 6.19 as released (NEXT_BUDDY off): identical to 6.12, as nothing here forks or wakes
+///   a delayed task and no buddy is ever made;
+/// - with NEXT_BUDDY, the messenger, woken by every posted request, becomes the buddy and,
+///   eligible, preempts through the running task's slice protection: its wakeup latency
+///   tail collapses (the direction upstream claims), and the workers' mean latency drops;
+/// - but the workers' tail grows: a messenger/worker pair that keeps making each other
+///   the buddy holds the one CPU while other woken workers wait until the pair is no
+///   longer eligible (on upstream's many CPUs the waiting ones could run elsewhere).
+#[test]
+fn next_buddy_cuts_the_woken_messengers_latency_tail() {
+    let sc = scenario("messenger_workers.toml");
+    let v612 = run(&sc, &[]);
+    let released = run(&sc, &[("NEXT_BUDDY_EEVDF", true)]);
+    let nb = run(&sc, &[("NEXT_BUDDY_EEVDF", true), ("NEXT_BUDDY", true)]);
+    let same = |a: &Report, b: &Report| {
+        a.context_switches == b.context_switches
+            && a.tasks.iter().zip(&b.tasks).all(|(x, y)| {
+                (
+                    x.runtime_ns,
+                    x.wakeup_latency_p99_ns,
+                    x.wakeup_latency_max_ns,
+                ) == (
+                    y.runtime_ns,
+                    y.wakeup_latency_p99_ns,
+                    y.wakeup_latency_max_ns,
+                )
+            })
+    };
+    assert!(
+        same(&v612, &released),
+        "6.19 without NEXT_BUDDY differs from 6.12 here"
+    );
+    let us = |ns: u64| ns as f64 / 1e3;
+    let workers = |r: &Report| {
+        let w: Vec<&TaskStats> = r.group("worker").collect();
+        let n = w.len() as f64;
+        (
+            w.iter().map(|t| t.wakeup_latency_avg_ns).sum::<f64>() / n / 1e3,
+            w.iter().map(|t| us(t.wakeup_latency_p99_ns)).sum::<f64>() / n,
+        )
+    };
+    for (name, r) in [("6.12", &v612), ("6.19 + NEXT_BUDDY", &nb)] {
+        let m = task(r, "messenger");
+        let (avg, p99) = workers(r);
+        println!(
+            "{name:>17}: messenger p99 {:>6.1} max {:>7.1} us; workers avg {avg:>6.1} p99 {p99:>7.1} us",
+            us(m.wakeup_latency_p99_ns),
+            us(m.wakeup_latency_max_ns)
+        );
+    }
+    let (m0, m1) = (task(&v612, "messenger"), task(&nb, "messenger"));
+    assert!(m1.wakeup_latency_p99_ns * 3 < m0.wakeup_latency_p99_ns);
+    assert!(m1.wakeup_latency_max_ns * 3 < m0.wakeup_latency_max_ns);
+    let ((avg0, p99_0), (avg1, p99_1)) = (workers(&v612), workers(&nb));
+    assert!(avg1 < avg0, "workers' mean latency {avg0} -> {avg1} us");
+    assert!(
+        p99_1 > p99_0,
+        "workers' tail {p99_0} -> {p99_1} us (buddy chains)"
+    );
+}
+
+/// The messenger scenario with NEXT_BUDDY on, NEXT_BUDDY_EEVDF toggled mid-run, futex and
+/// pipe (WF_SYNC) wakeups: the core's invariant checker (the next buddy included) passes
+/// after every event. Sync wakeups only make the buddy (6.19's preempt_sync() sees a waker
+/// that ran 0 ns), so the messenger preempts less often than with futex wakeups.
+#[test]
+fn next_buddy_runs_hold_the_invariants() {
+    use eevdf_sim::scenario::{Behaviour, FeatureChange};
+    let mut switches = Vec::new();
+    for sync in [false, true] {
+        let mut sc = scenario("messenger_workers.toml");
+        sc.duration_ms = 600;
+        if let Behaviour::Messenger { sync: s, .. } = &mut sc.tasks[0].behaviour {
+            *s = sync;
+        }
+        for (at_ms, on) in [(200, false), (400, true)] {
+            sc.feature_changes.push(FeatureChange {
+                at_ms,
+                set: [("NEXT_BUDDY_EEVDF".to_string(), on)].into_iter().collect(),
+            });
+        }
+        let opts = RunOptions {
+            check_invariants: true,
+            feature_overrides: vec![
+                ("NEXT_BUDDY_EEVDF".to_string(), true),
+                ("NEXT_BUDDY".to_string(), true),
+            ],
+            ..RunOptions::default()
+        };
+        let r = Sim::run(&sc, &opts).expect("invariants hold").report;
+        let m = task(&r, "messenger");
+        println!("sync={sync}: messenger preempted {} times", m.preempted);
+        switches.push(m.preempted);
+    }
+    assert!(switches[1] < switches[0], "{switches:?}");
+}

@@ -131,6 +131,26 @@ fn bad_cases() -> Vec<(&'static str, String, &'static str)> {
             "count",
         ),
         (
+            "messenger waking a hog",
+            format!("duration_ms = 10\n{task}[[task]]\nname = \"m\"\nbehaviour = {{ kind = \"messenger\", run_us = 5, wakes = \"a\" }}\n"),
+            "worker",
+        ),
+        (
+            "messenger waking nobody",
+            "duration_ms = 10\n[[task]]\nname = \"m\"\nbehaviour = { kind = \"messenger\", run_us = 5, wakes = \"w\" }\n".into(),
+            "worker",
+        ),
+        (
+            "two messengers",
+            "duration_ms = 10\n[[task]]\nname = \"w\"\nbehaviour = { kind = \"worker\", run = { dist = \"fixed\", us = 5 } }\n[[task]]\nname = \"m\"\ncount = 2\nbehaviour = { kind = \"messenger\", run_us = 5, wakes = \"w\" }\n".into(),
+            "count",
+        ),
+        (
+            "migration cost too long",
+            format!("duration_ms = 10\nmigration_cost_us = 2000000\n{task}"),
+            "migration_cost_us",
+        ),
+        (
             "feature change after the end",
             format!("duration_ms = 10\n{task}[[feature_change]]\nat_ms = 10\nset = {{ ELIGIBLE = false }}\n"),
             "at_ms",
