@@ -5,9 +5,10 @@
 //! Like lib/rbtree_test.c's `check_augmented()` it recomputes every node's augmented value
 //! from its children and compares it with the stored one. It also checks the tree order,
 //! the parent links, the red-black properties, the cached leftmost node, and the sums
-//! `Σ w·key`, `Σ w`, `Σ r` and the queued count, recomputed from scratch; that a runnable
-//! current's slice protection does not reach past its deadline; and that a next buddy is a
-//! queued, not delayed entity of this runqueue (current or in the tree).
+//! `Σ w·key`, `Σ w`, `Σ r` and the queued count, recomputed from scratch; and that a next
+//! buddy is a queued, not delayed entity of this runqueue (current or in the tree). (Slice
+//! protection needs no invariant: `ops::protect_slice` reads a window past the deadline as
+//! ended.)
 //!
 //! It does not allocate and does not recurse (it walks with parent links), so a kernel
 //! KUnit test can run it too. Cost O(n log n).
@@ -16,7 +17,7 @@ use core::fmt;
 
 use super::math::entity_key;
 use super::tree::{Entity, Runqueue};
-use super::vtime::{vruntime_after, vruntime_before, vruntime_min};
+use super::vtime::{vruntime_before, vruntime_min};
 
 /// What [`check_invariants`] found wrong. Values are the stored and recomputed ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,17 +107,6 @@ pub enum InvariantError {
         /// Recomputed value.
         computed: u32,
     },
-    /// A runnable current's slice protection reaches past its deadline: `vruntime < vprot`
-    /// but `vprot > deadline` (see `ops::protect_slice`). Under RUN_TO_PARITY_MIN_SLICE it
-    /// would protect current beyond its request.
-    ProtectBeyondDeadline {
-        /// Current's vruntime.
-        vruntime: u64,
-        /// Current's `vprot`.
-        vprot: u64,
-        /// Current's deadline.
-        deadline: u64,
-    },
     /// The next buddy is neither current nor in the tree, or is not queued, or is delayed
     /// (fair.c clears a buddy when it dequeues it and never makes a delayed one).
     Buddy {
@@ -172,14 +162,6 @@ impl fmt::Display for InvariantError {
             AvgLoad { stored, computed } => write!(f, "avg_load {stored}, recomputed {computed}"),
             SumSlice { stored, computed } => write!(f, "sum_slice {stored}, recomputed {computed}"),
             NrQueued { stored, computed } => write!(f, "nr_queued {stored}, recomputed {computed}"),
-            ProtectBeyondDeadline {
-                vruntime,
-                vprot,
-                deadline,
-            } => write!(
-                f,
-                "current protected past its deadline: v {vruntime}, vprot {vprot}, d {deadline}"
-            ),
             Buddy {
                 on_this_rq,
                 on_rq,
@@ -213,7 +195,6 @@ impl InvariantError {
             AvgLoad { .. } => "sum_w",
             SumSlice { .. } => "sum_slice",
             NrQueued { .. } => "nr_queued",
-            ProtectBeyondDeadline { .. } => "protect_beyond_deadline",
             Buddy { .. } => "buddy",
         }
     }
@@ -373,18 +354,6 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
             stored: rq.nr_queued(),
             computed: queued,
         });
-    }
-    // The slice protection's window ends by the deadline, under either reading of it:
-    // 6.12's stash is the deadline itself, 6.17's window never longer than the request.
-    if let Some(c) = curr.filter(|c| c.on_rq()) {
-        let (v, p, d) = (c.vruntime(), c.vprot(), c.deadline());
-        if vruntime_before(v, p) && vruntime_after(p, d) {
-            return Err(InvariantError::ProtectBeyondDeadline {
-                vruntime: v,
-                vprot: p,
-                deadline: d,
-            });
-        }
     }
     if let Some(b) = buddy {
         if !buddy_found || !b.on_rq() || b.sched_delayed() {

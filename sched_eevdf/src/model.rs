@@ -33,8 +33,8 @@ use super::load::LoadWeight;
 use super::ops::{
     __dequeue_entity, __enqueue_entity, dequeue_start, entity_eligible, flags, pick_eevdf,
     place_curr_entity, place_entity, requeue_delayed, reweight_entity, set_protect_slice,
-    update_curr_resched, update_deadline, wakeup_preempt, wakeup_preempt_buddy, EnqueueFlags,
-    Wake, WakeFlags,
+    update_curr_resched, update_deadline, wakeup_preempt, wakeup_preempt_buddy, EnqueueFlags, Wake,
+    WakeFlags,
 };
 use super::tree::{Entity, Runqueue};
 

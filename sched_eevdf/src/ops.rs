@@ -306,26 +306,26 @@ pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
 /// - RUN_TO_PARITY_MIN_SLICE (6.17): `vprot` is the virtual time at which the protection
 ///   ends, `v < vprot` (wrap-safe).
 ///
-/// Both readings rest on one invariant, which [`check_invariants`] checks
-/// (`ProtectBeyondDeadline`): a runnable current with `v < vprot` has `vprot <=
-/// deadline`. A window never outlasts the request, whichever way the flag is read, so a
-/// toggle in the middle of a window is sound in both directions: a 6.12 stash reads as
-/// protected until the deadline (what 6.12 gave it), a 6.17 window shorter than the
-/// request as unprotected under 6.12's test, and an ended window as ended under both
-/// ([`cancel_protect_slice`]).
-///
-/// [`check_invariants`]: super::check_invariants
+/// 6.17's reading is guarded, `v < vprot <= d`: a window never outlasts the request,
+/// whichever way the flag is read, so a toggle in the middle of a window is sound in both
+/// directions. A 6.12 stash reads as protected until the deadline (what 6.12 gave it); a
+/// stash left past a deadline that a reweight moved back, or 6.12's cancel value
+/// `d + 1`, reads as ended; a 6.17 window shorter than the request reads as unprotected
+/// under 6.12's test, and an ended window as ended under both ([`cancel_protect_slice`]).
+/// With the new flags off `vprot` takes exactly the values 6.12's stash takes (the
+/// deadline at the pick, `d + 1` at a cancel, untouched by a reweight), so that 6.12's
+/// decisions, coincidences of a later deadline with a stale stash included, are kept.
 #[inline(always)]
 pub fn protect_slice<S: Entity>(se: S, features: Features) -> bool {
     if features.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
-        vruntime_before(se.vruntime(), se.vprot())
+        vruntime_before(se.vruntime(), se.vprot()) && !vruntime_after(se.vprot(), se.deadline())
     } else {
         se.vprot() == se.deadline()
     }
 }
 
-/// The `vprot` of an ended window: unprotected under both readings of
-/// [`protect_slice`], and not past the deadline:
+/// The `vprot` of a window that RUN_TO_PARITY_MIN_SLICE ends: unprotected under both
+/// readings of [`protect_slice`], and not past the deadline:
 ///
 /// ```text
 ///   vprot' = min(v, d - 1)                  (wrap-safe)
@@ -333,27 +333,39 @@ pub fn protect_slice<S: Entity>(se: S, features: Features) -> bool {
 ///   vprot' <= d - 1     =>  vprot' != d      (6.12's test)
 /// ```
 ///
-/// 6.12 cancels to `deadline + 1`, which 6.17's test reads as protected; 6.17 cancels to
-/// `vruntime`, which 6.12's test reads as protected when `v == d` (no `update_curr()`
-/// since the deadline was reached). Where `v < d`, which `update_curr()` leaves, this is
-/// 6.17's value.
+/// 6.17 cancels to `vruntime`, which 6.12's test reads as protected when `v == d` (no
+/// `update_curr()` since the deadline was reached). Where `v < d`, which `update_curr()`
+/// leaves, this is 6.17's value.
 #[inline]
 fn ended_vprot<S: Entity>(se: S) -> u64 {
     vruntime_min(se.vruntime(), se.deadline().wrapping_sub(1))
 }
 
+/// Whether slice protection is 6.12's: neither RUN_TO_PARITY_MIN_SLICE nor
+/// PROTECT_AT_PICK. `vprot` then takes exactly the values of 6.12's stash.
+#[inline(always)]
+fn protect_6_12(features: Features) -> bool {
+    !features.contains(Features::RUN_TO_PARITY_MIN_SLICE)
+        && !features.contains(Features::PROTECT_AT_PICK)
+}
+
 /// `cancel_protect_slice()`: current loses what is left of its protected window
-/// (PREEMPT_SHORT's wakee preempts; the kernel's idle-policy rule).
+/// (PREEMPT_SHORT's wakee preempts; the kernel's idle-policy rule). 6.12's value,
+/// `deadline + 1`, with 6.12's protection ([`protect_6_12`]); [`ended_vprot`] otherwise.
 #[inline]
 pub fn cancel_protect_slice<S: Entity>(se: S, features: Features) {
     if protect_slice(se, features) {
-        se.set_vprot(ended_vprot(se));
+        if protect_6_12(features) {
+            se.set_vprot(se.deadline().wrapping_add(1));
+        } else {
+            se.set_vprot(ended_vprot(se));
+        }
     }
 }
 
 /// Ends a window that reaches past the deadline: a reweight or a sched_change of current
-/// can move the deadline before the window's end; [`protect_slice`]'s invariant does not
-/// let it protect beyond the request.
+/// can move the deadline before the window's end. [`protect_slice`] already reads such a
+/// window as ended; ending it keeps a later, renewed deadline from bringing it back.
 #[inline]
 fn protect_within_deadline<S: Entity>(se: S) {
     if vruntime_before(se.vruntime(), se.vprot()) && vruntime_after(se.vprot(), se.deadline()) {
@@ -827,7 +839,9 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
 /// [`place_entity`] of current: dequeued while it ran and queued again before it was put
 /// (woken while its CPU balanced a newidle runqueue; a group entity). Its slice
 /// protection ends: in 6.12 the dequeue overwrote the stash with the lag it saved, and
-/// a window would be read against the new vruntime and deadline. Returns the lag applied.
+/// a window would be read against the new vruntime and deadline. With 6.12's protection
+/// ([`protect_6_12`]) `vprot` becomes that saved lag, as 6.12's stash does; otherwise an
+/// ended window. Returns the lag applied.
 #[inline]
 pub fn place_curr_entity<R: Runqueue>(
     rq: &mut R,
@@ -836,7 +850,11 @@ pub fn place_curr_entity<R: Runqueue>(
     cfg: Config,
 ) -> i64 {
     let lag = place_entity(rq, se, flags, cfg);
-    se.set_vprot(ended_vprot(se));
+    if protect_6_12(cfg.features) {
+        se.set_vprot(se.vlag() as u64);
+    } else {
+        se.set_vprot(ended_vprot(se));
+    }
     lag
 }
 
@@ -1265,8 +1283,9 @@ fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
 /// ```
 ///
 /// (the `min`: two truncating divisions may put `vprot'` one past `d'`). Without it, 6.12's
-/// stash no longer matches the new deadline, so its protection ends as in 6.12, and a
-/// 6.17 window stays where it was, ended if the deadline moved before it. Bound:
+/// stash no longer matches the new deadline, so its protection ends as in 6.12 (the stash
+/// stays, as 6.12's does), and a 6.17 window stays where it was, ended if the deadline
+/// moved before it. Bound:
 /// `(vprot - v) * w <= (d - v) * w`, the deadline's product.
 #[inline]
 fn reweight_protect<S: Entity>(se: S, window: Option<i64>, weight: u64, cfg: Config) {
@@ -1280,7 +1299,10 @@ fn reweight_protect<S: Entity>(se: S, window: Option<i64>, weight: u64, cfg: Con
             se.set_vprot(se.deadline());
         }
     }
-    protect_within_deadline(se);
+    // 6.12 leaves its stash where it was.
+    if !protect_6_12(cfg.features) {
+        protect_within_deadline(se);
+    }
 }
 
 /// `reweight_entity()`: change an entity's weight (nice or group share).

@@ -262,11 +262,13 @@ fn preempts_short<R: Runqueue>(
     short: bool,
     buddy: Option<R::Se>,
 ) -> bool {
-    let cancel = short && (features.contains(Features::RUN_TO_PARITY_MIN_SLICE) || {
-        let lag = Lag::new(rq, features);
-        lag.eligible(pse.vruntime())
-            && (vruntime_before(pse.deadline(), curr.deadline()) || !lag.eligible(curr.vruntime()))
-    });
+    let cancel = short
+        && (features.contains(Features::RUN_TO_PARITY_MIN_SLICE) || {
+            let lag = Lag::new(rq, features);
+            lag.eligible(pse.vruntime())
+                && (vruntime_before(pse.deadline(), curr.deadline())
+                    || !lag.eligible(curr.vruntime()))
+        });
     pick_scan(rq, features, cancel, buddy) == Some(pse)
 }
 

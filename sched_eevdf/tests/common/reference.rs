@@ -184,11 +184,12 @@ impl RefRq {
         s >= 0
     }
 
-    /// Protected: 6.17 while `v < vprot`, 6.12 while the stash `vprot == deadline` holds.
+    /// Protected: 6.17 while `v < vprot <= d`, 6.12 while the stash `vprot == deadline`
+    /// holds.
     fn protect_slice(&self, i: usize, cfg: Config) -> bool {
         let e = &self.ents[i];
         if cfg.features.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
-            return vdelta(e.vruntime, e.vprot) < 0;
+            return vdelta(e.vruntime, e.vprot) < 0 && vdelta(e.vprot, e.deadline) <= 0;
         }
         let p = e.vprot == e.deadline;
         if self.legacy {
@@ -208,6 +209,11 @@ impl RefRq {
             && self.protect_slice(c, cfg)
     }
 
+    /// 6.12's protection: neither of the new protection flags.
+    fn protect_6_12(cfg: Config) -> bool {
+        !NEW_PROTECTION.iter().any(|&f| cfg.features.contains(f))
+    }
+
     /// An ended window: min(v, d - 1), wrap-safe.
     fn ended(&self, i: usize) -> u64 {
         let e = &self.ents[i];
@@ -221,8 +227,12 @@ impl RefRq {
 
     fn cancel(&mut self, i: usize, cfg: Config) {
         if self.protect_slice(i, cfg) {
-            self.ents[i].vprot = self.ended(i);
             let d = self.ents[i].deadline;
+            self.ents[i].vprot = if Self::protect_6_12(cfg) {
+                d.wrapping_add(1)
+            } else {
+                self.ended(i)
+            };
             self.ents[i].stash = d.wrapping_add(1) as i64;
         }
     }
@@ -476,8 +486,13 @@ impl RefRq {
         if self.curr != Some(i) {
             self.tree_insert(i);
         } else {
-            // Current placed again: its window ends (6.12's stash is the saved lag now).
-            self.ents[i].vprot = self.ended(i);
+            // Current placed again: its window ends (6.12's stash is the saved lag now,
+            // which is what `vprot` holds without RUN_TO_PARITY_MIN_SLICE).
+            self.ents[i].vprot = if Self::protect_6_12(cfg) {
+                self.ents[i].vlag as u64
+            } else {
+                self.ended(i)
+            };
         }
         self.ents[i].on_rq = true;
     }
@@ -779,7 +794,10 @@ impl RefRq {
                     Some(_) => self.ents[i].vprot = e.deadline,
                     None => {}
                 }
-                self.within_deadline(i);
+                // 6.12 leaves its stash where it was.
+                if !Self::protect_6_12(cfg) {
+                    self.within_deadline(i);
+                }
             }
         } else {
             let vlag = (self.ents[i].vlag as i128 * old / new) as i64;
