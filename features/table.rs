@@ -8,10 +8,11 @@
 //! kernel's `__SCHED_FEAT_*` numbers, the flag's position in features.h as patches 0002
 //! and 0007 extend it (ELIGIBLE and BIAS_ELIGIBLE right after PREEMPT_SHORT, bits 5 and 6,
 //! then upstream's post-6.12 changes, bits 7 to 10, all before the first flag whose
-//! presence depends on the configuration; the flags the core does not read, NEXT_BUDDY
-//! to CACHE_HOT_BUDDY, are bits 11 to 13), so the kernel's feature word is the core's
-//! with the other flags masked off. The table has 34 flags, so patch 0007 makes the
-//! kernel's word an `unsigned long`.
+//! presence depends on the configuration; 6.12's own NEXT_BUDDY and PICK_BUDDY, bits 11
+//! and 12, which the core reads for NEXT_BUDDY_EEVDF only; CACHE_HOT_BUDDY, bit 13, is
+//! not a row), so the kernel's feature word is the core's with the other flags masked
+//! off. features.h has 34 flags, so patch 0007 makes the kernel's word an `unsigned
+//! long`.
 //!
 //! `eevdf_feature_table!(m)` expands to `m! { $(#[doc = "..."])* (NAME, bit, default), ... }`.
 //! The views generated from it:
@@ -61,14 +62,25 @@ macro_rules! eevdf_feature_table {
             /// Default off.
             (LAG_CLAMP_MAX_SLICE, 8, false),
             /// Added by patch 0007, upstream 6.19 ("sched/fair: Reimplement NEXT_BUDDY to
-            /// align with EEVDF goals"). With NEXT_BUDDY: a wakee becomes the next buddy
-            /// unless the buddy's deadline is earlier, and an eligible buddy is picked
-            /// before slice protection. Default off.
+            /// align with EEVDF goals", after "Revert force wakeup preemption"). The wakeup
+            /// of a forked or delayed task never preempts; a shorter-slice wakee
+            /// (PREEMPT_SHORT) skips the buddy; with NEXT_BUDDY the wakee becomes the next
+            /// buddy unless the buddy's deadline is earlier, and a WF_SYNC wakeup that made
+            /// it the buddy preempts only by the preempt_sync() rule; with PICK_BUDDY the
+            /// pick itself returns an eligible buddy, before slice protection. Default off.
             (NEXT_BUDDY_EEVDF, 9, false),
             /// Added by patch 0007, upstream 7.0 ("sched/fair: Only set slice protection at
             /// pick time"). A sched_change (setattr, renice) of current keeps its protected
             /// window, scaled by a reweight, instead of setting it again. Default off.
             (PROTECT_AT_PICK, 10, false),
+            /// 6.12's: make a woken task the next buddy (cfs_rq->next), which the pick
+            /// prefers while it is eligible. The core reads it with NEXT_BUDDY_EEVDF only;
+            /// without it fair.c sets the buddy itself, as 6.12. Default off.
+            (NEXT_BUDDY, 11, false),
+            /// 6.12's: pick an eligible next buddy before EEVDF's pick. The core reads it
+            /// with NEXT_BUDDY_EEVDF only, inside its pick; without it fair.c's
+            /// pick_next_entity() tests it, as 6.12. Default on.
+            (PICK_BUDDY, 12, true),
             /// Keep a sleeping but ineligible task queued until it is picked (it burns off
             /// its negative lag) or woken. Default on.
             (DELAY_DEQUEUE, 14, true),

@@ -32,7 +32,8 @@
 use crate::fair::{config, with_config, CfsRq, Live, Se};
 use crate::rq::with_locked;
 use crate::sched_eevdf::{
-    self as core_, EnqueueFlags, LoadWeight, PickReason, Timeline, WakeupPreempt,
+    self as core_, Config, EnqueueFlags, Entity, Features, LoadWeight, PickReason, Timeline,
+    Wake, WakeFlags, WakeupAction, WakeupPreempt,
 };
 use crate::stats::{self, Stat};
 use crate::verify;
@@ -103,8 +104,11 @@ macro_rules! entity_arg {
     };
 }
 
-// The core reads ENQUEUE_INITIAL with fair.c's value.
+// The core reads ENQUEUE_INITIAL and the WF_* flags with fair.c's values.
 const _: () = assert!(EnqueueFlags::INITIAL.0 == bindings::ENQUEUE_INITIAL);
+const _: () = assert!(WakeFlags::FORK.0 == bindings::WF_FORK);
+const _: () = assert!(WakeFlags::SYNC.0 == bindings::WF_SYNC);
+const _: () = assert!(WakeFlags::RQ_SELECTED.0 == bindings::WF_RQ_SELECTED);
 
 entry_points! {
     /// `avg_vruntime()`.
@@ -154,9 +158,17 @@ entry_points! {
         se.map_or(ptr::null_mut(), Se::as_ptr)
     }
 
-    /// `place_entity()` (current, which stays out of the timeline).
+    /// `place_entity()` of current, which stays out of the timeline; its slice protection
+    /// ends.
     fn sched_eevdf_place_entity(rq, se; flags: c_int) {
-        place(rq, se, flags);
+        let flags = EnqueueFlags(flags as u32);
+        let lag = with_config!(
+            cfg,
+            (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
+                core_::place_curr_entity(rq, se, flags, cfg)
+            }
+        );
+        count_place(rq, lag, flags);
     }
 
     /// `place_entity()` then `__enqueue_entity()`: `enqueue_entity()` of an entity that is
@@ -235,9 +247,81 @@ entry_points! {
         })
     }
 
+    /// The wakeup-preemption decision of `check_preempt_wakeup_fair()` with
+    /// NEXT_BUDDY_EEVDF (upstream 6.19's), for `pse`, already enqueued, against
+    /// `cfs_rq->curr`: the wakeup's `WF_*` flags, whether `pse` is idle (`se_is_idle()`:
+    /// `set_next_buddy()` marks nothing then), the waker's runtime as `preempt_sync()`
+    /// measures it (`rq_clock_task() - se->exec_start`, at least 0) and
+    /// `sysctl_sched_migration_cost`. Returns the bits `SCHED_EEVDF_WAKEUP_PREEMPT`
+    /// (reschedule current) and `SCHED_EEVDF_WAKEUP_BUDDY` (call `set_next_buddy(pse)`,
+    /// for the levels above: this `cfs_rq`'s buddy is set already).
+    ///
+    /// Requires: current's runtime accounted (`update_curr()`).
+    fn sched_eevdf_wakeup_preempt_buddy(
+        rq, pse; wake_flags: c_int, wakee_idle: bool, waker_ran_ns: u64, migration_cost_ns: u64
+    ) -> c_int {
+        let read = WakeFlags::FORK | WakeFlags::SYNC | WakeFlags::RQ_SELECTED;
+        let wake = Wake {
+            flags: WakeFlags(wake_flags as u32 & read.0),
+            wakee_idle,
+            waker_ran_ns,
+            migration_cost_ns,
+        };
+        // Never the default feature set (the flag is off there): no specialised copy.
+        let cfg = config();
+        let want = verify::wakeup_buddy_before(rq, pse, wake, cfg.features);
+        let act = core_::wakeup_preempt_buddy(rq, pse, wake, cfg);
+        verify::wakeup_buddy_after(rq, want, (act.preempt, act.set_buddy));
+        if stats::counting() {
+            wakeup_buddy_counted(rq, pse, act, cfg);
+        }
+        let mut bits = 0;
+        if act.preempt {
+            bits |= bindings::SCHED_EEVDF_WAKEUP_PREEMPT;
+        }
+        if act.set_buddy {
+            bits |= bindings::SCHED_EEVDF_WAKEUP_BUDDY;
+        }
+        bits as c_int
+    }
+
     /// A group entity takes its queue's minimum slice, possibly while queued.
     fn sched_eevdf_set_slice(rq, se; slice: u64) {
         core_::set_queued_slice(rq, se, slice);
+    }
+
+    /// `set_protect_slice()` of `set_next_entity()` when the core decides it:
+    /// RUN_TO_PARITY_MIN_SLICE's window, or PROTECT_AT_PICK's sched_change (`!first`), which
+    /// keeps the window `se` had.
+    ///
+    /// Requires: `se` out of the timeline and not yet current.
+    fn sched_eevdf_set_protect_slice(rq, se; first: bool) {
+        let kept = core_::set_protect_slice(rq, se, first, config());
+        if kept && stats::counting() {
+            rq.count(Stat::ProtectRestored);
+        }
+    }
+
+    /// `cancel_protect_slice()`: check_preempt_wakeup_fair() does not let an idle-policy
+    /// current keep its slice protection against a non-idle wakee.
+    fn sched_eevdf_cancel_protect_slice(rq, se) {
+        let _ = rq;
+        core_::cancel_protect_slice(se, config().features);
+    }
+
+    /// `update_curr()`'s reason to reschedule current `se` besides a used-up request, which
+    /// fair.c asks the core with RUN_TO_PARITY_MIN_SLICE: its protected window has ended.
+    fn sched_eevdf_update_curr_resched(rq, se) -> bool {
+        let cfg = config();
+        let resched = core_::update_curr_resched(rq, se, cfg);
+        if resched
+            && stats::counting()
+            && cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE)
+            && core_::entity_eligible(rq, se, cfg)
+        {
+            rq.count(Stat::ProtectExpired);
+        }
+        resched
     }
 }
 
@@ -250,12 +334,13 @@ fn pick_counted(rq: &CfsRq<'_>) -> *mut bindings::sched_entity {
     let se = core_::pick_eevdf(rq, cfg);
     let why = core_::pick_reason(rq, se, cfg);
     verify::pick(rq, se, cfg.features);
-    // One increment a pick: `picks` is summed from the three when the file is read.
+    // One increment a pick: `picks` is summed from the four when the file is read.
     match why {
         PickReason::Idle => {}
         PickReason::Only | PickReason::Earliest => rq.count(Stat::Picks),
         PickReason::Parity => rq.count(Stat::PicksParity),
         PickReason::EarliestIneligible => rq.count(Stat::PicksIneligibleEarliest),
+        PickReason::Buddy => rq.count(Stat::PicksBuddy),
     }
     se.map_or(ptr::null_mut(), Se::as_ptr)
 }
@@ -267,6 +352,12 @@ fn place<'rq>(rq: &mut CfsRq<'rq>, se: Se<'rq>, flags: c_int) {
     let lag = with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
         core_::place_entity(rq, se, flags, cfg)
     });
+    count_place(rq, lag, flags);
+}
+
+/// Counts a placement that applied `lag`.
+#[inline(always)]
+fn count_place(rq: &CfsRq<'_>, lag: i64, flags: EnqueueFlags) {
     if stats::counting() {
         if lag != 0 {
             rq.count(Stat::PlaceLag);
@@ -283,16 +374,49 @@ fn place<'rq>(rq: &mut CfsRq<'rq>, se: Se<'rq>, flags: c_int) {
 fn wakeup_counted<'rq>(rq: &mut CfsRq<'rq>, pse: Se<'rq>) -> bool {
     let cfg = config();
     let want = verify::wakeup_before(rq, pse, cfg.features);
+    let vprot = rq.curr().map(|c| c.vprot());
     let preempts = core_::wakeup_preempt(rq, pse, cfg);
     let why = core_::wakeup_reason(rq, pse, preempts, cfg);
     verify::wakeup_after(rq, want, preempts);
+    // RUN_TO_PARITY_MIN_SLICE's other decision: a short wakee shrank current's window
+    // (otherwise the wakeup writes `vprot` only to cancel it, when it preempts).
+    if !preempts
+        && cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE)
+        && rq.curr().map(|c| c.vprot()) != vprot
+    {
+        rq.count(Stat::ProtectShrunk);
+    }
     // One increment a wakeup: `wakeups` is the sum of the outcomes.
-    rq.count(match why {
+    rq.count(wakeup_stat(why));
+    preempts
+}
+
+/// The counter of a wakeup outcome.
+fn wakeup_stat(why: WakeupPreempt) -> Stat {
+    match why {
         WakeupPreempt::ShortSlice => Stat::PreemptShort,
         WakeupPreempt::CurrIneligible | WakeupPreempt::Idle => Stat::PreemptIneligible,
         WakeupPreempt::EarlierDeadline => Stat::PreemptDeadline,
         WakeupPreempt::RunToParity => Stat::WakeupParityHeld,
         WakeupPreempt::None => Stat::WakeupNoPreempt,
-    });
-    preempts
+        WakeupPreempt::Buddy => Stat::PreemptBuddy,
+        WakeupPreempt::SyncResched => Stat::WakeupSyncResched,
+        WakeupPreempt::SyncNone => Stat::WakeupSyncNone,
+        WakeupPreempt::ForkOrDelayed => Stat::WakeupForkDelayed,
+    }
+}
+
+/// [`sched_eevdf_wakeup_preempt_buddy`]'s counting: the outcome (one of the `wakeups`),
+/// and whether NEXT_BUDDY made or kept a buddy. Out of line, asked of the state the
+/// decision left.
+#[inline(never)]
+fn wakeup_buddy_counted<'rq>(rq: &CfsRq<'rq>, pse: Se<'rq>, act: WakeupAction, cfg: Config) {
+    let why = core_::wakeup_buddy_reason(rq, pse, act, cfg);
+    rq.count(wakeup_stat(why));
+    if act.set_buddy {
+        rq.count(Stat::BuddySet);
+    }
+    if act.kept_buddy {
+        rq.count(Stat::BuddyKept);
+    }
 }

@@ -132,6 +132,7 @@ impl Entity for Se<'_> {
         deadline / set_deadline: deadline as u64,
         slice / set_slice: slice as u64,
         vlag / set_vlag: vlag as i64,
+        vprot / set_vprot: vprot as u64,
         min_deadline / set_min_deadline: min_deadline as u64,
         min_slice / set_min_slice: min_slice as u64,
     }
@@ -441,6 +442,21 @@ impl<'rq> Runqueue for CfsRq<'rq> {
         // CPU's one reference to it.
         unsafe { (*self.raw()).curr = se.map_or(ptr::null_mut(), Se::as_ptr) };
     }
+
+    #[inline]
+    fn next_buddy(&self) -> Option<Se<'rq>> {
+        // SAFETY: the cfs_rq is valid and locked for `'rq` (type invariant); its `next` is
+        // null or one of its entities (fair.c's buddy bookkeeping: set to a queued entity
+        // of this cfs_rq, cleared when that entity is dequeued), protected by the same lock.
+        unsafe { Se::from_raw((*self.raw()).next) }
+    }
+
+    #[inline]
+    fn set_next_buddy(&mut self, se: Option<Se<'rq>>) {
+        // SAFETY: the cfs_rq is valid and locked (type invariant), and `&mut self` is this
+        // CPU's one reference to it.
+        unsafe { (*self.raw()).next = se.map_or(ptr::null_mut(), Se::as_ptr) };
+    }
 }
 
 /// The core's feature bits are the kernel's `__SCHED_FEAT_*` numbers (features/table.rs),
@@ -459,10 +475,28 @@ macro_rules! kernel_features {
 }
 eevdf_feature_table!(kernel_features);
 
-/// The core's [`Config`], from the `sched_feat()` bits ([`feature_bits`]) and the live
-/// `sysctl_sched_base_slice`: a debugfs write takes effect at the next call.
+/// The core's [`Config`], from the `sched_feat()` bits ([`feature_bits`]), the live
+/// `sysctl_sched_base_slice` and fair.c's `normalized_sysctl_sched_base_slice`: a debugfs
+/// write takes effect at the next call.
 #[inline]
 pub fn config() -> Config {
+    // SAFETY: a plain read of a global word; `sched_update_scaling()` (a debugfs write of
+    // the base slice) updates it with a single store, so a racing read sees the old or
+    // the new value (READ_ONCE).
+    let normalized =
+        unsafe { ptr::read_volatile(&raw const bindings::normalized_sysctl_sched_base_slice) };
+    Config {
+        normalized_base_slice_ns: u64::from(normalized),
+        ..config_hot()
+    }
+}
+
+/// [`config()`] for `with_config!`'s default feature set, whose copy never reads
+/// `normalized_base_slice_ns` (only RUN_TO_PARITY_MIN_SLICE and the `lag_error` bound read
+/// it, both without RUN_TO_PARITY): the base slice stands in for it, and the hot entry
+/// points load two words, not three.
+#[inline]
+pub fn config_hot() -> Config {
     let bits = feature_bits();
     // SAFETY: a plain read of a global word; debugfs and `update_sysctl()` update it
     // with single stores, so a racing read sees the old or the new value (READ_ONCE).
@@ -471,8 +505,15 @@ pub fn config() -> Config {
         features: Features::from_bits_truncate(bits),
         base_slice_ns: u64::from(base),
         tick_nsec: bindings::SCHED_EEVDF_TICK_NSEC,
+        normalized_base_slice_ns: u64::from(base),
     }
 }
+
+// `config_hot()`'s stand-in is never read by the default feature set.
+const _: () = assert!(
+    Features::DEFAULT.contains(Features::RUN_TO_PARITY)
+        && !Features::DEFAULT.contains(Features::RUN_TO_PARITY_MIN_SLICE)
+);
 
 /// The live `sched_feat()` word: with SCHED_DEBUG, `sysctl_sched_features` is the word
 /// that /sys/kernel/debug/sched/features writes.
@@ -519,7 +560,7 @@ const _: () = assert!(
 /// it); the guest tests toggle features, which runs the other copy.
 macro_rules! with_config {
     ($cfg:ident, ($($a:ident: $t:ty),*) -> $ret:ty => $body:expr) => {{
-        let cfg = $crate::fair::config();
+        let cfg = $crate::fair::config_hot();
         if cfg.features == $crate::sched_eevdf::Features::DEFAULT {
             let $cfg = $crate::sched_eevdf::Config {
                 features: $crate::sched_eevdf::Features::DEFAULT,
@@ -544,16 +585,34 @@ pub(crate) use with_config;
 #[derive(Clone, Copy)]
 pub(crate) struct Live;
 
-impl Context<CfsRq<'_>> for Live {
+impl<'rq> Context<CfsRq<'rq>> for Live {
     #[inline]
     fn config(self) -> Config {
         config()
     }
 
     #[inline(always)]
-    fn lag_clamped(self, rq: &CfsRq<'_>) {
+    fn lag_clamped(self, rq: &CfsRq<'rq>) {
         if stats::counting() {
             rq.count(Stat::LagClamped);
         }
+    }
+
+    #[inline(always)]
+    fn lag_saved(self, rq: &CfsRq<'rq>, se: Se<'rq>) {
+        if stats::counting() {
+            lag_saved_counted(rq, se);
+        }
+    }
+}
+
+/// [`Live::lag_saved`] while counting: Vincent Guittot's lag error of the lag a dequeue
+/// saved, before the clamp, against `V` (`se` still counted in it, as when it was saved).
+/// Out of line: a division for `V`, on a counting path.
+#[inline(never)]
+fn lag_saved_counted<'rq>(rq: &CfsRq<'rq>, se: Se<'rq>) {
+    let v = core_::avg_vruntime_peek(rq);
+    if core_::lag_error(core_::vtime::vdelta(v, se.vruntime()), se, config()) {
+        rq.count(Stat::LagError);
     }
 }

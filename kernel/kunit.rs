@@ -121,6 +121,49 @@ fn check_pick<R: crate::sched_eevdf::Runqueue>(
     true
 }
 
+/// The model's `check_preempt_wakeup_fair()` for the enqueued `se`, with random `WF_*`
+/// flags (and sometimes a migration cost of 0, which lets `preempt_sync()` preempt), must
+/// decide as the core's O(n) reference. `None` when it does not (and `t` says so).
+fn wakeup<R: crate::sched_eevdf::Runqueue>(
+    t: &mut Test,
+    rq: &mut R,
+    se: R::Se,
+    initial: bool,
+    rng: &mut Rng,
+    cfg: crate::sched_eevdf::Config,
+    step: u32,
+) -> Option<bool> {
+    use crate::sched_eevdf::{check_preempt_wakeup_fair, reference, Features, Wake, WakeFlags};
+    let mut flags = WakeFlags::NONE;
+    if initial {
+        flags = flags | WakeFlags::FORK;
+    }
+    if rng.below(2) == 0 {
+        flags = flags | WakeFlags::SYNC;
+    }
+    let wake = Wake {
+        flags,
+        wakee_idle: false,
+        waker_ran_ns: 0,
+        migration_cost_ns: if rng.below(4) == 0 { 0 } else { 500_000 },
+    };
+    // The reference reads the state before the decision; 6.12's NEXT_BUDDY (without
+    // NEXT_BUDDY_EEVDF) marks the buddy first, which its decision ignores.
+    let want = if cfg.features.contains(Features::NEXT_BUDDY_EEVDF) {
+        reference::wakeup_preempt_buddy(rq, se, wake, cfg.features).0
+    } else {
+        reference::wakeup_preempt(rq, se, cfg.features)
+    };
+    let got = check_preempt_wakeup_fair(rq, se, wake, false, cfg);
+    if got != want {
+        t.fail(format_args!(
+            "step {step}: wakeup preempt={got}, the O(n) reference {want}"
+        ));
+        return None;
+    }
+    Some(got)
+}
+
 /// What [`mixed_workload`] did.
 pub struct WorkloadCounts {
     /// Enqueues.
@@ -129,44 +172,71 @@ pub struct WorkloadCounts {
     pub deq: u32,
     /// Reweights.
     pub rew: u32,
+    /// sched_changes: setattr of the slice, renice.
+    pub changes: u32,
     /// Picks that chose an entity to run.
     pub picks: u32,
+    /// Wakeups that preempted current.
+    pub preempts: u32,
+    /// Picks of the next buddy (`cfs_rq->next`).
+    pub buddy_picks: u32,
 }
 
-/// A seeded mixed workload of enqueue, dequeue, reweight, run-and-pick on `rq`
-/// over the entities `ses`, with the invariant checker after every mutation and
-/// each pick checked against the O(n) reference. `None` when a check failed (and
-/// `t` says which).
+/// A seeded mixed workload of enqueue (a wakeup: its preemption decision too, with random
+/// `WF_*` flags), dequeue, reweight, sched_change (setattr of the slice, renice),
+/// run-and-pick on `rq` over the entities `ses`, with the invariant checker after every
+/// mutation, each pick and each wakeup decision checked against the O(n) reference, and
+/// the flags of `toggles` flipped every 97 steps. `None` when a check failed (and `t` says
+/// which).
 pub fn mixed_workload<R: crate::sched_eevdf::Runqueue>(
     t: &mut Test,
     rq: &mut R,
     ses: &[R::Se],
     rng: &mut Rng,
-    cfg: crate::sched_eevdf::Config,
+    mut cfg: crate::sched_eevdf::Config,
+    toggles: crate::sched_eevdf::Features,
     steps: u32,
 ) -> Option<WorkloadCounts> {
     use crate::sched_eevdf::{
-        dequeue_entity, enqueue_entity, reweight_entity, schedule, update_curr, DequeueFlags,
-        EnqueueFlags, Entity, Pick,
+        dequeue_entity, enqueue_entity, renice, reweight_entity, sched_setattr_slice, schedule,
+        update_curr, DequeueFlags, EnqueueFlags, Entity, Features, Pick,
     };
     let mut n = WorkloadCounts {
         enq: 0,
         deq: 0,
         rew: 0,
+        changes: 0,
         picks: 0,
+        preempts: 0,
+        buddy_picks: 0,
     };
     for step in 0..steps {
+        if step % 97 == 96 {
+            for info in Features::TABLE {
+                if toggles.contains(info.flag) {
+                    cfg.features = cfg
+                        .features
+                        .with(info.flag, !cfg.features.contains(info.flag));
+                }
+            }
+        }
         let &se = ses.get(rng.below(ses.len() as u64) as usize)?;
-        let ok = match rng.below(8) {
+        let ok = match rng.below(10) {
             0 | 1 if !se.on_rq() => {
-                let flags = if (step as usize) < ses.len() {
+                let initial = (step as usize) < ses.len();
+                let flags = if initial {
                     EnqueueFlags::INITIAL
                 } else {
                     EnqueueFlags::WAKEUP
                 };
+                update_curr(rq, rng.below(200_000), cfg);
                 enqueue_entity(rq, se, flags, cfg);
                 n.enq += 1;
-                check(t, rq, step, "enqueue")
+                check(t, rq, step, "enqueue") && {
+                    let preempt = wakeup(t, rq, se, initial, rng, cfg, step)?;
+                    n.preempts += u32::from(preempt);
+                    check(t, rq, step, "wakeup")
+                }
             }
             2 if se.on_rq() && rq.curr() != Some(se) => {
                 dequeue_entity(rq, se, DequeueFlags::SLEEP, cfg);
@@ -178,11 +248,22 @@ pub fn mixed_workload<R: crate::sched_eevdf::Runqueue>(
                 n.rew += 1;
                 check(t, rq, step, "reweight")
             }
+            4 => {
+                // A slice of 0.1 to 6.4 ms (or the base slice), or a new nice level.
+                match rng.below(3) {
+                    0 => renice(rq, se, weight(rng), cfg),
+                    _ => sched_setattr_slice(rq, se, rng.below(64) * 100_000, cfg),
+                }
+                n.changes += 1;
+                check(t, rq, step, "sched_change")
+            }
             _ => {
                 update_curr(rq, 100_000 + rng.below(3_000_000), cfg);
                 check_pick(t, rq, cfg, step) && {
-                    if let Pick::Run(_) = schedule(rq, cfg) {
+                    let next = rq.next_buddy();
+                    if let Pick::Run(se) = schedule(rq, cfg) {
                         n.picks += 1;
+                        n.buddy_picks += u32::from(next == Some(se));
                     }
                     check(t, rq, step, "schedule")
                 }

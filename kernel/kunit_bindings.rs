@@ -4,9 +4,12 @@
 //! the real bindings, on a private `struct cfs_rq` and private
 //! `struct sched_entity`s (static, zero-initialised, never seen by the
 //! scheduler), over the kernel's augmented rbtree (lib/rbtree.c through the
-//! helpers). A seeded mixed workload of enqueue, dequeue, pick (schedule) and
-//! reweight runs the core's invariant checker after every step, and checks each
-//! pick against the core's O(n) reference scan.
+//! helpers). A seeded mixed workload of enqueue and wakeup preemption, dequeue,
+//! pick (schedule), reweight and sched_change runs the core's invariant checker
+//! after every step, and checks each pick and wakeup decision against the core's
+//! O(n) reference scan; with default features, with `NO_ELIGIBLE`,
+//! `BIAS_ELIGIBLE`, `RUN_TO_PARITY_MIN_SLICE`, `PROTECT_AT_PICK`, both, and the
+//! protection flags toggled every 97 steps.
 //!
 //! Registered with [`crate::kunit_suite!`]: 6.12 has no `#[kunit_tests]`, so the
 //! suite and case arrays are built as constants and placed in the
@@ -14,7 +17,7 @@
 
 use crate::fair::{CfsRq, Se};
 use crate::kunit::{mixed_workload, weight, Rng, Test};
-use crate::sched_eevdf::{Config, Entity, Runqueue};
+use crate::sched_eevdf::{Config, Entity, Features, Runqueue};
 use core::mem::MaybeUninit;
 use kernel::bindings;
 
@@ -28,7 +31,7 @@ const STEPS: u32 = 4000;
 static mut RQ: MaybeUninit<bindings::cfs_rq> = MaybeUninit::zeroed();
 static mut SES: MaybeUninit<[bindings::sched_entity; N]> = MaybeUninit::zeroed();
 
-fn workload(t: &mut Test, cfg: Config, seed: u64) {
+fn workload(t: &mut Test, cfg: Config, toggles: Features, seed: u64) {
     // SAFETY: the statics are only used by this suite, whose cases KUnit runs
     // one at a time; zeroed is a valid initial state for both C structures.
     let (raw_rq, raw_ses) = unsafe {
@@ -54,31 +57,36 @@ fn workload(t: &mut Test, cfg: Config, seed: u64) {
         se.set_load(weight(&mut rng));
         se
     });
-    if let Some(n) = mixed_workload(t, &mut *rq, &ses, &mut rng, cfg, STEPS) {
+    if let Some(n) = mixed_workload(t, &mut *rq, &ses, &mut rng, cfg, toggles, STEPS) {
         t.info(format_args!(
             concat!(
-                "{} steps on a private cfs_rq: {} enqueues, {} dequeues, {} reweights, ",
-                "{} picks, invariants held"
+                "{} steps on a private cfs_rq: {} enqueues ({} preempted), {} dequeues, ",
+                "{} reweights, {} sched_changes, {} picks ({} of the next buddy), ",
+                "invariants held"
             ),
-            STEPS, n.enq, n.deq, n.rew, n.picks
+            STEPS, n.enq, n.preempts, n.deq, n.rew, n.changes, n.picks, n.buddy_picks
         ));
+        if cfg.features.contains(Features::NEXT_BUDDY) && n.buddy_picks == 0 {
+            t.fail(format_args!("NEXT_BUDDY on, and no pick of the next buddy"));
+        }
     }
 }
 
-fn cfg_with(f: crate::sched_eevdf::Features, on: bool) -> Config {
+fn cfg_with(f: Features, on: bool) -> Config {
     let mut c = Config::DEFAULT;
     c.features = c.features.with(f, on);
     c
 }
 
 fn defaults(t: &mut Test) {
-    workload(t, Config::DEFAULT, 0x9e37_79b9_7f4a_7c15);
+    workload(t, Config::DEFAULT, Features::EMPTY, 0x9e37_79b9_7f4a_7c15);
 }
 
 fn no_eligible(t: &mut Test) {
     workload(
         t,
-        cfg_with(crate::sched_eevdf::Features::ELIGIBLE, false),
+        cfg_with(Features::ELIGIBLE, false),
+        Features::EMPTY,
         0x1234_5678_9abc_def1,
     );
 }
@@ -86,23 +94,69 @@ fn no_eligible(t: &mut Test) {
 fn bias_eligible(t: &mut Test) {
     workload(
         t,
-        cfg_with(crate::sched_eevdf::Features::BIAS_ELIGIBLE, true),
+        cfg_with(Features::BIAS_ELIGIBLE, true),
+        Features::EMPTY,
         0x0fed_cba9_8765_4321,
     );
+}
+
+fn min_slice(t: &mut Test) {
+    workload(
+        t,
+        cfg_with(Features::RUN_TO_PARITY_MIN_SLICE, true),
+        Features::EMPTY,
+        0x2545_f491_4f6c_dd1d,
+    );
+}
+
+fn protect_at_pick(t: &mut Test) {
+    workload(
+        t,
+        cfg_with(Features::PROTECT_AT_PICK, true),
+        Features::EMPTY,
+        0x5851_f42d_4c95_7f2d,
+    );
+}
+
+fn min_slice_protect_at_pick(t: &mut Test) {
+    let mut c = cfg_with(Features::RUN_TO_PARITY_MIN_SLICE, true);
+    c.features = c.features.with(Features::PROTECT_AT_PICK, true);
+    workload(t, c, Features::EMPTY, 0x1405_7b7e_f767_814f);
+}
+
+/// Both protection flags, and RUN_TO_PARITY and PREEMPT_SHORT, flipped every 97 steps,
+/// from the defaults: toggles in the middle of protected windows.
+fn protection_toggles(t: &mut Test) {
+    let toggles = Features::RUN_TO_PARITY_MIN_SLICE
+        .with(Features::PROTECT_AT_PICK, true)
+        .with(Features::RUN_TO_PARITY, true)
+        .with(Features::PREEMPT_SHORT, true);
+    workload(t, Config::DEFAULT, toggles, 0x9e6c_63d0_676a_9a99);
 }
 
 /// The live features: the kernel's sysctl word maps onto the core's table.
 fn live_features(t: &mut Test) {
     let c = crate::fair::config();
     t.info(format_args!(
-        "live features {:?}, base slice {} ns, tick {} ns",
-        c.features, c.base_slice_ns, c.tick_nsec
+        "live features {:?}, base slice {} ns ({} ns normalized), tick {} ns",
+        c.features, c.base_slice_ns, c.normalized_base_slice_ns, c.tick_nsec
     ));
-    if c.features != crate::sched_eevdf::Features::DEFAULT {
+    if c.features != Features::DEFAULT {
         t.fail(format_args!(
             "boot features differ from the table's defaults"
         ));
     }
+}
+
+/// NEXT_BUDDY_EEVDF with NEXT_BUDDY: `cfs_rq->next` read and written through the
+/// bindings, the buddy picked first, the wakeups decided as the reference decides.
+fn next_buddy(t: &mut Test) {
+    let mut c = Config::DEFAULT;
+    c.features = c
+        .features
+        .with(Features::NEXT_BUDDY_EEVDF, true)
+        .with(Features::NEXT_BUDDY, true);
+    workload(t, c, Features::RUN_TO_PARITY_MIN_SLICE, 0x5eed_b0dd_1e5e_ed01);
 }
 
 crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
@@ -110,4 +164,9 @@ crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
     c"defaults" => super::defaults,
     c"no_eligible" => super::no_eligible,
     c"bias_eligible" => super::bias_eligible,
+    c"min_slice" => super::min_slice,
+    c"protect_at_pick" => super::protect_at_pick,
+    c"min_slice_protect_at_pick" => super::min_slice_protect_at_pick,
+    c"protection_toggles" => super::protection_toggles,
+    c"next_buddy" => super::next_buddy,
 ]);

@@ -187,6 +187,7 @@ impl RqGuard {
                 stats::Stat::Picks,
                 stats::Stat::PicksParity,
                 stats::Stat::PicksIneligibleEarliest,
+                stats::Stat::PicksBuddy,
             ],
         );
         let wakeups = sum(
@@ -197,6 +198,10 @@ impl RqGuard {
                 stats::Stat::PreemptIneligible,
                 stats::Stat::PreemptDeadline,
                 stats::Stat::WakeupNoPreempt,
+                stats::Stat::PreemptBuddy,
+                stats::Stat::WakeupSyncResched,
+                stats::Stat::WakeupSyncNone,
+                stats::Stat::WakeupForkDelayed,
             ],
         );
         if let Some(p) = out.get_mut(stats::Stat::Picks as usize) {

@@ -11,8 +11,9 @@ macro_rules! eevdf_stats_table {
     ($m:ident) => {
         $m! {
             /// `pick_eevdf()` returned an entity: the total. Counted as the picks of no
-            /// other pick counter and summed with `picks_parity` and
-            /// `picks_ineligible_earliest` when read, so that each pick costs one increment.
+            /// other pick counter and summed with `picks_parity`,
+            /// `picks_ineligible_earliest` and `picks_buddy` when read, so that each pick
+            /// costs one increment.
             (Picks, "picks"),
             /// The pick was current, kept by `RUN_TO_PARITY` (eligible, slice protected).
             (PicksParity, "picks_parity"),
@@ -22,8 +23,10 @@ macro_rules! eevdf_stats_table {
             /// `min_deadline`, current's deadline).
             (PicksIneligibleEarliest, "picks_ineligible_earliest"),
             /// Wakeup-preemption decisions the core took (`check_preempt_wakeup_fair()` after
-            /// fair.c's early exits). Not counted: the file shows the sum of the five wakeup
-            /// outcomes below, computed when read.
+            /// fair.c's early exits). Not counted: the file shows the sum of the wakeup
+            /// outcomes (the five below, and with `NEXT_BUDDY_EEVDF` `preempt_buddy`,
+            /// `wakeup_sync_resched`, `wakeup_sync_none` and `wakeup_fork_delayed`),
+            /// computed when read.
             (Wakeups, "wakeups"),
             /// `RUN_TO_PARITY` kept current although the wakee was eligible and its deadline
             /// not later than current's: the deadline order asked for a switch that the
@@ -53,6 +56,47 @@ macro_rules! eevdf_stats_table {
             /// `update_entity_lag()` clamped the lag to `±calc_delta_fair(max(2 r, tick))`:
             /// V and the entity were further apart than EEVDF's bound.
             (LagClamped, "lag_clamped"),
+            /// A dequeue saved a lag that, before the clamp, was outside Vincent Guittot's
+            /// bound: `±calc_delta_fair(r + tick)`, or `±calc_delta_fair(max(r, normalized
+            /// base slice + tick))` with `NO_RUN_TO_PARITY` (his metric for
+            /// `RUN_TO_PARITY_MIN_SLICE`; counted whatever the features). Costs `V` again,
+            /// a division, per dequeue that leaves.
+            (LagError, "lag_error"),
+            /// `RUN_TO_PARITY_MIN_SLICE`: `update_curr()` asked for a resched because
+            /// current's protected window had ended while current was still eligible (6.12
+            /// would have let it run on to the end of its slice).
+            (ProtectExpired, "protect_expired"),
+            /// `RUN_TO_PARITY_MIN_SLICE`: a wakee with a shorter slice did not preempt, and
+            /// limited what was left of current's window to the smallest queued slice.
+            (ProtectShrunk, "protect_shrunk"),
+            /// `PROTECT_AT_PICK`: a sched_change (setattr, renice, a cgroup or class move)
+            /// set a running task again whose protected window had ended or been
+            /// cancelled, and kept it ended: 6.12 would have protected it anew.
+            (ProtectRestored, "protect_restored"),
+            /// `NEXT_BUDDY_EEVDF` with `PICK_BUDDY`: the pick returned the next buddy, which
+            /// was eligible, before slice protection and deadlines (a part of `picks`).
+            (PicksBuddy, "picks_buddy"),
+            /// `NEXT_BUDDY_EEVDF`: preemptions because the wakee was the eligible next buddy
+            /// (usually just made one by `NEXT_BUDDY`), which the pick returns first, through
+            /// current's slice protection.
+            (PreemptBuddy, "preempt_buddy"),
+            /// `NEXT_BUDDY_EEVDF`: a `WF_SYNC` wakeup made the wakee the buddy and
+            /// `preempt_sync()` preempted: an earlier deadline, and the waker ran for
+            /// `migration_cost_ns` (a quarter with `WF_RQ_SELECTED`). As 6.19 measures
+            /// the waker's run right after `update_curr()`, only a cost of 0 gets here.
+            (WakeupSyncResched, "wakeup_sync_resched"),
+            /// `NEXT_BUDDY_EEVDF`: a `WF_SYNC` wakeup made the wakee the buddy and did not
+            /// preempt: the wakee waits for the waker to sleep.
+            (WakeupSyncNone, "wakeup_sync_none"),
+            /// `NEXT_BUDDY_EEVDF`: the wakeup of a new task (`WF_FORK`) or of a delayed
+            /// entity, which never preempts nor makes a buddy.
+            (WakeupForkDelayed, "wakeup_fork_delayed"),
+            /// `NEXT_BUDDY_EEVDF` with `NEXT_BUDDY`: a wakee became the next buddy (not
+            /// a wakeup outcome: counted besides one).
+            (BuddySet, "buddy_set"),
+            /// `NEXT_BUDDY_EEVDF` with `NEXT_BUDDY`: a wakee did not become the buddy, as
+            /// the buddy's deadline was earlier (counted besides the wakeup's outcome).
+            (BuddyKept, "buddy_kept"),
         }
     };
 }

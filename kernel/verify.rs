@@ -7,8 +7,10 @@
 //!   of current, reweight, the requeue of a delayed entity, a group's slice change),
 //!   fair.c calls [`sched_eevdf_verify`], which runs the core's invariant checker
 //!   ([`check_invariants`]: order, red-black shape, augmented `min_deadline` and
-//!   `min_slice`, leftmost, Σw·key, Σw, Σr, the queued count) on that `cfs_rq`.
-//! - Every pick and every wakeup-preemption decision the core takes is taken again by the
+//!   `min_slice`, leftmost, Σw·key, Σw, Σr, the queued count, the next buddy) on that
+//!   `cfs_rq`.
+//! - Every pick and every wakeup-preemption decision the core takes (NEXT_BUDDY_EEVDF's
+//!   included: preempt, and whether the wakee becomes the buddy) is taken again by the
 //!   core's O(n) [`reference`], which trusts no cached value, and the two are compared.
 //!
 //! A divergence prints the invariant or decision, the call site and the runqueue
@@ -27,7 +29,10 @@ use crate::fair::CfsRq;
 use crate::rq::with_locked;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
 use crate::sched_eevdf::{check_invariants, reference, Entity, Runqueue, Timeline};
-use crate::{fair::Se, sched_eevdf::Features};
+use crate::{
+    fair::Se,
+    sched_eevdf::{Features, Wake},
+};
 
 /// The counters in `struct rq::eevdf_verify`, indexed by this enum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,9 +162,15 @@ mod on {
         ));
         let row = |tag: &str, i: u32, se: Se<'rq>| {
             log(format_args!(
-                "  {tag}{i}: v={} d={} slice={} w={} vlag={} delayed={} min_deadline={} min_slice={} red={}",
+                concat!(
+                    "  {}{}: v={} d={} vprot={} slice={} w={} vlag={} delayed={} ",
+                    "min_deadline={} min_slice={} red={}"
+                ),
+                tag,
+                i,
                 se.vruntime(),
                 se.deadline(),
+                se.vprot(),
                 se.slice(),
                 se.load().weight,
                 se.vlag(),
@@ -182,6 +193,10 @@ mod on {
         }
         if let Some(c) = curr {
             row("curr", 0, c);
+        }
+        // The next buddy, printed whole: it may be a stranger to this runqueue.
+        if let Some(b) = rq.next_buddy() {
+            row("next", 0, b);
         }
     }
 
@@ -323,6 +338,38 @@ mod on {
             );
         }
     }
+
+    /// `None` while the checks are off.
+    pub(crate) fn wakeup_buddy_before<'rq>(
+        rq: &CfsRq<'rq>,
+        pse: Se<'rq>,
+        wake: Wake,
+        features: Features,
+    ) -> Option<(bool, bool)> {
+        enabled().then(|| reference::wakeup_preempt_buddy(rq, pse, wake, features))
+    }
+
+    pub(crate) fn wakeup_buddy_after(
+        rq: &CfsRq<'_>,
+        want: Option<(bool, bool)>,
+        got: (bool, bool),
+    ) {
+        let Some(want) = want else {
+            return;
+        };
+        count(rq, Count::Wakeups);
+        if got != want {
+            diverged(
+                rq,
+                "wakeup_preempt_buddy",
+                format_args!(
+                    "core says (preempt, set_buddy)={:?}, the reference {:?}",
+                    got, want
+                ),
+                Site::literal(c"check_preempt_wakeup_fair"),
+            );
+        }
+    }
 }
 
 /// The counters, read and reset by the debugfs file under the runqueue lock.
@@ -403,6 +450,34 @@ pub(crate) fn wakeup_before<'rq>(
 pub(crate) fn wakeup_after(rq: &CfsRq<'_>, want: Option<bool>, got: bool) {
     #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
     on::wakeup_after(rq, want, got);
+    #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]
+    let _ = (rq, want, got);
+}
+
+/// The reference's NEXT_BUDDY_EEVDF wakeup decision `(preempt, set_buddy)`, taken before
+/// the core's (which sets the buddy and may cancel current's slice protection); `None`
+/// without the option or with the checks off.
+#[inline(always)]
+pub(crate) fn wakeup_buddy_before<'rq>(
+    rq: &CfsRq<'rq>,
+    pse: Se<'rq>,
+    wake: Wake,
+    features: Features,
+) -> Option<(bool, bool)> {
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+    return on::wakeup_buddy_before(rq, pse, wake, features);
+    #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]
+    {
+        let _ = (rq, pse, wake, features);
+        None
+    }
+}
+
+/// Compares the core's NEXT_BUDDY_EEVDF wakeup decision with [`wakeup_buddy_before`]'s.
+#[inline(always)]
+pub(crate) fn wakeup_buddy_after(rq: &CfsRq<'_>, want: Option<(bool, bool)>, got: (bool, bool)) {
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
+    on::wakeup_buddy_after(rq, want, got);
     #[cfg(not(CONFIG_SCHED_EEVDF_RUST_VERIFY))]
     let _ = (rq, want, got);
 }

@@ -5,7 +5,10 @@
 //! Like lib/rbtree_test.c's `check_augmented()` it recomputes every node's augmented value
 //! from its children and compares it with the stored one. It also checks the tree order,
 //! the parent links, the red-black properties, the cached leftmost node, and the sums
-//! `Σ w·key`, `Σ w`, `Σ r` and the queued count, recomputed from scratch.
+//! `Σ w·key`, `Σ w`, `Σ r` and the queued count, recomputed from scratch; and that a next
+//! buddy is a queued, not delayed entity of this runqueue (current or in the tree). (Slice
+//! protection needs no invariant: `ops::protect_slice` reads a window past the deadline as
+//! ended.)
 //!
 //! It does not allocate and does not recurse (it walks with parent links), so a kernel
 //! KUnit test can run it too. Cost O(n log n).
@@ -104,6 +107,16 @@ pub enum InvariantError {
         /// Recomputed value.
         computed: u32,
     },
+    /// The next buddy is neither current nor in the tree, or is not queued, or is delayed
+    /// (fair.c clears a buddy when it dequeues it and never makes a delayed one).
+    Buddy {
+        /// The buddy is current or a tree node.
+        on_this_rq: bool,
+        /// Its `on_rq`.
+        on_rq: bool,
+        /// Its `sched_delayed`.
+        delayed: bool,
+    },
 }
 
 impl fmt::Display for InvariantError {
@@ -149,6 +162,14 @@ impl fmt::Display for InvariantError {
             AvgLoad { stored, computed } => write!(f, "avg_load {stored}, recomputed {computed}"),
             SumSlice { stored, computed } => write!(f, "sum_slice {stored}, recomputed {computed}"),
             NrQueued { stored, computed } => write!(f, "nr_queued {stored}, recomputed {computed}"),
+            Buddy {
+                on_this_rq,
+                on_rq,
+                delayed,
+            } => write!(
+                f,
+                "next buddy: on this runqueue {on_this_rq}, on_rq {on_rq}, delayed {delayed}"
+            ),
         }
     }
 }
@@ -174,6 +195,7 @@ impl InvariantError {
             AvgLoad { .. } => "sum_w",
             SumSlice { .. } => "sum_slice",
             NrQueued { .. } => "nr_queued",
+            Buddy { .. } => "buddy",
         }
     }
 }
@@ -190,6 +212,8 @@ pub struct TreeStats {
 /// Checks every invariant of the runqueue and its timeline; see [`InvariantError`].
 pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError> {
     let curr = rq.curr();
+    let buddy = rq.next_buddy();
+    let mut buddy_found = buddy.is_some() && buddy == curr;
     let limit = rq.nr_queued();
     let mut nodes = 0u32;
     let mut sum_wkey = 0i64;
@@ -233,6 +257,7 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
         if !n.on_rq() {
             return Err(InvariantError::NotOnRq { index });
         }
+        buddy_found |= Some(n) == buddy;
         let (left, right) = (rq.left(n), rq.right(n));
         for c in [left, right].into_iter().flatten() {
             if rq.parent(c) != Some(n) {
@@ -329,6 +354,15 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
             stored: rq.nr_queued(),
             computed: queued,
         });
+    }
+    if let Some(b) = buddy {
+        if !buddy_found || !b.on_rq() || b.sched_delayed() {
+            return Err(InvariantError::Buddy {
+                on_this_rq: buddy_found,
+                on_rq: b.on_rq(),
+                delayed: b.sched_delayed(),
+            });
+        }
     }
     Ok(TreeStats {
         nodes,

@@ -92,8 +92,8 @@ impl Features {
     /// ```
     /// use sched_eevdf::Features;
     /// assert!(Features::from_bits_truncate(u64::MAX) == Features::ALL);
-    /// // Bit 11 is the kernel's NEXT_BUDDY, which the core does not read.
-    /// assert!(Features::from_bits_truncate(1 << 11) == Features::EMPTY);
+    /// // Bit 13 is the kernel's CACHE_HOT_BUDDY, which the core does not read.
+    /// assert!(Features::from_bits_truncate(1 << 13) == Features::EMPTY);
     /// assert!(Features::from_bits_truncate(1 << 5) == Features::ELIGIBLE);
     /// ```
     #[inline]
@@ -174,6 +174,11 @@ pub struct Config {
     pub base_slice_ns: u64,
     /// `TICK_NSEC`: the floor of the lag clamp.
     pub tick_nsec: u64,
+    /// fair.c's `normalized_sysctl_sched_base_slice` in ns: the base slice before the
+    /// kernel scales it by the number of CPUs. RUN_TO_PARITY_MIN_SLICE with
+    /// NO_RUN_TO_PARITY protects current for at most this long, and the `lag_error`
+    /// bound without RUN_TO_PARITY reads it. Nothing reads it while RUN_TO_PARITY is on.
+    pub normalized_base_slice_ns: u64,
 }
 
 impl Config {
@@ -183,6 +188,7 @@ impl Config {
         features: Features::DEFAULT,
         base_slice_ns: 700_000,
         tick_nsec: 4_000_000,
+        normalized_base_slice_ns: 700_000,
     };
 
     /// Whether `f` is on.

@@ -18,14 +18,19 @@
 //!   points), one function each, named as in fair.c: [`avg_vruntime`], [`entity_eligible`],
 //!   [`__enqueue_entity`], [`__dequeue_entity`], [`pick_eevdf`], [`place_entity`],
 //!   [`update_deadline`], [`dequeue_start`] (DELAY_DEQUEUE), [`requeue_delayed`]
-//!   (DELAY_ZERO), [`reweight_entity`], [`wakeup_preempt`], [`set_queued_slice`]; and the
-//!   debugfs counters' classifications of two decisions, [`pick_reason`] and
-//!   [`wakeup_reason`]. The kernel and the host call the same functions; how they are
+//!   (DELAY_ZERO), [`reweight_entity`], [`wakeup_preempt`], [`wakeup_preempt_buddy`]
+//!   (NEXT_BUDDY_EEVDF), [`set_queued_slice`]; slice protection, [`set_protect_slice`],
+//!   [`cancel_protect_slice`], [`update_curr_resched`], [`place_curr_entity`]
+//!   (RUN_TO_PARITY_MIN_SLICE, PROTECT_AT_PICK); and the debugfs counters'
+//!   classifications of the decisions, [`pick_reason`], [`wakeup_reason`] and
+//!   [`wakeup_buddy_reason`], and [`lag_error`]. The kernel and the host call the same
+//!   functions; how they are
 //!   compiled (inline, out of line, tail calls) stays private.
 //! - `model` (host only, and the kernel's KUnit suites): fair.c's outer logic around the
 //!   operations, for the simulator and the tests: `enqueue_entity`, `dequeue_entity`,
 //!   `set_next_entity`, `put_prev_entity`, `pick_next_entity`, `schedule`, `update_curr`,
-//!   `sched_setattr_slice`. The kernel runs fair.c's C instead.
+//!   `sched_change`, `sched_setattr_slice`, `renice`, `check_preempt_wakeup_fair`,
+//!   `clear_buddies`. The kernel runs fair.c's C instead.
 //! - [`math`]: the entity key, the sums behind `V`, the virtual lag ([`entity_lag`]), and
 //!   eligibility ([`Eligibility`]: exact, with a 128-bit fallback in two 64-bit limbs),
 //!   each under its derivation.
@@ -45,8 +50,8 @@
 //!
 //! Imports go downwards only: `model` uses `ops`; `ops` uses `math` and `tree`; `reference`
 //! and `check` use `tree` and `math` and none of the decisions in `ops` (only
-//! `protect_slice`, the one-line test of the slice-protection stash), so that they judge
-//! the operations independently.
+//! `protect_slice`, the test of current's slice protection, and the wakeup's input
+//! types), so that they judge the operations independently.
 //!
 //! # Driving a runqueue
 //!

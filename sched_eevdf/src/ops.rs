@@ -17,7 +17,12 @@
 //! | `requeue_delayed`                  | [`requeue_delayed`]                         |
 //! | `reweight_entity`                  | [`reweight_entity`]                         |
 //! | `wakeup_preempt`                   | [`wakeup_preempt`] (counted: [`wakeup_reason`]) |
+//! | `wakeup_preempt_buddy`             | [`wakeup_preempt_buddy`] (counted: [`wakeup_buddy_reason`]) |
 //! | `set_slice`                        | [`set_queued_slice`]                        |
+//! | `set_protect_slice`                | [`set_protect_slice`]                       |
+//! | `cancel_protect_slice`             | [`cancel_protect_slice`]                    |
+//! | `update_curr_resched`              | [`update_curr_resched`]                     |
+//! | `place_entity` (current)           | [`place_curr_entity`]                       |
 //!
 //! Time is an input: where fair.c reads the clock (`update_curr()`), the caller passes the
 //! executed real time. Every operation takes the [`Config`] to use, features included.
@@ -30,8 +35,8 @@ use super::features::{Config, Features};
 use super::load::{calc_delta_fair, div_s64, LoadWeight};
 use super::math::{avg_vruntime_add, avg_vruntime_delta, avg_vruntime_sub, entity_lag};
 use super::math::{update_zero_vruntime, vruntime_eligible, Eligibility};
-use super::tree::{min_deadline_update, Entity, Runqueue};
-use super::vtime::{vadd, vdelta, vruntime_before};
+use super::tree::{cfs_rq_min_slice, min_deadline_update, Entity, Runqueue, Timeline};
+use super::vtime::{vadd, vdelta, vruntime_after, vruntime_before, vruntime_min};
 
 macro_rules! flags {
     ($(#[$m:meta])* $t:ident { $($(#[$fm:meta])* $f:ident = $v:expr,)* }) => {
@@ -89,6 +94,18 @@ pub enum WakeupPreempt {
     /// No preemption because RUN_TO_PARITY kept current, although the wakee is eligible
     /// and its deadline is not later than current's (the deadline order asked for a switch).
     RunToParity,
+    /// Preempt (NEXT_BUDDY_EEVDF): the wakee is the next buddy and eligible, so the pick
+    /// returned it before anything else, slice protection included.
+    Buddy,
+    /// Preempt (NEXT_BUDDY_EEVDF): a WF_SYNC wakeup made the wakee the next buddy and
+    /// `preempt_sync()` asked for a reschedule (earlier deadline, the waker ran long enough).
+    SyncResched,
+    /// No preemption (NEXT_BUDDY_EEVDF): a WF_SYNC wakeup made the wakee the next buddy and
+    /// `preempt_sync()` said no; the wakee waits for the waker to sleep.
+    SyncNone,
+    /// No preemption (NEXT_BUDDY_EEVDF): the wakeup of a new task (WF_FORK) or of a delayed
+    /// one never preempts, nor makes a buddy.
+    ForkOrDelayed,
 }
 
 impl WakeupPreempt {
@@ -100,7 +117,81 @@ impl WakeupPreempt {
                 | WakeupPreempt::ShortSlice
                 | WakeupPreempt::CurrIneligible
                 | WakeupPreempt::EarlierDeadline
+                | WakeupPreempt::Buddy
+                | WakeupPreempt::SyncResched
         )
+    }
+}
+
+flags!(
+    /// `WF_*` wakeup flags the core reads (the kernel's values: kernel/entry.rs checks them
+    /// against sched.h's).
+    WakeFlags {
+        /// A new task's first wakeup (`wake_up_new_task()`).
+        FORK = 0x04,
+        /// The waker says it goes to sleep soon (pipes, `wake_up_interruptible_sync()`).
+        SYNC = 0x10,
+        /// `select_task_rq()` chose the runqueue: tasks are stacking on a CPU.
+        RQ_SELECTED = 0x80,
+    }
+);
+
+/// A wakeup as `check_preempt_wakeup_fair()` sees it: what NEXT_BUDDY_EEVDF's decision,
+/// [`wakeup_preempt_buddy`], reads beyond the runqueue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Wake {
+    /// The wakeup's flags.
+    pub flags: WakeFlags,
+    /// `se_is_idle(pse)` (a SCHED_IDLE group): `set_next_buddy()` marks nothing for it.
+    pub wakee_idle: bool,
+    /// How long the waker has run, as 6.19's `preempt_sync()` measures it:
+    /// `rq_clock_task(rq) - se->exec_start`, negative taken as 0. fair.c reads it after
+    /// `update_curr()`, which has just set `exec_start` to that clock: 0 (see
+    /// [`wakeup_preempt_buddy`]).
+    pub waker_ran_ns: u64,
+    /// `sysctl_sched_migration_cost` (0.5 ms; debugfs `migration_cost_ns`).
+    pub migration_cost_ns: u64,
+}
+
+/// Which rule of [`wakeup_preempt_buddy`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WakeupRule {
+    /// Nothing runs: preempt.
+    Idle,
+    /// The wakee is current: nothing to do.
+    Curr,
+    /// PREEMPT_SHORT's case, a wakee with a shorter slice: the buddy is left alone.
+    Short,
+    /// A new or a delayed wakee: no preemption at all.
+    ForkOrDelayed,
+    /// A WF_SYNC wakeup that made the wakee the buddy: `preempt_sync()` decided.
+    Sync,
+    /// The pick decided: preempt if it returns the wakee.
+    Pick,
+}
+
+/// What [`wakeup_preempt_buddy`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WakeupAction {
+    /// Current must be rescheduled.
+    pub preempt: bool,
+    /// fair.c must call `set_next_buddy(pse)`, which marks the wakee at every level of the
+    /// hierarchy (the core has set this runqueue's buddy already, unless the wakee is idle).
+    pub set_buddy: bool,
+    /// NEXT_BUDDY kept the older buddy: its deadline is earlier than the wakee's.
+    pub kept_buddy: bool,
+    /// The rule that decided.
+    pub rule: WakeupRule,
+}
+
+impl WakeupAction {
+    const fn by(rule: WakeupRule, preempt: bool) -> WakeupAction {
+        WakeupAction {
+            preempt,
+            set_buddy: false,
+            kept_buddy: false,
+            rule,
+        }
     }
 }
 
@@ -118,6 +209,9 @@ pub enum PickReason {
     /// The earliest deadline belongs to an entity that is not eligible: the pick is a
     /// later deadline. These are the picks that ELIGIBLE changed.
     EarliestIneligible,
+    /// NEXT_BUDDY_EEVDF with PICK_BUDDY: the next buddy is eligible, so it is the pick,
+    /// before slice protection and deadlines are looked at.
+    Buddy,
 }
 
 /// The caller's side of an operation's out-of-line steps (the kernel's rare paths, reached
@@ -134,6 +228,15 @@ pub trait Context<R: ?Sized>: Copy {
     /// `update_entity_lag()` clamped the lag (the `lag_clamped` counter).
     #[inline(always)]
     fn lag_clamped(self, _rq: &R) {}
+
+    /// A dequeue saved `se`'s lag; `se` is still counted in `V` (the `lag_error` counter,
+    /// [`lag_error`]).
+    #[inline(always)]
+    fn lag_saved(self, _rq: &R, _se: R::Se)
+    where
+        R: Timeline,
+    {
+    }
 }
 
 impl<R: ?Sized> Context<R> for Config {
@@ -193,18 +296,177 @@ pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
     avg_vruntime_sub(rq, se);
 }
 
-/// `protect_slice()`: `vlag == deadline`.
-#[inline]
-pub(crate) fn protect_slice<S: Entity>(se: S) -> bool {
-    se.vlag() as u64 == se.deadline()
+/// `protect_slice()`: whether current's slice is protected (RUN_TO_PARITY keeps an
+/// eligible, protected current at the pick), read from `vprot` as the features say.
+///
+/// - 6.12: `vprot` is a copy of the deadline stashed at the pick ([`set_protect_slice`];
+///   6.12 stashes it in `vlag`, which is not used until the dequeue), and current is
+///   protected while it still matches: `vprot == deadline`. A new deadline (the request
+///   used up) or a cancel ends the protection.
+/// - RUN_TO_PARITY_MIN_SLICE (6.17): `vprot` is the virtual time at which the protection
+///   ends, `v < vprot` (wrap-safe).
+///
+/// 6.17's reading is guarded, `v < vprot <= d`: a window never outlasts the request,
+/// whichever way the flag is read, so a toggle in the middle of a window is sound in both
+/// directions. A 6.12 stash reads as protected until the deadline (what 6.12 gave it); a
+/// stash left past a deadline that a reweight moved back, or 6.12's cancel value
+/// `d + 1`, reads as ended; a 6.17 window shorter than the request reads as unprotected
+/// under 6.12's test, and an ended window as ended under both ([`cancel_protect_slice`]).
+/// With the new flags off `vprot` takes exactly the values 6.12's stash takes (the
+/// deadline at the pick, `d + 1` at a cancel, untouched by a reweight), so that 6.12's
+/// decisions, coincidences of a later deadline with a stale stash included, are kept.
+#[inline(always)]
+pub fn protect_slice<S: Entity>(se: S, features: Features) -> bool {
+    if features.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
+        vruntime_before(se.vruntime(), se.vprot()) && !vruntime_after(se.vprot(), se.deadline())
+    } else {
+        se.vprot() == se.deadline()
+    }
 }
 
-/// `cancel_protect_slice()`.
+/// The `vprot` of a window that RUN_TO_PARITY_MIN_SLICE ends: unprotected under both
+/// readings of [`protect_slice`], and not past the deadline:
+///
+/// ```text
+///   vprot' = min(v, d - 1)                  (wrap-safe)
+///   vprot' <= v         =>  not v < vprot'   (6.17's test)
+///   vprot' <= d - 1     =>  vprot' != d      (6.12's test)
+/// ```
+///
+/// 6.17 cancels to `vruntime`, which 6.12's test reads as protected when `v == d` (no
+/// `update_curr()` since the deadline was reached). Where `v < d`, which `update_curr()`
+/// leaves, this is 6.17's value.
 #[inline]
-fn cancel_protect_slice<S: Entity>(se: S) {
-    if protect_slice(se) {
-        se.set_vlag(se.deadline().wrapping_add(1) as i64);
+fn ended_vprot<S: Entity>(se: S) -> u64 {
+    vruntime_min(se.vruntime(), se.deadline().wrapping_sub(1))
+}
+
+/// Whether slice protection is 6.12's: neither RUN_TO_PARITY_MIN_SLICE nor
+/// PROTECT_AT_PICK. `vprot` then takes exactly the values of 6.12's stash.
+#[inline(always)]
+fn protect_6_12(features: Features) -> bool {
+    !features.contains(Features::RUN_TO_PARITY_MIN_SLICE)
+        && !features.contains(Features::PROTECT_AT_PICK)
+}
+
+/// `cancel_protect_slice()`: current loses what is left of its protected window
+/// (PREEMPT_SHORT's wakee preempts; the kernel's idle-policy rule). 6.12's value,
+/// `deadline + 1`, with 6.12's protection ([`protect_6_12`]); [`ended_vprot`] otherwise.
+#[inline]
+pub fn cancel_protect_slice<S: Entity>(se: S, features: Features) {
+    if protect_slice(se, features) {
+        if protect_6_12(features) {
+            se.set_vprot(se.deadline().wrapping_add(1));
+        } else {
+            se.set_vprot(ended_vprot(se));
+        }
     }
+}
+
+/// Ends a window that reaches past the deadline: a reweight or a sched_change of current
+/// can move the deadline before the window's end. [`protect_slice`] already reads such a
+/// window as ended; ending it keeps a later, renewed deadline from bringing it back.
+#[inline]
+fn protect_within_deadline<S: Entity>(se: S) {
+    if vruntime_before(se.vruntime(), se.vprot()) && vruntime_after(se.vprot(), se.deadline()) {
+        se.set_vprot(ended_vprot(se));
+    }
+}
+
+/// `set_protect_slice()`, the protection step of `set_next_entity()`: `se` becomes
+/// current, picked (`first`) or set again by a sched_change (`!first`: setattr, renice, a
+/// move between groups or classes while it runs). Call it with `se` out of the timeline
+/// and not yet `rq`'s current, as set_next_entity() does, so that `cfs_rq_min_slice()` is
+/// the smallest slice of the others. Returns whether PROTECT_AT_PICK kept an ended window
+/// that 6.12 would have set again (the `protect_restored` counter).
+///
+/// 6.12 stashes the deadline, `vprot = d`: protected until the request is used up. With
+/// RUN_TO_PARITY_MIN_SLICE (6.17) current is protected for the quantum
+///
+/// ```text
+///   q     = min(RUN_TO_PARITY ? cfs_rq_min_slice : normalized base slice, r_i)
+///   vprot = q == r_i ? d : min(d, v + q / w_i)            (min wrap-safe)
+/// ```
+///
+/// so never past the deadline (`v + q / w_i` may be, after part of the request ran).
+///
+/// PROTECT_AT_PICK (7.0, "Only set slice protection at pick time"): a sched_change keeps
+/// the window current had, so that it cannot restore a cancelled window or restart a
+/// 6.17 window. `dequeue_entity()` and [`place_entity`] carry `vprot` relative to the
+/// vruntime across it, as they carry the deadline with PLACE_REL_DEADLINE; a window that
+/// no longer ends by the deadline (the deadline was made anew) is ended.
+#[inline]
+pub fn set_protect_slice<R: Runqueue>(rq: &R, se: R::Se, first: bool, cfg: Config) -> bool {
+    if !first && cfg.feat(Features::PROTECT_AT_PICK) {
+        protect_within_deadline(se);
+        return !protect_slice(se, cfg.features);
+    }
+    let deadline = se.deadline();
+    if !cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE) {
+        se.set_vprot(deadline);
+        return false;
+    }
+    let quantum = if cfg.feat(Features::RUN_TO_PARITY) {
+        cfs_rq_min_slice(rq)
+    } else {
+        cfg.normalized_base_slice_ns
+    };
+    let slice = se.slice();
+    let mut vprot = deadline;
+    if quantum < slice {
+        let end = se
+            .vruntime()
+            .wrapping_add(calc_delta_fair(quantum, se.load()));
+        vprot = vruntime_min(vprot, end);
+    }
+    se.set_vprot(vprot);
+    false
+}
+
+/// `update_protect_slice()` (6.17): a shorter-slice wakee that did not preempt current
+/// limits what is left of current's window to the smallest queued slice (the wakee's
+/// included):
+///
+/// ```text
+///   vprot' = min(vprot, v + cfs_rq_min_slice / w)          (wrap-safe)
+/// ```
+///
+/// It only shrinks, so the window still ends by the deadline, and an ended one stays
+/// ended. Returns whether it shrank (the `protect_shrunk` counter).
+#[inline]
+fn update_protect_slice<R: Runqueue>(rq: &R, se: R::Se) -> bool {
+    let end = se
+        .vruntime()
+        .wrapping_add(calc_delta_fair(cfs_rq_min_slice(rq), se.load()));
+    let vprot = vruntime_min(se.vprot(), end);
+    let shrunk = vprot != se.vprot();
+    se.set_vprot(vprot);
+    shrunk
+}
+
+/// `update_curr()`'s reason to reschedule besides a used-up request. 6.12's
+/// `did_preempt_short()`: with PREEMPT_SHORT, current is neither protected nor eligible.
+/// With RUN_TO_PARITY_MIN_SLICE, 6.17's "always trigger resched at the end of a
+/// protected period": current's window has ended, eligible or not.
+#[inline]
+pub fn update_curr_resched<R: Runqueue>(rq: &R, curr: R::Se, cfg: Config) -> bool {
+    if cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE) {
+        return !protect_slice(curr, cfg.features);
+    }
+    if !cfg.feat(Features::PREEMPT_SHORT) || protect_slice(curr, cfg.features) {
+        return false;
+    }
+    !entity_eligible(rq, curr, cfg)
+}
+
+/// The features of a pick that ignores current's slice protection (6.17's
+/// `__pick_eevdf(cfs_rq, protect = false)`, for a shorter-slice wakee): the pick reads
+/// the protection only through RUN_TO_PARITY and RUN_TO_PARITY_MIN_SLICE.
+#[inline]
+const fn without_protection(features: Features) -> Features {
+    features
+        .with(Features::RUN_TO_PARITY, false)
+        .with(Features::RUN_TO_PARITY_MIN_SLICE, false)
 }
 
 /// `pick_eevdf()`: Earliest Eligible Virtual Deadline First.
@@ -215,11 +477,15 @@ fn cancel_protect_slice<S: Entity>(se: S) {
 ///  1. the entity must be eligible (must be owed service, [`Eligibility`]);
 ///  2. from those that meet 1), the one with the earliest virtual deadline.
 ///
-/// Rule, deterministic: with one queued entity, it (current if runnable). Otherwise
-/// current competes only if runnable and eligible; with RUN_TO_PARITY an eligible current
-/// whose slice is protected (`protect_slice()`) is kept. Else the earliest deadline wins
-/// among the eligible tree entities (ties: tree order, i.e. smaller vruntime, then FIFO)
-/// and current, which wins only with a strictly earlier deadline. O(log n).
+/// Rule, deterministic: with one queued entity, it (current if runnable). Otherwise, with
+/// NEXT_BUDDY_EEVDF and PICK_BUDDY, an eligible next buddy (`cfs_rq->next`) is the pick
+/// (6.19 tests the buddy here, before slice protection; 6.12 and this core without the
+/// flag leave it to fair.c's `pick_next_entity()`). Then current competes only if
+/// runnable and eligible; with RUN_TO_PARITY (or RUN_TO_PARITY_MIN_SLICE) an eligible
+/// current whose slice is protected ([`protect_slice`]) is kept. Else the earliest
+/// deadline wins among the eligible tree entities (ties: tree order, i.e. smaller
+/// vruntime, then FIFO) and current, which wins only with a strictly earlier deadline.
+/// O(log n).
 ///
 /// O(1) shortcut before the descent (6.12's pick has the same one for its layout): when
 /// the leftmost entity holds the tree's earliest deadline (the root's `min_deadline`) and
@@ -253,6 +519,13 @@ fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Option<Option<R::
         return Some(runnable.or_else(|| rq.first()));
     }
     let el = Eligibility::with_features(rq, features);
+    if let Some(b) = pick_buddy(rq, features) {
+        match el.vruntime_narrow(b.vruntime()) {
+            Some(true) => return Some(Some(b)),
+            Some(false) => {}
+            None => return Some(pick_buddy_wide(rq, features, b)),
+        }
+    }
     let curr = match runnable.map(|c| (c, el.vruntime_narrow(c.vruntime()))) {
         None | Some((_, Some(false))) => None,
         Some((c, Some(true))) => Some(c),
@@ -276,17 +549,43 @@ fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Option<Option<R::
     None
 }
 
+/// The next buddy the pick tests first: `cfs_rq->next` with NEXT_BUDDY_EEVDF and
+/// PICK_BUDDY ("picking the ->next buddy will affect latency but not fairness", fair.c),
+/// else none. The pick returns it if it is eligible. fair.c never makes a delayed entity
+/// the buddy and clears the buddy when it dequeues it ([`check_invariants`] checks both).
+///
+/// [`check_invariants`]: super::check::check_invariants
+#[inline(always)]
+fn pick_buddy<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
+    if features.contains(BUDDY_PICKS) {
+        rq.next_buddy()
+    } else {
+        None
+    }
+}
+
+/// The flags under which the core's pick tests the next buddy.
+const BUDDY_PICKS: Features = Features::NEXT_BUDDY_EEVDF.with(Features::PICK_BUDDY, true);
+
 /// RUN_TO_PARITY: once selected, an eligible current runs until it either becomes
-/// non-eligible or gets a new slice (see [`set_protect_slice`]).
+/// non-eligible or its protected window ends (see [`set_protect_slice`]). 6.17 reads
+/// the window without RUN_TO_PARITY too: NO_RUN_TO_PARITY only makes it shorter.
 #[inline(always)]
 fn keeps_slice<S: Entity>(curr: S, features: Features) -> bool {
-    features.contains(Features::RUN_TO_PARITY) && protect_slice(curr)
+    (features.contains(Features::RUN_TO_PARITY)
+        || features.contains(Features::RUN_TO_PARITY_MIN_SLICE))
+        && protect_slice(curr, features)
 }
 
 /// [`pick_eevdf`] for more than one queued entity, in general: eligibility in 128 bits
 /// where needed, and the descent of the tree. It prepares its own [`Eligibility`] (a few
 /// instructions, on the rare path) so that [`pick_eevdf`] reaches it by a tail call and
 /// its own common path needs few registers.
+///
+/// The next buddy ([`pick_buddy`]) is settled before: [`pick_eevdf_fast`] returns an
+/// eligible one, and hands one whose eligibility needs 128 bits to [`pick_buddy_wide`].
+/// So this is reached only without an eligible buddy, and its common path (the default
+/// features' too) tests none.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 fn pick_eevdf_general<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
     let el = Eligibility::with_features(rq, features);
@@ -297,6 +596,18 @@ fn pick_eevdf_general<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> 
         }
     }
     earlier(curr, rq.root().and_then(|root| pick_tree(rq, &el, root)))
+}
+
+/// [`pick_eevdf`] with a next buddy whose eligibility the 64-bit test could not decide:
+/// the buddy if it is eligible (in 128 bits), else [`pick_eevdf_general`]. Rare: out of
+/// line.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+fn pick_buddy_wide<R: Runqueue>(rq: &R, features: Features, buddy: R::Se) -> Option<R::Se> {
+    if Eligibility::with_features(rq, features).vruntime(buddy.vruntime()) {
+        Some(buddy)
+    } else {
+        pick_eevdf_general(rq, features)
+    }
 }
 
 /// The tree part of `pick_eevdf()`: the eligible tree entity with the earliest virtual
@@ -380,7 +691,10 @@ fn earlier<S: Entity>(curr: Option<S>, best: Option<S>) -> Option<S> {
 
 /// Why [`pick_eevdf`] returned `se` (in the state it picked from).
 ///
-/// [`PickReason::Parity`]: `se` is current, eligible and slice-protected under
+/// [`PickReason::Buddy`]: the pick tests the next buddy first (NEXT_BUDDY_EEVDF with
+/// PICK_BUDDY), and it is eligible: the pick is the buddy, whatever `se` is (asked of
+/// another entity, as [`wakeup_reason`] asks of current, the answer is that the buddy test
+/// decided). [`PickReason::Parity`]: `se` is current, eligible and slice-protected under
 /// RUN_TO_PARITY, which is exactly when the pick keeps current without comparing
 /// deadlines. [`PickReason::EarliestIneligible`] costs one comparison: the earliest
 /// deadline of all runnable entities is `min(root.min_deadline, curr.deadline)`, and the
@@ -392,6 +706,11 @@ pub fn pick_reason<R: Runqueue>(rq: &R, se: Option<R::Se>, cfg: Config) -> PickR
     };
     if rq.nr_queued() == 1 {
         return PickReason::Only;
+    }
+    if let Some(b) = pick_buddy(rq, cfg.features) {
+        if Eligibility::new(rq, cfg).vruntime(b.vruntime()) {
+            return PickReason::Buddy;
+        }
     }
     let runnable = rq.curr().filter(|c| c.on_rq());
     if runnable == Some(se)
@@ -497,9 +816,12 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
 
     // Unlike fair.c, the relative-deadline flag is consumed even when PLACE_REL_DEADLINE
     // was turned off since the dequeue: a stale flag would later make a fresh absolute
-    // deadline be read as relative (and land ~2^63 away from V).
+    // deadline be read as relative (and land ~2^63 away from V). The dequeue made the
+    // slice protection relative too (PROTECT_AT_PICK keeps it across a sched_change, see
+    // `set_protect_slice()`); it is absolute again either way.
     if se.rel_deadline() {
         se.set_rel_deadline(false);
+        se.set_vprot(se.vprot().wrapping_add(se.vruntime()));
         if cfg.feat(Features::PLACE_REL_DEADLINE) {
             se.set_deadline(se.deadline().wrapping_add(se.vruntime()));
             return lag;
@@ -511,6 +833,28 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
     }
 
     se.set_deadline(se.vruntime().wrapping_add(vslice));
+    lag
+}
+
+/// [`place_entity`] of current: dequeued while it ran and queued again before it was put
+/// (woken while its CPU balanced a newidle runqueue; a group entity). Its slice
+/// protection ends: in 6.12 the dequeue overwrote the stash with the lag it saved, and
+/// a window would be read against the new vruntime and deadline. With 6.12's protection
+/// ([`protect_6_12`]) `vprot` becomes that saved lag, as 6.12's stash does; otherwise an
+/// ended window. Returns the lag applied.
+#[inline]
+pub fn place_curr_entity<R: Runqueue>(
+    rq: &mut R,
+    se: R::Se,
+    flags: EnqueueFlags,
+    cfg: Config,
+) -> i64 {
+    let lag = place_entity(rq, se, flags, cfg);
+    if protect_6_12(cfg.features) {
+        se.set_vprot(se.vlag() as u64);
+    } else {
+        se.set_vprot(ended_vprot(se));
+    }
     lag
 }
 
@@ -537,14 +881,39 @@ pub fn dequeue_start<R: Runqueue, C: Context<R>>(
         || dequeue_save_lag(rq, se, ctx)
 }
 
-/// The second step of [`dequeue_start`]: the lag saved, a clamp counted. Returns false (not
-/// delayed), for the tail call. The lag reads no feature: one copy for every feature set.
+/// The second step of [`dequeue_start`]: the lag saved, a clamp counted, the saved lag
+/// shown to `ctx` (`lag_error`). Returns false (not delayed), for the tail call. The lag
+/// reads no feature: one copy for every feature set.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 fn dequeue_save_lag<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) -> bool {
     if update_entity_lag(rq, se, ctx.config()) {
         ctx.lag_clamped(rq);
     }
+    ctx.lag_saved(rq, se);
     false
+}
+
+/// Vincent Guittot's lag error, the metric of his 6.17 series ("sched/fair: Manage lag
+/// and run to parity with different slices"): the lag `vlag = V - v_i`, before the
+/// clamp, lies outside the bound EEVDF gives an entity with request `r_i`:
+///
+/// ```text
+///   |V - v_i| > (r_i + TICK_NSEC) / w_i                                RUN_TO_PARITY
+///   |V - v_i| > max(r_i, normalized base slice + TICK_NSEC) / w_i   NO_RUN_TO_PARITY
+/// ```
+///
+/// (his cover letter: outside ±(slice + tick), or ±max(slice, 0.7 ms + tick); without
+/// RUN_TO_PARITY current may run a base slice past a tick before it is preempted).
+/// RUN_TO_PARITY_MIN_SLICE does not enter, so that runs with it off and on count the same
+/// thing. The kernel counts it where a dequeue saves the lag (`lag_error`).
+pub fn lag_error<S: Entity>(vlag: i64, se: S, cfg: Config) -> bool {
+    let span = if cfg.feat(Features::RUN_TO_PARITY) {
+        se.slice().saturating_add(cfg.tick_nsec)
+    } else {
+        se.slice()
+            .max(cfg.normalized_base_slice_ns.saturating_add(cfg.tick_nsec))
+    };
+    vlag.unsigned_abs() > calc_delta_fair(span, se.load())
 }
 
 /// The EEVDF part of `requeue_delayed_entity()` (fair.c keeps the delayed flag and its
@@ -594,8 +963,9 @@ fn requeue_delayed_place<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx:
 /// With PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an
 /// earlier deadline than current or finds current ineligible cancels current's slice
 /// protection (even if it does not get picked). Then current is preempted iff
-/// [`pick_eevdf`] now returns the wakee. In the kernel the common case (equal slices, the
-/// pick's O(1) cases) is straight-line code, and the rest is reached by tail calls.
+/// [`pick_eevdf`] now returns the wakee. With RUN_TO_PARITY_MIN_SLICE, 6.17's decision
+/// ([`wakeup_preempt_min_slice`]'s docs). In the kernel the common case (equal slices,
+/// the pick's O(1) cases) is straight-line code, and the rest is reached by tail calls.
 #[inline(always)]
 pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
     let Some(curr) = rq.curr() else {
@@ -603,6 +973,9 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool 
     };
     if curr == pse {
         return false;
+    }
+    if cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE) {
+        return wakeup_preempt_min_slice(rq, pse, curr, cfg);
     }
     if cfg.feat(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() {
         return wakeup_preempt_shorter(rq, pse, curr, cfg.features);
@@ -617,9 +990,38 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool 
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 fn wakeup_preempt_shorter<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, f: Features) -> bool {
     if shorter_preempts(rq, pse, curr, f) {
-        cancel_protect_slice(curr);
+        cancel_protect_slice(curr, f);
     }
     pick_features(rq, f) == Some(pse)
+}
+
+/// [`wakeup_preempt`] with RUN_TO_PARITY_MIN_SLICE (6.17's "Remove spurious shorter slice
+/// preemption" and "Fix entity's lag with run to parity"):
+///
+/// - the wakee is short when PREEMPT_SHORT is on and its slice is shorter than
+///   current's: no eligibility or deadline test;
+/// - current is preempted iff the pick returns the wakee, a pick that ignores current's
+///   protection for a short wakee; only then does a short wakee cancel the protection;
+/// - a short wakee that does not preempt (RUN_TO_PARITY) limits what is left of current's
+///   window to the smallest queued slice ([`update_protect_slice`]).
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+fn wakeup_preempt_min_slice<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, cfg: Config) -> bool {
+    let short = cfg.feat(Features::PREEMPT_SHORT) && pse.slice() < curr.slice();
+    let pick = if short {
+        pick_features(rq, without_protection(cfg.features))
+    } else {
+        pick_features(rq, cfg.features)
+    };
+    if pick == Some(pse) {
+        if short {
+            cancel_protect_slice(curr, cfg.features);
+        }
+        return true;
+    }
+    if short && cfg.feat(Features::RUN_TO_PARITY) {
+        update_protect_slice(rq, curr);
+    }
+    false
 }
 
 /// Whether [`pick_eevdf_general`] picks `pse`: out of line, so that [`wakeup_preempt`]
@@ -631,8 +1033,9 @@ fn pick_eevdf_general_is<R: Runqueue>(rq: &R, pse: R::Se, features: Features) ->
 
 /// Why [`wakeup_preempt`] decided `preempts` (what it returned) for the woken `pse`: the
 /// debugfs counters' classification of `check_preempt_wakeup_fair()`'s decision. Asked
-/// after the decision, of the state it left: cancelling the slice protection writes only
-/// current's `vlag`, which neither `do_preempt_short()` nor the eligibility tests read.
+/// after the decision, of the state it left: cancelling or shrinking the slice
+/// protection writes only current's `vprot`, which neither `do_preempt_short()` nor the
+/// eligibility tests read.
 pub fn wakeup_reason<R: Runqueue>(
     rq: &R,
     pse: R::Se,
@@ -645,7 +1048,12 @@ pub fn wakeup_reason<R: Runqueue>(
     if curr == pse {
         return WakeupPreempt::None;
     }
-    let short = do_preempt_short(rq, pse, curr, cfg);
+    let min_slice = cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE);
+    let short = if min_slice {
+        cfg.feat(Features::PREEMPT_SHORT) && pse.slice() < curr.slice()
+    } else {
+        do_preempt_short(rq, pse, curr, cfg)
+    };
     let el = Eligibility::new(rq, cfg);
     if preempts {
         return if short {
@@ -660,14 +1068,155 @@ pub fn wakeup_reason<R: Runqueue>(
     // current's: without the protection the deadline order would have let the wakee (or
     // another earlier deadline) run. O(1): no second pick. The reason is asked of current:
     // Parity holds exactly when the pick kept current by its slice protection, and the
-    // other reasons are not Parity whatever was picked.
-    if pick_reason(rq, Some(curr), cfg) == PickReason::Parity
+    // other reasons are not Parity whatever was picked. With RUN_TO_PARITY_MIN_SLICE a
+    // short wakee's pick ignored the protection, so it did not hold current.
+    if !(min_slice && short)
+        && pick_reason(rq, Some(curr), cfg) == PickReason::Parity
         && el.vruntime(pse.vruntime())
         && !vruntime_before(curr.deadline(), pse.deadline())
     {
         return WakeupPreempt::RunToParity;
     }
     WakeupPreempt::None
+}
+
+/// `check_preempt_wakeup_fair()`'s decision with NEXT_BUDDY_EEVDF: upstream 6.19's
+/// (e837456fdca8 "sched/fair: Reimplement NEXT_BUDDY to align with EEVDF goals", as left by
+/// 15257cc2f905 "Revert force wakeup preemption"), for the woken, already enqueued `pse`,
+/// after `update_curr()`. fair.c calls it instead of [`wakeup_preempt`] while the flag is
+/// on, past the same early exits (need-resched set, WAKEUP_PREEMPTION off, the idle-policy
+/// rules). The rules, in order:
+///
+/// ```text
+///   no current: preempt;  pse is current: nothing
+///   PREEMPT_SHORT && r_pse < r_curr:  PREEMPT_SHORT's rule, buddy untouched   (Short)
+///   WF_FORK || pse delayed:           no preemption, no buddy                 (ForkOrDelayed)
+///   NEXT_BUDDY:
+///       next && d_next < d_pse:       keep the older buddy
+///       else:                         next = pse (set_next_buddy)
+///                                     WF_SYNC: preempt_sync() decides         (Sync)
+///   preempt iff pick_eevdf() == pse                                           (Pick)
+/// ```
+///
+/// The pick tests an eligible next buddy first (PICK_BUDDY, [`pick_eevdf`]), so with
+/// NEXT_BUDDY an eligible wakee that became the buddy preempts through current's slice
+/// protection. `preempt_sync()`, for a sync wakeup that made a new buddy:
+///
+/// ```text
+///   threshold = sysctl_sched_migration_cost  (/ 4 with WF_RQ_SELECTED)
+///   resched iff d_pse < d_curr && waker_ran >= threshold,  else no preemption
+/// ```
+///
+/// `waker_ran` is 6.19's `rq_clock_task(rq) - se->exec_start` (negative: 0). Checked
+/// against mainline (the v5 patch as applied, e837456fdca8, and its later Rust and C
+/// copies): `preempt_sync()` reads it in `check_preempt_wakeup_fair()` right after
+/// `update_curr(cfs_rq)`, whose `update_se()` has just set `se->exec_start = now =
+/// rq_clock_task(rq)` (or left a later one when no time passed), with the runqueue clock
+/// not updated in between. So `waker_ran` is 0, and a sync wakeup reschedules only with a
+/// threshold of 0 (`migration_cost_ns` = 0, or < 4 with WF_RQ_SELECTED); otherwise it only
+/// makes the buddy, which runs when the waker sleeps. fair.c passes the value it computes
+/// the same way, and this tests it literally.
+///
+/// Against the stash (6.12's slice protection), the Short rule is 6.12's PREEMPT_SHORT
+/// ([`wakeup_preempt`]): 6.19's pick without protection becomes the cancel by
+/// `do_preempt_short()`. With RUN_TO_PARITY_MIN_SLICE it is 6.17's (and 6.19's): the pick
+/// ignores the protection for the short wakee. Where 6.19 does not preempt after the pick
+/// it calls `update_protect_slice()` with RUN_TO_PARITY, a shrink that only
+/// RUN_TO_PARITY_MIN_SLICE's protection has; the stash has none.
+pub fn wakeup_preempt_buddy<R: Runqueue>(
+    rq: &mut R,
+    pse: R::Se,
+    wake: Wake,
+    cfg: Config,
+) -> WakeupAction {
+    let Some(curr) = rq.curr() else {
+        return WakeupAction::by(WakeupRule::Idle, true);
+    };
+    if curr == pse {
+        return WakeupAction::by(WakeupRule::Curr, false);
+    }
+    let f = cfg.features;
+    if f.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() {
+        let preempt = if f.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
+            wakeup_preempt_min_slice(rq, pse, curr, cfg)
+        } else {
+            wakeup_preempt_shorter(rq, pse, curr, f)
+        };
+        return WakeupAction::by(WakeupRule::Short, preempt);
+    }
+    // Fork: less likely to share data, as exec often follows. Delayed: preempting for it
+    // would queue an ineligible task by force.
+    if wake.flags.contains(WakeFlags::FORK) || pse.sched_delayed() {
+        return WakeupAction::by(WakeupRule::ForkOrDelayed, false);
+    }
+    let mut act = WakeupAction::by(WakeupRule::Pick, false);
+    if f.contains(Features::NEXT_BUDDY) {
+        // set_preempt_buddy(): keep an older buddy whose deadline is earlier (entity_before()
+        // compares deadlines), as obeying the deadline is what EEVDF wants.
+        if rq
+            .next_buddy()
+            .is_some_and(|n| vruntime_before(n.deadline(), pse.deadline()))
+        {
+            act.kept_buddy = true;
+        } else {
+            act.set_buddy = true;
+            if !wake.wakee_idle {
+                rq.set_next_buddy(Some(pse));
+            }
+            if wake.flags.contains(WakeFlags::SYNC) {
+                act.rule = WakeupRule::Sync;
+                act.preempt = preempt_sync(pse, curr, wake);
+                return act;
+            }
+        }
+    }
+    act.preempt = pick_features(rq, f) == Some(pse);
+    // 6.19 shrinks current's window at every wakeup that does not preempt (6.17: only for
+    // a short wakee), with RUN_TO_PARITY; only RUN_TO_PARITY_MIN_SLICE's window shrinks.
+    if !act.preempt
+        && f.contains(Features::RUN_TO_PARITY_MIN_SLICE)
+        && f.contains(Features::RUN_TO_PARITY)
+    {
+        update_protect_slice(rq, curr);
+    }
+    act
+}
+
+/// `preempt_sync()`: see [`wakeup_preempt_buddy`]. `entity_before()` is 6.19's deadline
+/// order, wrap-safe.
+#[inline]
+fn preempt_sync<S: Entity>(pse: S, se: S, wake: Wake) -> bool {
+    let mut threshold = wake.migration_cost_ns;
+    if wake.flags.contains(WakeFlags::RQ_SELECTED) {
+        threshold >>= 2;
+    }
+    vruntime_before(pse.deadline(), se.deadline()) && wake.waker_ran_ns >= threshold
+}
+
+/// Why [`wakeup_preempt_buddy`] decided `action` for the woken `pse`: the debugfs counters'
+/// classification, asked of the state the decision left (the buddy set, a protection
+/// cancelled), as [`wakeup_reason`] is. The pick's rules classify as [`wakeup_reason`]
+/// does, except that a preemption by the buddy test is [`WakeupPreempt::Buddy`].
+pub fn wakeup_buddy_reason<R: Runqueue>(
+    rq: &R,
+    pse: R::Se,
+    action: WakeupAction,
+    cfg: Config,
+) -> WakeupPreempt {
+    match action.rule {
+        WakeupRule::Idle => WakeupPreempt::Idle,
+        WakeupRule::Curr => WakeupPreempt::None,
+        WakeupRule::ForkOrDelayed => WakeupPreempt::ForkOrDelayed,
+        WakeupRule::Sync if action.preempt => WakeupPreempt::SyncResched,
+        WakeupRule::Sync => WakeupPreempt::SyncNone,
+        WakeupRule::Short | WakeupRule::Pick => {
+            if action.preempt && pick_reason(rq, Some(pse), cfg) == PickReason::Buddy {
+                WakeupPreempt::Buddy
+            } else {
+                wakeup_reason(rq, pse, action.preempt, cfg)
+            }
+        }
+    }
 }
 
 /// `do_preempt_short()`: may the waking `pse` (shorter slice, eligible) override the slice
@@ -723,11 +1272,45 @@ fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
     se.set_deadline(vadd(avruntime, vslice));
 }
 
+/// Current's slice protection across [`reweight_eevdf`], which moves its vruntime and
+/// deadline but not `vprot`. With PROTECT_AT_PICK (7.0, "sched/eevdf: Update se->vprot
+/// in reweight_entity()"), a window current had (`window` = `vprot - v` before) scales
+/// like the deadline's distance:
+///
+/// ```text
+///   vprot' = min(v' + (vprot - v) * w / w', d')      RUN_TO_PARITY_MIN_SLICE
+///   vprot' = d'                                      6.12's stash: protected until d
+/// ```
+///
+/// (the `min`: two truncating divisions may put `vprot'` one past `d'`). Without it, 6.12's
+/// stash no longer matches the new deadline, so its protection ends as in 6.12 (the stash
+/// stays, as 6.12's does), and a 6.17 window stays where it was, ended if the deadline
+/// moved before it. Bound:
+/// `(vprot - v) * w <= (d - v) * w`, the deadline's product.
+#[inline]
+fn reweight_protect<S: Entity>(se: S, window: Option<i64>, weight: u64, cfg: Config) {
+    if let Some(rel) = window {
+        if cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE) {
+            let old = se.load().weight.min(i64::MAX as u64) as i64;
+            let new = weight.min(i64::MAX as u64) as i64;
+            let vprot = vadd(se.vruntime(), div_s64(rel.wrapping_mul(old), new));
+            se.set_vprot(vruntime_min(vprot, se.deadline()));
+        } else {
+            se.set_vprot(se.deadline());
+        }
+    }
+    // 6.12 leaves its stash where it was.
+    if !protect_6_12(cfg.features) {
+        protect_within_deadline(se);
+    }
+}
+
 /// `reweight_entity()`: change an entity's weight (nice or group share).
 ///
-/// Queued: `reweight_eevdf()` around V, out of the tree and the sums meanwhile. Not
-/// queued: the saved virtual lag is rescaled, `vl' = vl * w / w'`, since lag_i =
-/// w_i * vl_i is what is preserved. Call `update_curr()` first. A zero weight is ignored.
+/// Queued: `reweight_eevdf()` around V, out of the tree and the sums meanwhile; current
+/// keeps its slice protection as [`reweight_protect`] says. Not queued: the saved virtual
+/// lag is rescaled, `vl' = vl * w / w'`, since lag_i = w_i * vl_i is what is preserved.
+/// Call `update_curr()` first. A zero weight is ignored.
 #[inline(always)]
 pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: Config) {
     if lw.weight == 0 {
@@ -739,7 +1322,13 @@ pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: 
         if !is_curr {
             __dequeue_entity(rq, se);
         }
+        let window =
+            (is_curr && cfg.feat(Features::PROTECT_AT_PICK) && protect_slice(se, cfg.features))
+                .then(|| vdelta(se.vprot(), se.vruntime()));
         reweight_eevdf(se, avruntime, lw.weight, cfg);
+        if is_curr {
+            reweight_protect(se, window, lw.weight, cfg);
+        }
     } else {
         let old = se.load().weight.min(i64::MAX as u64) as i64;
         let new = lw.weight.min(i64::MAX as u64) as i64;

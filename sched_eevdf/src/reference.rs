@@ -22,14 +22,16 @@
 //! per test, with no division: O(n) for the scan, O(1) per test.
 //!
 //! The rule it applies is the one [`crate::pick_eevdf`] documents: with one queued entity,
-//! that entity (current if runnable); else a runnable, eligible current is kept under
-//! RUN_TO_PARITY while its slice is protected; else the earliest deadline among the
+//! that entity (current if runnable); else, with NEXT_BUDDY_EEVDF and PICK_BUDDY, an
+//! eligible next buddy; else a runnable, eligible current is kept under RUN_TO_PARITY (or
+//! RUN_TO_PARITY_MIN_SLICE) while its slice is protected ([`protect_slice`], the one test
+//! of the protection it shares with the core); else the earliest deadline among the
 //! eligible, first in timeline order on ties, with current winning only with a strictly
 //! earlier deadline. Cost O(n) time, O(1) space, no allocation: fit for a runqueue lock.
 
 use super::features::Features;
 use super::load::NICE_0_WEIGHT;
-use super::ops::protect_slice;
+use super::ops::{protect_slice, Wake, WakeFlags};
 use super::tree::{Entity, Runqueue};
 use super::vtime::{vdelta, vruntime_before};
 
@@ -167,17 +169,40 @@ impl Lag {
     }
 }
 
+/// The next buddy the pick tests first: `cfs_rq->next` with NEXT_BUDDY_EEVDF and
+/// PICK_BUDDY.
+fn buddy<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
+    rq.next_buddy().filter(|_| picks_buddy(features))
+}
+
+/// Whether the pick tests the next buddy: NEXT_BUDDY_EEVDF and PICK_BUDDY.
+fn picks_buddy(features: Features) -> bool {
+    features.contains(Features::NEXT_BUDDY_EEVDF) && features.contains(Features::PICK_BUDDY)
+}
+
 /// The entity `pick_eevdf()` must return, by linear scan. `cancel_parity` pretends
-/// current's slice protection was cancelled (the state a PREEMPT_SHORT wakeup leaves).
-fn pick_scan<R: Runqueue>(rq: &R, features: Features, cancel_parity: bool) -> Option<R::Se> {
+/// current's slice protection was cancelled (the state a PREEMPT_SHORT wakeup leaves);
+/// `buddy` is the next buddy the pick tests first (none without NEXT_BUDDY_EEVDF and
+/// PICK_BUDDY).
+fn pick_scan<R: Runqueue>(
+    rq: &R,
+    features: Features,
+    cancel_parity: bool,
+    buddy: Option<R::Se>,
+) -> Option<R::Se> {
     let runnable = rq.curr().filter(|c| c.on_rq());
     if rq.nr_queued() == 1 {
         return runnable.or_else(|| Queued::new(rq).next());
     }
     let lag = Lag::new(rq, features);
+    if let Some(b) = buddy.filter(|b| lag.eligible(b.vruntime())) {
+        return Some(b);
+    }
     let curr = runnable.filter(|c| lag.eligible(c.vruntime()));
     if let Some(c) = curr {
-        if features.contains(Features::RUN_TO_PARITY) && protect_slice(c) && !cancel_parity {
+        let parity = features.contains(Features::RUN_TO_PARITY)
+            || features.contains(Features::RUN_TO_PARITY_MIN_SLICE);
+        if parity && protect_slice(c, features) && !cancel_parity {
             return Some(c);
         }
     }
@@ -200,7 +225,7 @@ fn pick_scan<R: Runqueue>(rq: &R, features: Features, cancel_parity: bool) -> Op
 /// `pick_eevdf()` by definition, in O(n): what [`crate::pick_eevdf`] must return for this
 /// runqueue and these features.
 pub fn pick<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
-    pick_scan(rq, features, false)
+    pick_scan(rq, features, false, buddy(rq, features))
 }
 
 /// The wakeup-preemption decision of `check_preempt_wakeup_fair()` for the enqueued
@@ -210,7 +235,8 @@ pub fn pick<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
 /// - no current: preempt; the wakee is current: do not;
 /// - PREEMPT_SHORT (`do_preempt_short()`): a wakee with a shorter slice than current's
 ///   that is eligible, and has an earlier deadline or finds current not eligible, cancels
-///   current's RUN_TO_PARITY protection;
+///   current's RUN_TO_PARITY protection; with RUN_TO_PARITY_MIN_SLICE (6.17) a wakee with
+///   a shorter slice is enough, and the pick ignores the protection for it;
 /// - then preempt iff `pick_eevdf()` returns the wakee.
 pub fn wakeup_preempt<R: Runqueue>(rq: &R, pse: R::Se, features: Features) -> bool {
     let Some(curr) = rq.curr() else {
@@ -219,12 +245,87 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &R, pse: R::Se, features: Features) -> bo
     if curr == pse {
         return false;
     }
-    let short = features.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() && {
-        let lag = Lag::new(rq, features);
-        lag.eligible(pse.vruntime())
-            && (vruntime_before(pse.deadline(), curr.deadline()) || !lag.eligible(curr.vruntime()))
+    let short = features.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice();
+    preempts_short(rq, pse, curr, features, short, buddy(rq, features))
+}
+
+/// Whether the pick is `pse`, after PREEMPT_SHORT's cancel for a `short` wakee (one with a
+/// shorter slice, PREEMPT_SHORT on): 6.12 cancels if the wakee is eligible and has an
+/// earlier deadline than current or finds current not eligible; with
+/// RUN_TO_PARITY_MIN_SLICE (6.17) a shorter slice is enough, and the pick ignores the
+/// protection for it.
+fn preempts_short<R: Runqueue>(
+    rq: &R,
+    pse: R::Se,
+    curr: R::Se,
+    features: Features,
+    short: bool,
+    buddy: Option<R::Se>,
+) -> bool {
+    let cancel = short
+        && (features.contains(Features::RUN_TO_PARITY_MIN_SLICE) || {
+            let lag = Lag::new(rq, features);
+            lag.eligible(pse.vruntime())
+                && (vruntime_before(pse.deadline(), curr.deadline())
+                    || !lag.eligible(curr.vruntime()))
+        });
+    pick_scan(rq, features, cancel, buddy) == Some(pse)
+}
+
+/// NEXT_BUDDY_EEVDF's wakeup decision (6.19's `check_preempt_wakeup_fair()`), by
+/// definition, in O(n), on the state before it (the core's decision sets the buddy and may
+/// cancel current's protection; this reads only): `(preempt, set_buddy)`.
+///
+/// - no current: preempt; the wakee is current: nothing;
+/// - a wakee with a shorter slice (PREEMPT_SHORT): [`wakeup_preempt`]'s rule, the buddy
+///   untouched;
+/// - a new (WF_FORK) or delayed wakee: nothing;
+/// - NEXT_BUDDY: the wakee becomes the buddy unless the buddy has an earlier deadline; a
+///   WF_SYNC wakeup that made it the buddy preempts iff its deadline is earlier than
+///   current's and the waker ran for the migration cost (a quarter with WF_RQ_SELECTED);
+/// - else preempt iff the pick, testing the (new) buddy first, returns the wakee.
+pub fn wakeup_preempt_buddy<R: Runqueue>(
+    rq: &R,
+    pse: R::Se,
+    wake: Wake,
+    features: Features,
+) -> (bool, bool) {
+    let Some(curr) = rq.curr() else {
+        return (true, false);
     };
-    pick_scan(rq, features, short) == Some(pse)
+    if curr == pse {
+        return (false, false);
+    }
+    let mut next = buddy(rq, features);
+    if features.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() {
+        return (preempts_short(rq, pse, curr, features, true, next), false);
+    }
+    if wake.flags.contains(WakeFlags::FORK) || pse.sched_delayed() {
+        return (false, false);
+    }
+    let mut set_buddy = false;
+    if features.contains(Features::NEXT_BUDDY)
+        && !rq
+            .next_buddy()
+            .is_some_and(|n| vruntime_before(n.deadline(), pse.deadline()))
+    {
+        set_buddy = true;
+        // What the pick reads from now on: the new buddy, if it reads buddies.
+        if !wake.wakee_idle && picks_buddy(features) {
+            next = Some(pse);
+        }
+        if wake.flags.contains(WakeFlags::SYNC) {
+            let threshold = if wake.flags.contains(WakeFlags::RQ_SELECTED) {
+                wake.migration_cost_ns / 4
+            } else {
+                wake.migration_cost_ns
+            };
+            let resched =
+                vruntime_before(pse.deadline(), curr.deadline()) && wake.waker_ran_ns >= threshold;
+            return (resched, true);
+        }
+    }
+    (pick_scan(rq, features, false, next) == Some(pse), set_buddy)
 }
 
 // Host only: the kernel-module-check crate compiles this file as a module of another crate

@@ -39,10 +39,17 @@ pub trait Entity: Copy + PartialEq {
     fn custom_slice(self) -> bool;
     /// Sets the custom-slice flag.
     fn set_custom_slice(self, c: bool);
-    /// Virtual lag `V - v_i` saved at dequeue (and, while current, the RUN_TO_PARITY stash).
+    /// Virtual lag `V - v_i` saved at dequeue.
     fn vlag(self) -> i64;
     /// Sets the virtual lag.
     fn set_vlag(self, l: i64);
+    /// Slice protection while current: the virtual time until which RUN_TO_PARITY keeps
+    /// it (RUN_TO_PARITY_MIN_SLICE), or a copy of the deadline stashed at the pick (6.12's
+    /// test, `vprot == deadline`; 6.12 stashes it in `vlag`). See
+    /// [`protect_slice`](super::protect_slice).
+    fn vprot(self) -> u64;
+    /// Sets the slice protection.
+    fn set_vprot(self, v: u64);
     /// Load weight.
     fn load(self) -> LoadWeight;
     /// Sets the load weight (the core does this in `reweight_entity()` only).
@@ -155,6 +162,14 @@ pub trait Runqueue: Timeline {
     fn curr(&self) -> Option<Self::Se>;
     /// Sets the running entity.
     fn set_curr(&mut self, se: Option<Self::Se>);
+    /// The next buddy (`cfs_rq->next`): an entity of this runqueue (current or in the
+    /// timeline) that was marked to be picked next while it is eligible (a wakee with
+    /// NEXT_BUDDY, `yield_to()`'s target, a group whose task just slept), or `None`. The
+    /// core reads it with NEXT_BUDDY_EEVDF only.
+    fn next_buddy(&self) -> Option<Self::Se>;
+    /// Sets the next buddy: one level of fair.c's `set_next_buddy()`, or a
+    /// `clear_buddies()`.
+    fn set_next_buddy(&mut self, se: Option<Self::Se>);
 }
 
 /// `__entity_less()`: the timeline's order, `(s64)(a->vruntime - b->vruntime) < 0`.

@@ -60,6 +60,7 @@ pub struct UserEntity {
     slice: Cell<u64>,
     custom_slice: Cell<bool>,
     vlag: Cell<i64>,
+    vprot: Cell<u64>,
     load: Cell<Option<LoadWeight>>,
     on_rq: Cell<bool>,
     sched_delayed: Cell<bool>,
@@ -91,6 +92,7 @@ impl fmt::Debug for UserEntity {
             .field("deadline", &self.deadline.get())
             .field("slice", &self.slice.get())
             .field("vlag", &self.vlag.get())
+            .field("vprot", &self.vprot.get())
             .field("load", &self.se().load())
             .field("on_rq", &self.on_rq.get())
             .field("sched_delayed", &self.sched_delayed.get())
@@ -150,6 +152,7 @@ impl Entity for UserSe<'_> {
         slice / set_slice: u64;
         custom_slice / set_custom_slice: bool;
         vlag / set_vlag: i64;
+        vprot / set_vprot: u64;
         on_rq / set_on_rq: bool;
         sched_delayed / set_sched_delayed: bool;
         rel_deadline / set_rel_deadline: bool;
@@ -738,6 +741,7 @@ pub struct UserRunqueue<'a> {
     sum_slice: u64,
     nr_queued: u32,
     curr: Option<UserSe<'a>>,
+    next: Option<UserSe<'a>>,
 }
 
 impl<'a> UserRunqueue<'a> {
@@ -819,5 +823,11 @@ impl<'a> Runqueue for UserRunqueue<'a> {
     }
     fn set_curr(&mut self, se: Option<UserSe<'a>>) {
         self.curr = se
+    }
+    fn next_buddy(&self) -> Option<UserSe<'a>> {
+        self.next
+    }
+    fn set_next_buddy(&mut self, se: Option<UserSe<'a>>) {
+        self.next = se
     }
 }

@@ -258,16 +258,19 @@ fn feature_table() {
         "LAG_CLAMP_MAX_SLICE",
         "NEXT_BUDDY_EEVDF",
         "PROTECT_AT_PICK",
+        "NEXT_BUDDY",
+        "PICK_BUDDY",
     ] {
         assert!(names.contains(&n), "{n}");
     }
-    // Off by default: BIAS_ELIGIBLE and upstream's post-6.12 changes.
+    // Off by default: BIAS_ELIGIBLE, upstream's post-6.12 changes and 6.12's NEXT_BUDDY.
     let off = [
         "BIAS_ELIGIBLE",
         "RUN_TO_PARITY_MIN_SLICE",
         "LAG_CLAMP_MAX_SLICE",
         "NEXT_BUDDY_EEVDF",
         "PROTECT_AT_PICK",
+        "NEXT_BUDDY",
     ];
     for info in Features::TABLE {
         assert_eq!(Features::DEFAULT.contains(info.flag), info.default);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The EEVDF features in /sys/kernel/debug/sched/features: ELIGIBLE (on),
 # BIAS_ELIGIBLE (off) and upstream's post-6.12 ones (off) are listed, a bad name
-# is refused with EINVAL and changes nothing, and every EEVDF feature toggles
+# is refused with EINVAL and changes nothing, and every EEVDF feature (6.12's
+# NEXT_BUDDY and PICK_BUDDY, which NEXT_BUDDY_EEVDF reads, included) toggles
 # hundreds of times under hackbench.
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the loops to run, at least a floor.
 scaled() { n=$(( $1 * ${EEVDF_LOAD:-100} / 100 )); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
@@ -9,7 +10,7 @@ f=/sys/kernel/debug/sched/features
 [ "$EEVDF_KERNEL" = stock ] && exit 77
 set -e
 feats="ELIGIBLE BIAS_ELIGIBLE RUN_TO_PARITY PLACE_LAG PLACE_DEADLINE_INITIAL PLACE_REL_DEADLINE PREEMPT_SHORT DELAY_DEQUEUE DELAY_ZERO
-	RUN_TO_PARITY_MIN_SLICE LAG_CLAMP_MAX_SLICE NEXT_BUDDY_EEVDF PROTECT_AT_PICK"
+	RUN_TO_PARITY_MIN_SLICE LAG_CLAMP_MAX_SLICE NEXT_BUDDY_EEVDF PROTECT_AT_PICK NEXT_BUDDY PICK_BUDDY"
 before=$(cat $f)
 echo "$before"
 echo " $before " | grep -q ' ELIGIBLE '

@@ -17,12 +17,31 @@
 #   place_initial              100 forks: >= 100.
 #   reweights                  20 renices of a hog: >= 20.
 #   slice_expired, picks       a hog for a second: > 0.
+#   protect_expired            the two hogs with RUN_TO_PARITY_MIN_SLICE: the
+#                              base-slice hog is protected for the other's 100 us,
+#                              then rescheduled while still eligible: > 0; = 0
+#                              without the feature.
+#   protect_restored           100 renices of the base-slice hog against the 100 us
+#                              one, with RUN_TO_PARITY_MIN_SLICE and PROTECT_AT_PICK:
+#                              its ended window is kept ended: > 0; = 0 without.
+#   protect_shrunk             = 0 without RUN_TO_PARITY_MIN_SLICE.
+#   buddy_set, preempt_buddy,  NEXT_BUDDY_EEVDF and NEXT_BUDDY: the 1 ms waker
+#   picks_buddy                (base slice) against the hog becomes the buddy and
+#                              preempts it: > 0; every NEXT_BUDDY_EEVDF counter
+#                              = 0 while it is off.
+#   wakeup_sync_none           the same, a pipe ping-pong on CPU 0 (WF_SYNC): > 0.
+#   wakeup_fork_delayed        the same, 100 forks on CPU 0: > 0.
 #   (all)                      nothing counts while schedstats are off.
+# The test starts from whatever features are set (the suite may run with upstream's
+# later features on) and restores them.
 [ "$EEVDF_KERNEL" = stock ] && { echo "stock kernel: no eevdf counters"; exit 77; }
 s=/sys/kernel/debug/sched/eevdf/stats
 f=/sys/kernel/debug/sched/features
 [ -r $s ] || { echo "no $s (CONFIG_SCHED_EEVDF_RUST_STATS=n?)"; exit 77; }
-fail() { echo "FAIL: $*"; cat /tmp/counts; for x in ELIGIBLE RUN_TO_PARITY PREEMPT_SHORT PLACE_LAG; do echo $x >$f; done; exit 1; }
+start=$(cat $f)
+restore() { for x in $start; do echo $x >$f; done; }
+fail() { echo "FAIL: $*"; cat /tmp/counts; restore; exit 1; }
+is_on() { echo " $(cat $f) " | grep -q " $1 "; }
 col() { awk -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i } $1 == "all" { print $k }' /tmp/counts; }
 window() { # window SETUP-FUNCTION: reset, run it, read the counts
 	echo 0 >$s
@@ -54,6 +73,9 @@ forks() {
 	i=0
 	while [ $i -lt 100 ]; do /bin/true; i=$((i + 1)); done
 }
+forks_cpu0() { taskset 0x1 sh -c 'i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i + 1)); done'; }
+pingpong() { eevdf-pingpong --cpu 0 --duration-ms 300 >/dev/null || fail "eevdf-pingpong"; }
+buddy_counters="picks_buddy preempt_buddy wakeup_sync_resched wakeup_sync_none wakeup_fork_delayed buddy_set buddy_kept"
 renices() {
 	hog; a=$!
 	i=0
@@ -101,9 +123,14 @@ window waker_vs_hog 100
 echo RUN_TO_PARITY >$f
 echo PREEMPT_SHORT >$f
 echo PLACE_LAG >$f
-expect wakeup_parity_held eq 0
-expect picks_parity eq 0
 expect preempt_deadline gt 0
+if is_on RUN_TO_PARITY_MIN_SLICE; then
+	# 6.17 protects for min(normalized base slice, slice) without RUN_TO_PARITY too.
+	echo "  (RUN_TO_PARITY_MIN_SLICE: NO_RUN_TO_PARITY still protects a base slice)"
+else
+	expect wakeup_parity_held eq 0
+	expect picks_parity eq 0
+fi
 
 echo "PREEMPT_SHORT:"
 window waker_vs_hog 100
@@ -124,4 +151,55 @@ echo "one hog:"
 window one_hog
 expect slice_expired gt 0
 expect picks gt 0
+
+# Upstream's later slice protection (6.17, 7.0).
+short_vs_renices() { # the base-slice hog reniced 0 <-> 1 while the 100 us one waits
+	hog; a=$!
+	hog; b=$!
+	eevdf-slice set $a 100000 >/dev/null || fail "eevdf-slice set"
+	sleep 0.2
+	i=0
+	while [ $i -lt 100 ]; do renice -n $((1 - i % 2 * 2)) -p $b >/dev/null; i=$((i + 1)); done
+	kill $a $b; wait $a $b 2>/dev/null
+}
+echo NO_RUN_TO_PARITY_MIN_SLICE >$f
+echo NO_PROTECT_AT_PICK >$f
+echo "6.12's slice protection:"
+window two_slices
+expect protect_expired eq 0
+window short_vs_renices
+expect protect_restored eq 0
+expect protect_shrunk eq 0
+echo RUN_TO_PARITY_MIN_SLICE >$f
+echo "RUN_TO_PARITY_MIN_SLICE:"
+window two_slices
+expect protect_expired gt 0
+echo PROTECT_AT_PICK >$f
+echo "RUN_TO_PARITY_MIN_SLICE PROTECT_AT_PICK:"
+window short_vs_renices
+expect protect_restored gt 0
+restore
+
+# NEXT_BUDDY_EEVDF is off: none of its counters moved in the windows above.
+for c in $buddy_counters; do expect $c eq 0; done
+
+echo "NEXT_BUDDY_EEVDF NEXT_BUDDY:"
+echo NEXT_BUDDY_EEVDF >$f
+echo NEXT_BUDDY >$f
+window waker_vs_hog 0
+expect buddy_set gt 0
+expect preempt_buddy gt 0
+expect picks_buddy gt 0
+echo "NEXT_BUDDY_EEVDF NEXT_BUDDY, pipe ping-pong:"
+window pingpong
+expect wakeup_sync_none gt 0
+echo "NEXT_BUDDY_EEVDF NEXT_BUDDY, forks on CPU 0:"
+window forks_cpu0
+expect wakeup_fork_delayed gt 0
+echo NO_NEXT_BUDDY >$f
+echo NO_NEXT_BUDDY_EEVDF >$f
+echo "NO_NEXT_BUDDY_EEVDF:"
+window waker_vs_hog 0
+for c in $buddy_counters; do expect $c eq 0; done
+restore
 echo ok

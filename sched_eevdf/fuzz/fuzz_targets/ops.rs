@@ -33,7 +33,7 @@ fn decode(data: &[u8]) -> Option<(Vec<usize>, u64, u32, Vec<Op>)> {
         let i = c[1] as usize % n;
         ops.push(match c[0] % 10 {
             0..=2 => Op::Tick(arg << (c[0] >> 5)),
-            3 | 4 => Op::Wake(i, c[2] & 1 != 0),
+            3 | 4 => Op::Wake(i, c[2]),
             5 => Op::Sleep(i, c[2] % 3),
             6 => Op::Reweight(i, c[2] as usize % WEIGHT_CHOICES),
             7 => Op::Slice(i, arg << (c[0] >> 3)),

@@ -10,7 +10,7 @@
 //!
 //! Neither computes V, eligibility, a pick, a deadline, a placement or a lag: they call
 //! `avg_vruntime`, `pick_eevdf`, `update_curr`, `enqueue_entity` (`place_entity`),
-//! `dequeue_entity`, `requeue_delayed_entity`, `wakeup_preempt`, `schedule`
+//! `dequeue_entity`, `requeue_delayed_entity`, `check_preempt_wakeup_fair`, `schedule`
 //! (`pick_next_entity`, then `put_prev_entity` and `set_next_entity`) and
 //! `sched_attr_slice` (the seed model moves its entities in the tree with `__enqueue_entity`
 //! and `__dequeue_entity`), and report what the core answered; a lag is `V − v_i` with the
@@ -23,7 +23,7 @@ use anyhow::{anyhow, bail, Result};
 use sched_eevdf::load::{scale_load, LoadWeight, SCHED_PRIO_TO_WEIGHT};
 use sched_eevdf::user::{UserEntity, UserRunqueue, UserSe};
 use sched_eevdf::Features;
-use sched_eevdf::{self as eevdf, Config, DequeueFlags, EnqueueFlags, Pick};
+use sched_eevdf::{self as eevdf, Config, DequeueFlags, EnqueueFlags, Pick, Wake, WakeFlags};
 use sched_eevdf::{Entity, Runqueue};
 
 /// A feature set built from names, checked against the core's one table.
@@ -267,6 +267,10 @@ pub struct FairRq<'a> {
     rq: UserRunqueue<'a>,
     cfg: Config,
     initial: Features,
+    /// Per task: dequeues whose saved lag was a lag error (the core's `lag_error`, what the
+    /// kernel's `lag_error` counter counts).
+    lag_errors: Vec<u64>,
+    migration_cost_ns: u64,
 }
 
 impl<'a> FairRq<'a> {
@@ -289,11 +293,13 @@ impl<'a> FairRq<'a> {
             .collect()
     }
 
-    /// An empty runqueue over `arena`.
+    /// An empty runqueue over `arena`; `migration_cost_ns` is `sysctl_sched_migration_cost`
+    /// (NEXT_BUDDY_EEVDF's `preempt_sync()` reads it).
     pub fn new(
         arena: &'a [UserEntity],
         base_slice_ns: u64,
         tick_ns: u64,
+        migration_cost_ns: u64,
         features: FeatureSet,
     ) -> Self {
         FairRq {
@@ -303,9 +309,28 @@ impl<'a> FairRq<'a> {
                 features: features.0,
                 base_slice_ns,
                 tick_nsec: tick_ns,
+                // One CPU: the kernel's scaling factor is 1.
+                normalized_base_slice_ns: base_slice_ns,
             },
             initial: features.0,
+            lag_errors: vec![0; arena.len()],
+            migration_cost_ns,
         }
+    }
+
+    /// Counts a lag error of task `i` if its lag `V - v_i` (not clamped, `v` the `V` the
+    /// dequeue saves it against) is one; call it for every dequeue that saves a lag.
+    fn count_lag_error(&mut self, i: usize, v: u64) {
+        let se = self.se(i);
+        let lag = sched_eevdf::vtime::vdelta(v, se.vruntime());
+        if eevdf::lag_error(lag, se, self.cfg) {
+            self.lag_errors[i] += 1;
+        }
+    }
+
+    /// Task `i`'s lag errors so far.
+    pub fn lag_errors(&self, i: usize) -> u64 {
+        self.lag_errors[i]
     }
 
     fn se(&self, i: usize) -> UserSe<'a> {
@@ -343,13 +368,41 @@ impl<'a> FairRq<'a> {
         }
     }
 
-    /// `check_preempt_wakeup_fair()`: `update_curr`, then the core's decision. True if
-    /// current must be rescheduled (either answer).
-    pub fn check_preempt_wakeup(&mut self, i: usize, delta_ns: u64) -> bool {
+    /// `check_preempt_wakeup_fair()` for task `i`, woken with `flags` by the running task
+    /// (or an interrupt): unless a reschedule is pending (`need_resched`, which ends it
+    /// early, after 6.12's NEXT_BUDDY marking), `update_curr`, then the core's decision
+    /// (the model's `check_preempt_wakeup_fair`: 6.12's, or 6.19's with NEXT_BUDDY_EEVDF).
+    /// `waker_ran_ns` is what `preempt_sync()` reads. True if current must be rescheduled
+    /// (either answer).
+    pub fn check_preempt_wakeup(
+        &mut self,
+        i: usize,
+        delta_ns: u64,
+        flags: WakeFlags,
+        waker_ran_ns: u64,
+        need_resched: bool,
+    ) -> bool {
+        let r = !need_resched && self.update_curr(delta_ns);
+        let wake = Wake {
+            flags,
+            wakee_idle: false,
+            waker_ran_ns,
+            migration_cost_ns: self.migration_cost_ns,
+        };
+        let se = self.se(i);
+        let p = eevdf::check_preempt_wakeup_fair(&mut self.rq, se, wake, need_resched, self.cfg);
+        r || p
+    }
+
+    /// `sched_setattr()` of task `i`'s `sched_runtime` (ns): `__sched_setscheduler()`'s
+    /// sched_change, `update_curr` of the running task first, then
+    /// [`eevdf::sched_setattr_slice`] (`set_next_entity()` with `first` false for a running
+    /// task). Returns the resched answer of `update_curr`.
+    pub fn sched_change(&mut self, i: usize, delta_ns: u64, runtime_ns: u64) -> bool {
         let r = self.update_curr(delta_ns);
         let se = self.se(i);
-        let p = eevdf::wakeup_preempt(&mut self.rq, se, self.cfg);
-        r || p
+        eevdf::sched_setattr_slice(&mut self.rq, se, runtime_ns, self.cfg);
+        r
     }
 
     /// `dequeue_entity(DEQUEUE_SLEEP)` of the running task, after `update_curr`. Returns
@@ -357,7 +410,12 @@ impl<'a> FairRq<'a> {
     pub fn dequeue_sleep(&mut self, i: usize, delta_ns: u64) -> bool {
         self.update_curr(delta_ns);
         let se = self.se(i);
-        !eevdf::dequeue_entity(&mut self.rq, se, DequeueFlags::SLEEP, self.cfg)
+        let v = eevdf::avg_vruntime_peek(&self.rq);
+        let left = eevdf::dequeue_entity(&mut self.rq, se, DequeueFlags::SLEEP, self.cfg);
+        if left {
+            self.count_lag_error(i, v);
+        }
+        !left
     }
 
     /// An exit: the task leaves the runqueue for good (never delayed: `DEQUEUE_SPECIAL`;
@@ -373,7 +431,9 @@ impl<'a> FairRq<'a> {
             } else {
                 DequeueFlags::SLEEP | DequeueFlags::SPECIAL
             };
+            let v = eevdf::avg_vruntime_peek(&self.rq);
             eevdf::dequeue_entity(&mut self.rq, se, flags, self.cfg);
+            self.count_lag_error(i, v);
         }
     }
 
@@ -386,9 +446,11 @@ impl<'a> FairRq<'a> {
             self.update_curr(delta_ns);
         }
         loop {
+            // A delayed pick is dequeued for real, its lag saved against this V.
+            let v = eevdf::avg_vruntime_peek(&self.rq);
             match eevdf::schedule(&mut self.rq, self.cfg) {
                 Pick::Run(se) => return Some(index_in(self.arena, se)),
-                Pick::Blocked(_) => continue,
+                Pick::Blocked(se) => self.count_lag_error(index_in(self.arena, se), v),
                 Pick::Idle => return None,
             }
         }

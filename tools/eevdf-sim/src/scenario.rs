@@ -27,6 +27,12 @@
 //! behaviour = { kind = "periodic", period_us = 1000, run_us = 50 }
 //!
 //! [[task]]
+//! name = "tuned"
+//! slice_us = 3000
+//! setattr_every_us = 200   # sched_setattr(): slice 3001, 3000, ... µs (sched_change)
+//! behaviour = { kind = "hog" }
+//!
+//! [[task]]
 //! name = "worker"
 //! count = 20               # twenty tasks worker.0 … worker.19
 //! behaviour = { kind = "bursty", run = { dist = "exp", mean_us = 100 },
@@ -72,6 +78,10 @@ pub struct Scenario {
     /// Seed of every bursty task that has no seed of its own (mixed with the task's index).
     #[serde(default)]
     pub seed: u64,
+    /// `sysctl_sched_migration_cost`, in microseconds: NEXT_BUDDY_EEVDF's `preempt_sync()`
+    /// threshold for WF_SYNC wakeups. Default 500, the kernel's.
+    #[serde(default = "default_migration_cost_us")]
+    pub migration_cost_us: u64,
     /// Feature flags by the core's names; a name not given keeps the core's default.
     #[serde(default)]
     pub features: BTreeMap<String, bool>,
@@ -89,6 +99,10 @@ fn default_hz() -> u32 {
 
 fn default_base_slice_us() -> u64 {
     700
+}
+
+fn default_migration_cost_us() -> u64 {
+    500
 }
 
 /// One `[[task]]` table: one task, or `count` identical ones.
@@ -113,6 +127,11 @@ pub struct TaskSpec {
     pub start_ms: u64,
     /// Exit time, in milliseconds from the start. Default: never.
     pub stop_ms: Option<u64>,
+    /// Every this many microseconds, a `sched_setattr()` of the task's slice from another
+    /// CPU, alternately `slice_us + 1` and `slice_us` (the kernel ignores a call that
+    /// changes nothing): a sched_change of the task (dequeue, put, enqueue, set again),
+    /// what PROTECT_AT_PICK is about. Needs `slice_us`. Default: never.
+    pub setattr_every_us: Option<u64>,
     /// What the task does when it runs.
     pub behaviour: Behaviour,
 }
@@ -143,6 +162,30 @@ pub enum Behaviour {
         run: Dist,
         /// Sleep after each burst.
         sleep: Dist,
+        /// PRNG seed; default: the scenario's seed mixed with the task's index.
+        seed: Option<u64>,
+    },
+    /// A messenger (schbench's message thread): runs from its fork with every worker's
+    /// request queued; for each queued request it runs `run_us` and wakes that request's
+    /// worker; with nothing queued it sleeps until a worker posts a request (and wakes it).
+    /// Its workers are the tasks of the `[[task]]` table `wakes`. The wakeups both ways are
+    /// WF_SYNC with `sync` (a pipe: the waker says it sleeps soon), plain without (futex
+    /// wakeups, as schbench's).
+    Messenger {
+        /// CPU time per request, before it wakes the request's worker, in microseconds.
+        run_us: u64,
+        /// The `[[task]]` table of its `worker`s.
+        wakes: String,
+        /// Wake with WF_SYNC. Default false.
+        #[serde(default)]
+        sync: bool,
+    },
+    /// A worker (schbench's worker thread): asleep until its messenger wakes it, then runs
+    /// a burst drawn from `run` (the request's work), posts its next request to the
+    /// messenger (waking it if it sleeps) and sleeps again.
+    Worker {
+        /// CPU time per request.
+        run: Dist,
         /// PRNG seed; default: the scenario's seed mixed with the task's index.
         seed: Option<u64>,
     },
@@ -256,6 +299,12 @@ impl Scenario {
                 self.base_slice_us
             );
         }
+        if self.migration_cost_us > 1_000_000 {
+            bail!(
+                "migration_cost_us = {}: must be 0 … 1000000",
+                self.migration_cost_us
+            );
+        }
         if self.tasks.is_empty() {
             bail!("no [[task]]: a scenario needs at least one task");
         }
@@ -298,6 +347,14 @@ impl Scenario {
                     bail!("{who}: stop_ms {stop} is not after start_ms {}", t.start_ms);
                 }
             }
+            if let Some(every) = t.setattr_every_us {
+                if !(10..=60_000_000).contains(&every) {
+                    bail!("{who}: setattr_every_us {every} must be 10 … 60000000");
+                }
+                if t.slice_us == 0 {
+                    bail!("{who}: setattr_every_us needs a slice_us to set");
+                }
+            }
             match &t.behaviour {
                 Behaviour::Hog {} => {}
                 Behaviour::Periodic {
@@ -314,6 +371,25 @@ impl Scenario {
                     run.check(&format!("{who}: run"), false)?;
                     sleep.check(&format!("{who}: sleep"), true)?;
                 }
+                Behaviour::Messenger { run_us, wakes, .. } => {
+                    if *run_us == 0 || *run_us > 60_000_000 {
+                        bail!("{who}: messenger needs run_us of 1 µs … a minute");
+                    }
+                    if t.count != 1 {
+                        bail!("{who}: a messenger table makes one task (count = 1)");
+                    }
+                    if self.tasks.iter().any(|o| {
+                        o.name != t.name
+                            && matches!(&o.behaviour, Behaviour::Messenger { wakes: w, .. } if w == wakes)
+                    }) {
+                        bail!("{who}: another messenger wakes {wakes:?} too");
+                    }
+                    let target = self.tasks.iter().find(|w| &w.name == wakes);
+                    if !matches!(target.map(|w| &w.behaviour), Some(Behaviour::Worker { .. })) {
+                        bail!("{who}: wakes = {wakes:?} is not a [[task]] of kind \"worker\"");
+                    }
+                }
+                Behaviour::Worker { run, .. } => run.check(&format!("{who}: run"), false)?,
             }
         }
         if total > MAX_TASKS {
@@ -347,5 +423,10 @@ impl Scenario {
     /// The base slice, in nanoseconds.
     pub fn base_slice_ns(&self) -> u64 {
         self.base_slice_us * NSEC_PER_USEC
+    }
+
+    /// `sysctl_sched_migration_cost`, in nanoseconds.
+    pub fn migration_cost_ns(&self) -> u64 {
+        self.migration_cost_us * NSEC_PER_USEC
     }
 }

@@ -12,9 +12,12 @@
 //! | tick | `update_curr` (entity_tick); a `true` answer (request used up, or PREEMPT_SHORT's `did_preempt_short`) sets need-resched |
 //! | wakeup of a sleeping task | `enqueue_entity(ENQUEUE_WAKEUP)` (`update_curr`, then `place_entity` with PLACE_LAG), then `check_preempt_wakeup_fair` |
 //! | wakeup of a delayed task | `requeue_delayed_entity` (DELAY_ZERO), then `check_preempt_wakeup_fair` |
-//! | fork | `place_entity(ENQUEUE_INITIAL)` (PLACE_DEADLINE_INITIAL's half slice), enqueue, `check_preempt_wakeup_fair` |
+//! | fork | `place_entity(ENQUEUE_INITIAL)` (PLACE_DEADLINE_INITIAL's half slice), enqueue, `check_preempt_wakeup_fair` (WF_FORK) |
+//! | end of a messenger's request | the wakeup of the request's worker (WF_SYNC if the messenger says `sync`), then the next queued request, or a sleep |
+//! | end of a worker's request | its next request posted: the wakeup of its messenger if it sleeps (WF_SYNC likewise), then its sleep |
 //! | end of a burst | `dequeue_entity(DEQUEUE_SLEEP)`, which DELAY_DEQUEUE may turn into a delay, then `schedule()` |
 //! | exit | a non-sleep dequeue (no delay), then `schedule()` |
+//! | `sched_setattr()` of a task's slice (`setattr_every_us`) | the sched_change: `update_curr`, a `DEQUEUE_SAVE` dequeue of a queued task, `put_prev_entity` of a running one, the slice set, `ENQUEUE_RESTORE`, `set_next_entity` with `first` false |
 //! | need-resched | `schedule()`: `pick_next_entity` (which finishes delayed dequeues it meets) with the previous task still current (so RUN_TO_PARITY applies), `put_prev_entity`, `set_next_entity` |
 //!
 //! Simplifications, stated once:
@@ -24,7 +27,14 @@
 //! - HRTICK is off (6.12's default), so a slice that runs out is noticed at the next tick,
 //!   at a wakeup or at a sleep, as in the kernel;
 //! - a periodic task is forked asleep: its first activation is an ordinary wakeup at its
-//!   first timer expiry (lag 0), not a fork placement.
+//!   first timer expiry (lag 0), not a fork placement; so is a worker, until its
+//!   messenger wakes it (the messenger starts with every worker's request queued);
+//! - a timer's wakeup comes from an interrupt (no WF_SYNC); a messenger's or a worker's
+//!   comes from the waker, which is current (`check_preempt_wakeup_fair` sees it), and what
+//!   6.19's `preempt_sync()` reads as the waker's run, `rq_clock_task() - exec_start` right
+//!   after `update_curr()`, is computed the same way here (0);
+//! - a worker that posts to a messenger that is awake (queued, not asleep) only queues its
+//!   request: no wakeup.
 //!
 //! Wakeup latency is measured from the wakeup's reference time (the timer expiry for a
 //! periodic task, the end of the sleep for a bursty one) to the moment the task starts
@@ -32,16 +42,18 @@
 //! its latency is then how late it is (as cyclictest would report).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use anyhow::{Context, Result};
 
 use crate::coreglue::{nice_to_weight, FairRq, FeatureSet, WeightSpec};
 use crate::render::{Segment, TimelineData, Wakeup};
+use crate::scenario::Behaviour;
 use crate::scenario::{Scenario, NSEC_PER_MSEC, NSEC_PER_USEC};
 use crate::stats::{Report, TaskStats};
 use crate::workload::{AfterBurst, Workload};
 use sched_eevdf::user::UserEntity;
+use sched_eevdf::WakeFlags;
 
 /// Options of one run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
@@ -82,6 +94,8 @@ enum Ev {
     Fork(usize),
     /// Wakeup of a task; the sequence number invalidates stale wakeups.
     Wake(usize, u64),
+    /// A `sched_setattr()` of a task's slice (`setattr_every_us`).
+    Setattr(usize),
     Tick,
 }
 
@@ -91,6 +105,10 @@ struct Task {
     weight: u64,
     start_ns: u64,
     stop_ns: Option<u64>,
+    setattr_every_ns: Option<u64>,
+    /// The `sched_runtime` of the task's slice, ns, and how many `sched_setattr()`s it had.
+    sched_runtime_ns: u64,
+    setattrs: u64,
     state: State,
     work: Workload,
     /// CPU time still needed by the current burst, ns.
@@ -104,6 +122,17 @@ struct Task {
     preempted: u64,
     lag_min: i64,
     lag_max: i64,
+    /// Since when the task has been runnable without running, if it is.
+    runnable_since: Option<u64>,
+    wait_max_ns: u64,
+    wait_total_ns: u64,
+    run_max_ns: u64,
+    /// A messenger's queue of requests: the workers (task indices) it wakes next.
+    requests: VecDeque<usize>,
+    /// A worker's messenger (task index).
+    messenger: Option<usize>,
+    /// Wakeups between a messenger and its workers are WF_SYNC (the messenger's `sync`).
+    sync: bool,
 }
 
 /// A finished run: the report and, if asked for, the picture's data.
@@ -152,12 +181,15 @@ fn task_seed(seed: u64, index: u64) -> u64 {
 /// One task of the plan: what [`Sim::new`] needs besides the entity arena.
 struct Plan {
     name: String,
+    /// The `[[task]]` table it comes from.
+    table: String,
     nice: Option<i32>,
     weight: WeightSpec,
     runtime_ns: u64,
     seed: u64,
     start_ns: u64,
     stop_ns: Option<u64>,
+    setattr_every_ns: Option<u64>,
     behaviour: crate::scenario::Behaviour,
 }
 
@@ -177,19 +209,20 @@ fn plan(sc: &Scenario) -> Vec<Plan> {
                 format!("{}.{k}", spec.name)
             };
             let seed = match &spec.behaviour {
-                crate::scenario::Behaviour::Bursty { seed: Some(s), .. } => {
-                    task_seed(*s, u64::from(k))
-                }
+                Behaviour::Bursty { seed: Some(s), .. }
+                | Behaviour::Worker { seed: Some(s), .. } => task_seed(*s, u64::from(k)),
                 _ => task_seed(sc.seed, index),
             };
             out.push(Plan {
                 name,
+                table: spec.name.clone(),
                 nice: spec.nice,
                 weight,
                 runtime_ns: spec.slice_us * NSEC_PER_USEC,
                 seed,
                 start_ns: spec.start_ms * NSEC_PER_MSEC,
                 stop_ns: spec.stop_ms.map(|s| s * NSEC_PER_MSEC),
+                setattr_every_ns: spec.setattr_every_us.map(|e| e * NSEC_PER_USEC),
                 behaviour: spec.behaviour.clone(),
             });
             index += 1;
@@ -235,15 +268,47 @@ impl<'a> Sim<'a> {
             }
             feature_changes.push(v);
         }
-        let rq = FairRq::new(arena, sc.base_slice_ns(), sc.tick_ns(), features);
+        let rq = FairRq::new(
+            arena,
+            sc.base_slice_ns(),
+            sc.tick_ns(),
+            sc.migration_cost_ns(),
+            features,
+        );
         let mut tasks = Vec::new();
         let mut events = BinaryHeap::new();
+        // Each worker's messenger (the scenario allows one per worker table).
+        let messenger_of = |table: &str| {
+            plan.iter().position(
+                |m| matches!(&m.behaviour, Behaviour::Messenger { wakes, .. } if wakes == table),
+            )
+        };
         for (id, p) in plan.iter().enumerate() {
+            let (requests, messenger, sync) = match &p.behaviour {
+                Behaviour::Messenger { wakes, sync, .. } => (
+                    (0..plan.len())
+                        .filter(|&j| &plan[j].table == wakes)
+                        .collect(),
+                    None,
+                    *sync,
+                ),
+                Behaviour::Worker { .. } => {
+                    let m = messenger_of(&p.table);
+                    let sync = m.is_some_and(|m| {
+                        matches!(plan[m].behaviour, Behaviour::Messenger { sync: true, .. })
+                    });
+                    (VecDeque::new(), m, sync)
+                }
+                _ => (VecDeque::new(), None, false),
+            };
             events.push(Reverse((p.start_ns, Ev::Fork(id))));
             if let Some(s) = p.stop_ns {
                 if s < sc.duration_ns() {
                     events.push(Reverse((s, Ev::Exit(id))));
                 }
+            }
+            if let Some(every) = p.setattr_every_ns {
+                events.push(Reverse((p.start_ns + every, Ev::Setattr(id))));
             }
             tasks.push(Task {
                 name: p.name.clone(),
@@ -254,6 +319,9 @@ impl<'a> Sim<'a> {
                 },
                 start_ns: p.start_ns,
                 stop_ns: p.stop_ns,
+                setattr_every_ns: p.setattr_every_ns,
+                sched_runtime_ns: p.runtime_ns,
+                setattrs: 0,
                 state: State::Unborn,
                 work: Workload::new(&p.behaviour, p.seed, p.start_ns),
                 remaining_ns: 0,
@@ -265,6 +333,13 @@ impl<'a> Sim<'a> {
                 preempted: 0,
                 lag_min: 0,
                 lag_max: 0,
+                runnable_since: None,
+                wait_max_ns: 0,
+                wait_total_ns: 0,
+                run_max_ns: 0,
+                requests,
+                messenger,
+                sync,
             });
         }
         for (i, c) in sc.feature_changes.iter().enumerate() {
@@ -377,10 +452,11 @@ impl<'a> Sim<'a> {
                 Ev::Fork(i) => self.fork(i),
                 Ev::Wake(i, seq) => {
                     if self.tasks[i].state == State::Sleeping && self.tasks[i].wake_seq == seq {
-                        self.wake(i, t);
+                        self.wake(i, t, WakeFlags::NONE);
                     }
                 }
                 Ev::Exit(i) => self.exit(i),
+                Ev::Setattr(i) => self.setattr(i),
                 Ev::Feature(k) => {
                     for (n, v) in self.feature_changes[k].clone() {
                         // Names were checked in `new`.
@@ -429,45 +505,50 @@ impl<'a> Sim<'a> {
         let start = self.tasks[i].start_ns;
         let first = self.tasks[i].work.first_wakeup_ns(start);
         if first > self.now {
-            // Periodic: forked asleep until its first timer expiry.
+            // Periodic: forked asleep until its first timer expiry; a worker until woken.
             self.tasks[i].state = State::Sleeping;
             self.tasks[i].wake_seq += 1;
             let seq = self.tasks[i].wake_seq;
-            self.events.push(Reverse((first, Ev::Wake(i, seq))));
+            if first < self.end {
+                self.events.push(Reverse((first, Ev::Wake(i, seq))));
+            }
             return;
         }
         self.tasks[i].remaining_ns = self.tasks[i].work.next_burst_ns();
         self.tasks[i].state = State::Runnable;
+        self.tasks[i].runnable_since = Some(self.now);
         self.tasks[i].wake_ref_ns = Some(self.now);
         let delta = self.take_delta();
         if self.rq.enqueue_new(i, delta) {
             self.need_resched = true;
         }
-        self.check_preempt(i);
+        self.check_preempt(i, WakeFlags::FORK);
     }
 
-    fn wake(&mut self, i: usize, ref_ns: u64) {
+    fn wake(&mut self, i: usize, ref_ns: u64, flags: WakeFlags) {
         let t = &mut self.tasks[i];
         t.state = State::Runnable;
+        t.runnable_since = Some(self.now);
         t.wake_ref_ns = Some(ref_ns);
         t.remaining_ns = t.work.next_burst_ns();
         let delta = self.take_delta();
         if self.rq.wake(i, delta) {
             self.need_resched = true;
         }
-        self.check_preempt(i);
+        self.check_preempt(i, flags);
     }
 
-    fn check_preempt(&mut self, i: usize) {
+    fn check_preempt(&mut self, i: usize, flags: WakeFlags) {
         match self.curr {
             None => self.need_resched = true,
             Some(c) if c != i => {
-                if self.need_resched {
-                    return;
-                }
-                // check_preempt_wakeup_fair() calls update_curr() itself.
-                let delta = self.take_delta();
-                if self.rq.check_preempt_wakeup(i, delta) {
+                // check_preempt_wakeup_fair(): with a reschedule pending it ends early
+                // (after 6.12's NEXT_BUDDY marking); else it calls update_curr() itself,
+                // and preempt_sync() then reads the waker's run as now - exec_start.
+                let pending = self.need_resched;
+                let delta = if pending { 0 } else { self.take_delta() };
+                let ran = self.now - self.exec_start;
+                if self.rq.check_preempt_wakeup(i, delta, flags, ran, pending) {
                     self.need_resched = true;
                 }
             }
@@ -475,9 +556,43 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// The running task `c` wakes task `w` if it sleeps (a messenger its worker, a worker
+    /// its messenger), WF_SYNC if their messenger says so.
+    fn wake_peer(&mut self, c: usize, w: usize) {
+        if self.tasks[w].state != State::Sleeping {
+            return;
+        }
+        let flags = if self.tasks[c].sync {
+            WakeFlags::SYNC
+        } else {
+            WakeFlags::NONE
+        };
+        self.tasks[w].wake_seq += 1;
+        self.wake(w, self.now, flags);
+    }
+
     fn burst_end(&mut self) {
         let Some(c) = self.curr else { return };
-        match self.tasks[c].work.after_burst(self.now) {
+        // A messenger handled the request at the head of its queue: it wakes its worker.
+        if let Some(w) = self.tasks[c].requests.pop_front() {
+            self.wake_peer(c, w);
+        }
+        // A worker is done: it posts its next request to its messenger.
+        if let Some(m) = self.tasks[c].messenger {
+            self.tasks[m].requests.push_back(c);
+            self.wake_peer(c, m);
+        }
+        let after = match self.tasks[c].work.after_burst(self.now) {
+            AfterBurst::Next if self.tasks[c].requests.is_empty() => {
+                AfterBurst::SleepUntil(u64::MAX)
+            }
+            a => a,
+        };
+        match after {
+            AfterBurst::Next => {
+                let t = &mut self.tasks[c];
+                t.remaining_ns = t.work.next_burst_ns();
+            }
             AfterBurst::Continue(ref_ns) => {
                 // Periodic overrun: the next activation starts at once, late by now − ref.
                 let t = &mut self.tasks[c];
@@ -508,6 +623,29 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// `sched_setattr()` of task `i`'s slice, 1 µs longer than its own every other time,
+    /// then the next one. A sleeping task is not queued (the kernel's sched_change then
+    /// only sets the slice).
+    fn setattr(&mut self, i: usize) {
+        let t = &mut self.tasks[i];
+        t.setattrs += 1;
+        let runtime = t.sched_runtime_ns + (t.setattrs % 2) * NSEC_PER_USEC;
+        if t.state != State::Exited {
+            let delta = self.take_delta();
+            if self.rq.sched_change(i, delta, runtime) {
+                self.need_resched = true;
+            }
+        }
+        if self.tasks[i].state != State::Exited {
+            if let Some(every) = self.tasks[i].setattr_every_ns {
+                let next = self.now + every;
+                if next < self.end {
+                    self.events.push(Reverse((next, Ev::Setattr(i))));
+                }
+            }
+        }
+    }
+
     fn exit(&mut self, i: usize) {
         match self.tasks[i].state {
             State::Running => {
@@ -520,10 +658,13 @@ impl<'a> Sim<'a> {
         }
         self.tasks[i].state = State::Exited;
         self.tasks[i].wake_ref_ns = None;
+        self.tasks[i].runnable_since = None;
     }
 
     fn close_segment(&mut self) {
         if let Some(c) = self.curr {
+            let ran = self.now - self.seg_start;
+            self.tasks[c].run_max_ns = self.tasks[c].run_max_ns.max(ran);
             let (s, e) = (self.seg_start.max(self.pic_from), self.now.min(self.pic_to));
             if s < e {
                 self.segments.push(Segment {
@@ -552,6 +693,7 @@ impl<'a> Sim<'a> {
             if prev_runnable {
                 self.tasks[p].state = State::Runnable;
                 self.tasks[p].preempted += 1;
+                self.tasks[p].runnable_since = Some(self.now);
             }
         }
         self.curr = next;
@@ -563,6 +705,11 @@ impl<'a> Sim<'a> {
             let t = &mut self.tasks[n];
             t.state = State::Running;
             t.switches_in += 1;
+            if let Some(since) = t.runnable_since.take() {
+                let wait = now - since;
+                t.wait_max_ns = t.wait_max_ns.max(wait);
+                t.wait_total_ns += wait;
+            }
             if let Some(r) = t.wake_ref_ns.take() {
                 t.latencies.push(now - r);
                 if now >= pf && r < pt {
@@ -601,6 +748,10 @@ impl<'a> Sim<'a> {
                 preempted: t.preempted,
                 lag_min_vns: t.lag_min,
                 lag_max_vns: t.lag_max,
+                wait_max_ns: t.wait_max_ns,
+                wait_total_ns: t.wait_total_ns,
+                run_max_ns: t.run_max_ns,
+                lag_errors: self.rq.lag_errors(i),
                 ..TaskStats::default()
             };
             st.set_latencies(&mut t.latencies);
@@ -615,6 +766,7 @@ impl<'a> Sim<'a> {
             idle_ns: self.idle_ns,
             context_switches: self.context_switches,
             events: self.nr_events,
+            lag_errors: tasks.iter().map(|t| t.lag_errors).sum(),
             tasks,
         };
         let timeline = (self.pic_to > self.pic_from).then(|| TimelineData {

@@ -41,6 +41,17 @@ pub struct TaskStats {
     pub lag_min_vns: i64,
     /// Maximum of the virtual lag, in virtual ns.
     pub lag_max_vns: i64,
+    /// Longest time the task was runnable without running (from a wakeup, a fork or a
+    /// preemption to the next time it got the CPU), in ns.
+    pub wait_max_ns: u64,
+    /// Total time runnable without running, in ns.
+    pub wait_total_ns: u64,
+    /// Longest stretch on the CPU without a switch, in ns.
+    pub run_max_ns: u64,
+    /// Dequeues whose saved lag, before the clamp, was outside Vincent Guittot's bound
+    /// (the core's `lag_error`: ±(slice + tick), or ±max(slice, base slice + tick) without
+    /// RUN_TO_PARITY): what the kernel's `lag_error` counter counts.
+    pub lag_errors: u64,
 }
 
 /// Whole-run results.
@@ -62,6 +73,8 @@ pub struct Report {
     pub context_switches: u64,
     /// Events the loop handled (ticks, wakeups, burst ends, forks, exits, feature changes).
     pub events: u64,
+    /// Lag errors of all tasks (see [`TaskStats::lag_errors`]).
+    pub lag_errors: u64,
     /// Per task, in scenario order.
     pub tasks: Vec<TaskStats>,
 }
@@ -134,14 +147,15 @@ impl Report {
         let _ = writeln!(s, "features on: {}", on.join(" "));
         let _ = writeln!(
             s,
-            "idle {:.3} ms, context switches {}, events {}",
+            "idle {:.3} ms, context switches {}, events {}, lag errors {}",
             self.idle_ns as f64 / 1e6,
             self.context_switches,
-            self.events
+            self.events,
+            self.lag_errors
         );
         let _ = writeln!(
             s,
-            "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10}",
+            "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10} {:>9} {:>7}",
             "task",
             "weight",
             "slice_us",
@@ -154,17 +168,19 @@ impl Report {
             "sw_in",
             "preempt",
             "lag_min",
-            "lag_max"
+            "lag_max",
+            "wait_max",
+            "lag_err"
         );
         let _ = writeln!(
             s,
-            "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10}",
-            "", "", "", "", "", "us", "us", "us", "us", "", "", "vus", "vus"
+            "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10} {:>9} {:>7}",
+            "", "", "", "", "", "us", "us", "us", "us", "", "", "vus", "vus", "us", ""
         );
         for t in &self.tasks {
             let _ = writeln!(
                 s,
-                "{:<16} {:>6} {:>8} {:>7.4} {:>8} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>8} {:>10.1} {:>10.1}",
+                "{:<16} {:>6} {:>8} {:>7.4} {:>8} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>8} {:>10.1} {:>10.1} {:>9.1} {:>7}",
                 t.name,
                 t.weight,
                 t.slice_ns / 1000,
@@ -178,6 +194,8 @@ impl Report {
                 t.preempted,
                 t.lag_min_vns as f64 / 1e3,
                 t.lag_max_vns as f64 / 1e3,
+                t.wait_max_ns as f64 / 1e3,
+                t.lag_errors,
             );
         }
         s

@@ -8,6 +8,8 @@
 //! | hog | endless | — |
 //! | periodic | `run` | the next timer expiry `k·period` after the previous one; at once if it has passed |
 //! | bursty | drawn from `run` | `t` + a sleep drawn from `sleep` |
+//! | messenger | `run` per queued request (the simulator keeps the queue and does the wakeups) | when a worker posts a request |
+//! | worker | drawn from `run` | when its messenger wakes it |
 //!
 //! Fork-at-time and exit-at-time are the scenario's `start_ms` and `stop_ms`.
 //!
@@ -113,6 +115,9 @@ pub enum AfterBurst {
     /// Runs another burst at once (a periodic task whose next expiry has passed); the
     /// `u64` is that expiry, the latency reference of the new activation.
     Continue(u64),
+    /// Runs the next burst of the same activation at once (a messenger's next queued
+    /// request): no new latency reference.
+    Next,
 }
 
 impl Workload {
@@ -133,11 +138,13 @@ impl Workload {
         }
     }
 
-    /// When the task first wants the CPU after its fork at `start_ns`: at once for hogs and
-    /// bursty tasks, at the first timer expiry for periodic ones.
+    /// When the task first wants the CPU after its fork at `start_ns`: at once for hogs,
+    /// bursty tasks and messengers, at the first timer expiry for periodic ones, never by
+    /// itself for a worker (`u64::MAX`: when its messenger wakes it).
     pub fn first_wakeup_ns(&self, start_ns: u64) -> u64 {
         match self.behaviour {
             Behaviour::Periodic { .. } => self.next_expiry_ns,
+            Behaviour::Worker { .. } => u64::MAX,
             _ => start_ns,
         }
     }
@@ -146,8 +153,12 @@ impl Workload {
     pub fn next_burst_ns(&mut self) -> u64 {
         match &self.behaviour {
             Behaviour::Hog {} => u64::MAX,
-            Behaviour::Periodic { run_us, .. } => run_us * NSEC_PER_USEC,
-            Behaviour::Bursty { run, .. } => run.sample_ns(&mut self.rng).max(1),
+            Behaviour::Periodic { run_us, .. } | Behaviour::Messenger { run_us, .. } => {
+                run_us * NSEC_PER_USEC
+            }
+            Behaviour::Bursty { run, .. } | Behaviour::Worker { run, .. } => {
+                run.sample_ns(&mut self.rng).max(1)
+            }
         }
     }
 
@@ -167,6 +178,10 @@ impl Workload {
                 let s = sleep.sample_ns(&mut self.rng);
                 AfterBurst::SleepUntil(now_ns + s.max(1))
             }
+            // The next queued request; the simulator, which keeps the queue, sleeps the
+            // messenger when it is empty.
+            Behaviour::Messenger { .. } => AfterBurst::Next,
+            Behaviour::Worker { .. } => AfterBurst::SleepUntil(u64::MAX),
         }
     }
 }

@@ -71,6 +71,16 @@ fn bad_cases() -> Vec<(&'static str, String, &'static str)> {
             "two tasks",
         ),
         (
+            "setattr storm without a slice to set",
+            "duration_ms = 10\n[[task]]\nname = \"a\"\nsetattr_every_us = 200\nbehaviour = { kind = \"hog\" }\n".into(),
+            "setattr_every_us",
+        ),
+        (
+            "setattr storm too fast",
+            "duration_ms = 10\n[[task]]\nname = \"a\"\nslice_us = 300\nsetattr_every_us = 1\nbehaviour = { kind = \"hog\" }\n".into(),
+            "setattr_every_us",
+        ),
+        (
             "unknown behaviour",
             "duration_ms = 10\n[[task]]\nname = \"a\"\nbehaviour = { kind = \"spin\" }\n".into(),
             "malformed",
@@ -119,6 +129,26 @@ fn bad_cases() -> Vec<(&'static str, String, &'static str)> {
             "zero count",
             "duration_ms = 10\n[[task]]\nname = \"a\"\ncount = 0\nbehaviour = { kind = \"hog\" }\n".into(),
             "count",
+        ),
+        (
+            "messenger waking a hog",
+            format!("duration_ms = 10\n{task}[[task]]\nname = \"m\"\nbehaviour = {{ kind = \"messenger\", run_us = 5, wakes = \"a\" }}\n"),
+            "worker",
+        ),
+        (
+            "messenger waking nobody",
+            "duration_ms = 10\n[[task]]\nname = \"m\"\nbehaviour = { kind = \"messenger\", run_us = 5, wakes = \"w\" }\n".into(),
+            "worker",
+        ),
+        (
+            "two messengers",
+            "duration_ms = 10\n[[task]]\nname = \"w\"\nbehaviour = { kind = \"worker\", run = { dist = \"fixed\", us = 5 } }\n[[task]]\nname = \"m\"\ncount = 2\nbehaviour = { kind = \"messenger\", run_us = 5, wakes = \"w\" }\n".into(),
+            "count",
+        ),
+        (
+            "migration cost too long",
+            format!("duration_ms = 10\nmigration_cost_us = 2000000\n{task}"),
+            "migration_cost_us",
         ),
         (
             "feature change after the end",
