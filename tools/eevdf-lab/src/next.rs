@@ -165,9 +165,12 @@ impl NextFeature {
     /// other counter the feature moved.
     pub fn counters(self) -> &'static [&'static str] {
         match self {
-            NextFeature::RunToParityMinSlice => {
-                &["lag_error", "lag_clamped", "protect_expired_resched"]
-            }
+            NextFeature::RunToParityMinSlice => &[
+                "lag_error",
+                "lag_clamped",
+                "protect_expired",
+                "protect_shrunk",
+            ],
             NextFeature::LagClampMaxSlice => &[
                 "lag_clamped",
                 "lag_clamped_pos",

@@ -970,7 +970,7 @@ mod tests {
             .find(|r| r.metric == "ctr:lag_error" && r.off_nonzero.0 > 0)
             .unwrap();
         assert_eq!((row.off_nonzero, row.on_nonzero), ((4, 4), (0, 4)));
-        assert!(md.contains("| `protect_expired_resched` (per run) | - | - | - |"));
+        assert!(md.contains("| `protect_expired` (per run) | - | - | - |"));
         // picks is not one of its counters, but it moved: listed with the others.
         assert!(md.contains("Other counters the feature moved"));
         assert!(md.contains("| rt-short-among-long | RUN_TO_PARITY | `picks` |"));
