@@ -41,6 +41,8 @@ struct Pair<'a> {
     cfg: Config,
     /// Wakeups so far (they alternate between the two wakeup entry points).
     wakeups: u32,
+    /// Lags saved by `Op::Sleep` that the limit clamped.
+    clamps: usize,
 }
 
 impl<'a> Pair<'a> {
@@ -123,9 +125,19 @@ impl<'a> Pair<'a> {
                     1 => DequeueFlags::SLEEP | DequeueFlags::SPECIAL,
                     _ => DequeueFlags::SAVE,
                 };
+                // The no_std reference's lag limit (the kernel's VERIFY oracle has it too),
+                // asked before the dequeue, of the state update_entity_lag() reads.
+                let limit = sched_eevdf::reference::lag_limit(&self.rq, se, cfg);
+                let v = avg_vruntime_peek(&self.rq);
                 let a = dequeue_entity(&mut self.rq, se, flags, cfg);
                 let b = self.model.dequeue_entity(i, flags, cfg);
                 assert_eq!(a, b, "dequeue delayed?");
+                if a {
+                    let raw = vtime::vdelta(v, se.vruntime());
+                    let lag = raw.clamp(-limit, limit);
+                    assert_eq!(se.vlag(), lag, "saved lag against reference::lag_limit");
+                    self.clamps += usize::from(lag != raw);
+                }
                 if self.rq.curr() == Some(se) {
                     self.schedule();
                 }
@@ -211,6 +223,16 @@ pub type ReasonTally = [usize; 5];
 
 /// Runs `ops` on both and compares after every step; returns the pick reasons seen.
 pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> ReasonTally {
+    run_counting_clamps(weights, v0, features, ops).0
+}
+
+/// [`run`], also returning how many lags saved by `Op::Sleep` were clamped.
+pub fn run_counting_clamps(
+    weights: &[usize],
+    v0: u64,
+    features: u32,
+    ops: &[Op],
+) -> (ReasonTally, usize) {
     let ents: Vec<UserEntity> = weights
         .iter()
         .map(|&w| UserEntity::new(weight_choice(w)))
@@ -233,6 +255,7 @@ pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> ReasonTally
         model: RefRq::new(model_ents, v0),
         cfg,
         wakeups: 0,
+        clamps: 0,
     };
     let mut tally = ReasonTally::default();
     for (step, op) in ops.iter().enumerate() {
@@ -242,5 +265,5 @@ pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> ReasonTally
             *n += 1;
         }
     }
-    tally
+    (tally, p.clamps)
 }
