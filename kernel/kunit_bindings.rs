@@ -6,14 +6,15 @@
 //! scheduler), over the kernel's augmented rbtree (lib/rbtree.c through the
 //! helpers). A seeded mixed workload of enqueue, dequeue, pick (schedule) and
 //! reweight runs the core's invariant checker after every step, and checks each
-//! pick against the core's O(n) reference scan.
+//! pick against the core's O(n) reference scan; `lag_clamp_max_slice` runs one with
+//! mixed slices, which checks `max_slice` and the saved lags.
 //!
 //! Registered with [`crate::kunit_suite!`]: 6.12 has no `#[kunit_tests]`, so the
 //! suite and case arrays are built as constants and placed in the
 //! `.kunit_test_suites` section that KUnit walks at boot.
 
 use crate::fair::{CfsRq, Se};
-use crate::kunit::{mixed_workload, weight, Rng, Test};
+use crate::kunit::{mixed_workload, slice_workload, weight, Rng, Test};
 use crate::sched_eevdf::{Config, Entity, Runqueue};
 use core::mem::MaybeUninit;
 use kernel::bindings;
@@ -28,7 +29,16 @@ const STEPS: u32 = 4000;
 static mut RQ: MaybeUninit<bindings::cfs_rq> = MaybeUninit::zeroed();
 static mut SES: MaybeUninit<[bindings::sched_entity; N]> = MaybeUninit::zeroed();
 
-fn workload(t: &mut Test, cfg: Config, seed: u64) {
+/// Which workload a case runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// [`mixed_workload`]: base slices.
+    Mixed,
+    /// [`slice_workload`]: mixed slices, LAG_CLAMP_MAX_SLICE turned over.
+    Slices,
+}
+
+fn workload(t: &mut Test, cfg: Config, seed: u64, kind: Kind) {
     // SAFETY: the statics are only used by this suite, whose cases KUnit runs
     // one at a time; zeroed is a valid initial state for both C structures.
     let (raw_rq, raw_ses) = unsafe {
@@ -54,6 +64,23 @@ fn workload(t: &mut Test, cfg: Config, seed: u64) {
         se.set_load(weight(&mut rng));
         se
     });
+    if kind == Kind::Slices {
+        if let Some(n) = slice_workload(t, &mut *rq, &ses, &mut rng, cfg, STEPS) {
+            t.info(format_args!(
+                concat!(
+                    "{} steps on a private cfs_rq: {} slice changes, {} lags saved ",
+                    "({} clamped with LAG_CLAMP_MAX_SLICE off, {} on), invariants held"
+                ),
+                STEPS, n.slices, n.lags, n.clamped[0], n.clamped[1]
+            ));
+            // Mixed slices from 0.1 to 100 ms and runs of up to 20 ms: both limits clamp,
+            // or the case tested one of them less than it says.
+            if n.clamped[0] == 0 || n.clamped[1] == 0 {
+                t.fail(format_args!("a lag limit never clamped"));
+            }
+        }
+        return;
+    }
     if let Some(n) = mixed_workload(t, &mut *rq, &ses, &mut rng, cfg, STEPS) {
         t.info(format_args!(
             concat!(
@@ -72,7 +99,7 @@ fn cfg_with(f: crate::sched_eevdf::Features, on: bool) -> Config {
 }
 
 fn defaults(t: &mut Test) {
-    workload(t, Config::DEFAULT, 0x9e37_79b9_7f4a_7c15);
+    workload(t, Config::DEFAULT, 0x9e37_79b9_7f4a_7c15, Kind::Mixed);
 }
 
 fn no_eligible(t: &mut Test) {
@@ -80,6 +107,7 @@ fn no_eligible(t: &mut Test) {
         t,
         cfg_with(crate::sched_eevdf::Features::ELIGIBLE, false),
         0x1234_5678_9abc_def1,
+        Kind::Mixed,
     );
 }
 
@@ -88,6 +116,18 @@ fn bias_eligible(t: &mut Test) {
         t,
         cfg_with(crate::sched_eevdf::Features::BIAS_ELIGIBLE, true),
         0x0fed_cba9_8765_4321,
+        Kind::Mixed,
+    );
+}
+
+/// The third augmented value (`max_slice`) through the kernel's rbtree callbacks, and
+/// LAG_CLAMP_MAX_SLICE's lag limit on and off, with mixed slices.
+fn lag_clamp_max_slice(t: &mut Test) {
+    workload(
+        t,
+        cfg_with(crate::sched_eevdf::Features::LAG_CLAMP_MAX_SLICE, true),
+        0x5eed_1a6c_1a3b_0008,
+        Kind::Slices,
     );
 }
 
@@ -110,4 +150,5 @@ crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
     c"defaults" => super::defaults,
     c"no_eligible" => super::no_eligible,
     c"bias_eligible" => super::bias_eligible,
+    c"lag_clamp_max_slice" => super::lag_clamp_max_slice,
 ]);

@@ -32,8 +32,26 @@ fn mixed_workload(t: &mut Test) {
     }
 }
 
+/// The core's own tree with mixed slices: `max_slice` through the user tree's callbacks,
+/// LAG_CLAMP_MAX_SLICE on and off.
+fn slice_workload(t: &mut Test) {
+    let mut rng = Rng(0x0008_5eed_1a6c_1a3b);
+    let ents: [UserEntity; N] = core::array::from_fn(|_| UserEntity::new(weight(&mut rng)));
+    let ses: [UserSe<'_>; N] = core::array::from_fn(|i| ents[i].se());
+    let mut rq = UserRunqueue::new();
+    if let Some(n) = kunit::slice_workload(t, &mut rq, &ses, &mut rng, Config::DEFAULT, STEPS) {
+        t.info(format_args!(
+            "{STEPS} steps: {} slice changes, {} lags saved, clamped {:?} (off, on)",
+            n.slices, n.lags, n.clamped
+        ));
+    }
+}
+
 crate::kunit_suite!(
     sched_eevdf_suite,
     c"sched_eevdf",
-    [c"mixed_workload" => super::mixed_workload]
+    [
+        c"mixed_workload" => super::mixed_workload,
+        c"slice_workload" => super::slice_workload,
+    ]
 );
