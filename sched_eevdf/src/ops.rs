@@ -475,7 +475,7 @@ pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, ctx: impl Context<R>)
 ///
 /// computed in the second form (identical under truncating division, since both terms
 /// have the sign of `vl'_i`), whose product is bounded by `|vl'_i| * w_i <= NICE_0_LOAD *
-/// 2 max(r_i, TICK)` ≈ 2^37.6 for 100 ms slices, where the first form's `vl*(W + w)` could
+/// 2 max(r_max, TICK)` ≈ 2^37.6 for 100 ms slices (either lag limit, `math::lag_span`), where the first form's `vl*(W + w)` could
 /// exceed 2^63 at 100k entities. W includes current. Without PLACE_LAG (strategy #2) the
 /// entity is placed at V.
 ///

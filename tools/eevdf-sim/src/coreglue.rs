@@ -267,6 +267,9 @@ pub struct FairRq<'a> {
     rq: UserRunqueue<'a>,
     cfg: Config,
     initial: Features,
+    /// Per task: lags the core's limit clamped when it saved them, `[positive, negative]`
+    /// (the kernel's `lag_clamped_pos` / `lag_clamped_neg`).
+    clamps: Vec<[u64; 2]>,
 }
 
 impl<'a> FairRq<'a> {
@@ -305,7 +308,25 @@ impl<'a> FairRq<'a> {
                 tick_nsec: tick_ns,
             },
             initial: features.0,
+            clamps: vec![[0; 2]; arena.len()],
         }
+    }
+
+    /// Counts a clamp if the core's lag limit clamps task `i`'s lag now: asked right
+    /// before a core operation that saves the lag (`update_entity_lag()`), of the state it
+    /// reads, with the core's own `entity_lag()` against the unclamped `V − v_i`.
+    fn count_lag_clamp(&mut self, i: usize) {
+        let se = self.se(i);
+        let v = eevdf::avg_vruntime_peek(&self.rq);
+        let raw = sched_eevdf::vtime::vdelta(v, se.vruntime());
+        if eevdf::entity_lag(&self.rq, v, se, self.cfg) != raw {
+            self.clamps[i][usize::from(raw < 0)] += 1;
+        }
+    }
+
+    /// Task `i`'s clamped lags so far, `[positive, negative]`.
+    pub fn lag_clamps(&self, i: usize) -> [u64; 2] {
+        self.clamps[i]
     }
 
     fn se(&self, i: usize) -> UserSe<'a> {
@@ -334,6 +355,9 @@ impl<'a> FairRq<'a> {
     pub fn wake(&mut self, i: usize, delta_ns: u64) -> bool {
         let se = self.se(i);
         if se.sched_delayed() && se.on_rq() {
+            if self.cfg.feat(Features::DELAY_ZERO) {
+                self.count_lag_clamp(i);
+            }
             eevdf::requeue_delayed_entity(&mut self.rq, se, self.cfg);
             false
         } else {
@@ -357,7 +381,14 @@ impl<'a> FairRq<'a> {
     pub fn dequeue_sleep(&mut self, i: usize, delta_ns: u64) -> bool {
         self.update_curr(delta_ns);
         let se = self.se(i);
-        !eevdf::dequeue_entity(&mut self.rq, se, DequeueFlags::SLEEP, self.cfg)
+        let before = self.clamps[i];
+        self.count_lag_clamp(i);
+        let delayed = !eevdf::dequeue_entity(&mut self.rq, se, DequeueFlags::SLEEP, self.cfg);
+        if delayed {
+            // Kept queued: no lag was saved.
+            self.clamps[i] = before;
+        }
+        delayed
     }
 
     /// An exit: the task leaves the runqueue for good (never delayed: `DEQUEUE_SPECIAL`;
@@ -373,6 +404,7 @@ impl<'a> FairRq<'a> {
             } else {
                 DequeueFlags::SLEEP | DequeueFlags::SPECIAL
             };
+            self.count_lag_clamp(i);
             eevdf::dequeue_entity(&mut self.rq, se, flags, self.cfg);
         }
     }
@@ -386,6 +418,11 @@ impl<'a> FairRq<'a> {
             self.update_curr(delta_ns);
         }
         loop {
+            // A delayed pick is dequeued for real, its lag saved: the same pick, asked first.
+            if let Some(se) = eevdf::pick_eevdf(&self.rq, self.cfg).filter(|se| se.sched_delayed())
+            {
+                self.count_lag_clamp(index_in(self.arena, se));
+            }
             match eevdf::schedule(&mut self.rq, self.cfg) {
                 Pick::Run(se) => return Some(index_in(self.arena, se)),
                 Pick::Blocked(_) => continue,

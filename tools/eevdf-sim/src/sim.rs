@@ -601,6 +601,8 @@ impl<'a> Sim<'a> {
                 preempted: t.preempted,
                 lag_min_vns: t.lag_min,
                 lag_max_vns: t.lag_max,
+                lag_clamped_pos: self.rq.lag_clamps(i)[0],
+                lag_clamped_neg: self.rq.lag_clamps(i)[1],
                 ..TaskStats::default()
             };
             st.set_latencies(&mut t.latencies);

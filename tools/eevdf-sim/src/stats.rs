@@ -41,6 +41,12 @@ pub struct TaskStats {
     pub lag_min_vns: i64,
     /// Maximum of the virtual lag, in virtual ns.
     pub lag_max_vns: i64,
+    /// Lags the core's limit clamped when it saved them (dequeue, DELAY_ZERO requeue),
+    /// positive ones (the task was owed more than the limit keeps): the kernel's
+    /// `lag_clamped_pos`.
+    pub lag_clamped_pos: u64,
+    /// The same for negative lags: `lag_clamped_neg`.
+    pub lag_clamped_neg: u64,
 }
 
 /// Whole-run results.
@@ -141,7 +147,10 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10}",
+            concat!(
+                "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10}",
+                " {:>7} {:>7}"
+            ),
             "task",
             "weight",
             "slice_us",
@@ -154,17 +163,25 @@ impl Report {
             "sw_in",
             "preempt",
             "lag_min",
-            "lag_max"
+            "lag_max",
+            "clamp+",
+            "clamp-"
         );
         let _ = writeln!(
             s,
-            "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10}",
-            "", "", "", "", "", "us", "us", "us", "us", "", "", "vus", "vus"
+            concat!(
+                "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10}",
+                " {:>7} {:>7}"
+            ),
+            "", "", "", "", "", "us", "us", "us", "us", "", "", "vus", "vus", "", ""
         );
         for t in &self.tasks {
             let _ = writeln!(
                 s,
-                "{:<16} {:>6} {:>8} {:>7.4} {:>8} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>8} {:>10.1} {:>10.1}",
+                concat!(
+                    "{:<16} {:>6} {:>8} {:>7.4} {:>8} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>8}",
+                    " {:>10.1} {:>10.1} {:>7} {:>7}"
+                ),
                 t.name,
                 t.weight,
                 t.slice_ns / 1000,
@@ -178,6 +195,8 @@ impl Report {
                 t.preempted,
                 t.lag_min_vns as f64 / 1e3,
                 t.lag_max_vns as f64 / 1e3,
+                t.lag_clamped_pos,
+                t.lag_clamped_neg,
             );
         }
         s
