@@ -10,9 +10,9 @@
 //! - `0` resets every CPU's counts;
 //! - `off` stops the checks (every hook returns at once) and `on` restarts them: the two
 //!   measure what the checks cost within one boot; the file shows `enabled 0|1` last;
-//! - `corrupt min_deadline` or `corrupt min_slice` makes the next check of a non-empty
-//!   timeline find its root's augmented value off by one (restored after that check): the
-//!   check must report it, with a WARN naming the invariant.
+//! - `corrupt min_deadline`, `corrupt min_slice` or `corrupt max_slice` makes the next
+//!   check of a non-empty timeline find its root's augmented value off by one (restored
+//!   after that check): the check must report it, with a WARN naming the invariant.
 //!
 //! Anything else fails with EINVAL and changes nothing.
 
@@ -38,6 +38,7 @@ impl DebugFile for VerifyFile {
         match word {
             b"corrupt min_deadline" => plant(Plant::MinDeadline),
             b"corrupt min_slice" => plant(Plant::MinSlice),
+            b"corrupt max_slice" => plant(Plant::MaxSlice),
             b"off" => set_enabled(false),
             b"on" => set_enabled(true),
             _ => {

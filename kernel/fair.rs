@@ -20,8 +20,8 @@
 
 use crate::rbtree_augmented::{self as rb, Augment, RbRootCached};
 use crate::sched_eevdf::{
-    self as core_, min_deadline_update, Config, Context, Entity, Features, LoadWeight, Runqueue,
-    Timeline,
+    self as core_, min_deadline_update, Config, Context, Entity, Features, LagClamp, LoadWeight,
+    Runqueue, Timeline,
 };
 use crate::stats::{self, Stat};
 use core::{
@@ -135,6 +135,7 @@ impl Entity for Se<'_> {
         vprot / set_vprot: vprot as u64,
         min_deadline / set_min_deadline: min_deadline as u64,
         min_slice / set_min_slice: min_slice as u64,
+        max_slice / set_max_slice: max_slice as u64,
     }
     se_flags! {
         custom_slice / set_custom_slice: custom_slice,
@@ -168,8 +169,8 @@ impl Entity for Se<'_> {
 pub struct SeAugment;
 
 // SAFETY: `compute` and `copy` touch only the entity embedding the node(s) and,
-// read-only, its children's; `compute` is the core's one compute function and
-// `copy` copies both augmented values.
+// read-only, its children's; `compute` is the core's one compute function, which
+// recomputes all three augmented values, and `copy` copies all three.
 unsafe impl Augment for SeAugment {
     #[inline]
     unsafe fn compute(node: NonNull<bindings::rb_node>) -> bool {
@@ -189,6 +190,7 @@ unsafe impl Augment for SeAugment {
         let (o, n) = unsafe { (Se::from_node(old), Se::from_node(new)) };
         n.set_min_deadline(o.min_deadline());
         n.set_min_slice(o.min_slice());
+        n.set_max_slice(o.max_slice());
     }
 }
 
@@ -592,9 +594,12 @@ impl<'rq> Context<CfsRq<'rq>> for Live {
     }
 
     #[inline(always)]
-    fn lag_clamped(self, rq: &CfsRq<'rq>) {
+    fn lag_clamped(self, rq: &CfsRq<'_>, clamp: LagClamp) {
         if stats::counting() {
-            rq.count(Stat::LagClamped);
+            rq.count(match clamp {
+                LagClamp::Positive => Stat::LagClampedPos,
+                LagClamp::Negative => Stat::LagClampedNeg,
+            });
         }
     }
 

@@ -9,9 +9,10 @@
 //! `.kunit_test_suites` section that KUnit walks at boot), and [`Test`], the safe
 //! handle a test function gets.
 //!
-//! It also holds what the core's suites share: [`Rng`], [`weight`], [`check`] and
+//! It also holds what the core's suites share: [`Rng`], [`weight`], [`check`],
 //! [`mixed_workload`], the seeded workload that `kunit_core.rs` runs on the core's
-//! own tree and `kunit_bindings.rs` on a private `cfs_rq` through the bindings.
+//! own tree and `kunit_bindings.rs` on a private `cfs_rq` through the bindings, and
+//! [`slice_workload`], its variant with mixed slices for `max_slice` and the lag clamp.
 
 use core::ffi::CStr;
 use core::fmt;
@@ -270,6 +271,117 @@ pub fn mixed_workload<R: crate::sched_eevdf::Runqueue>(
             }
         };
         if !ok {
+            return None;
+        }
+    }
+    Some(n)
+}
+
+/// What [`slice_workload`] did.
+pub struct SliceCounts {
+    /// Slice changes (`sched_setattr()`'s), queued entities' included.
+    pub slices: u32,
+    /// Lags saved by a dequeue and checked against the reference's limit.
+    pub lags: u32,
+    /// Of those, the ones the limit clamped while LAG_CLAMP_MAX_SLICE was off, and on.
+    pub clamped: [u32; 2],
+}
+
+/// [`mixed_workload`]'s variant for the third augmented value and LAG_CLAMP_MAX_SLICE: a
+/// seeded workload of enqueue, dequeue (sleep, or non-sleep: the lag saved), slice change
+/// (`sched_setattr()`'s, 0.1 ms to 100 ms, of queued entities too), run-and-pick, with
+/// LAG_CLAMP_MAX_SLICE turned over every 256 steps from `cfg`'s state. After every mutation:
+/// the invariant checker (each node's `max_slice` included) and `cfs_rq_max_slice()`
+/// against the reference's scan; after every dequeue that saved a lag: the lag against
+/// `V - v` clamped to the reference's limit. `None` when a check failed (and `t` says
+/// which).
+pub fn slice_workload<R: crate::sched_eevdf::Runqueue>(
+    t: &mut Test,
+    rq: &mut R,
+    ses: &[R::Se],
+    rng: &mut Rng,
+    mut cfg: crate::sched_eevdf::Config,
+    steps: u32,
+) -> Option<SliceCounts> {
+    use crate::sched_eevdf::{
+        avg_vruntime_peek, cfs_rq_max_slice, dequeue_entity, enqueue_entity, reference,
+        sched_setattr_slice, schedule, update_curr, vtime::vdelta, DequeueFlags, EnqueueFlags,
+        Entity, Features, Pick,
+    };
+    let mut n = SliceCounts {
+        slices: 0,
+        lags: 0,
+        clamped: [0; 2],
+    };
+    for step in 0..steps {
+        if step % 256 == 255 {
+            let on = cfg.features.contains(Features::LAG_CLAMP_MAX_SLICE);
+            cfg.features = cfg.features.with(Features::LAG_CLAMP_MAX_SLICE, !on);
+        }
+        let &se = ses.get(rng.below(ses.len() as u64) as usize)?;
+        let ok = match rng.below(8) {
+            0 | 1 if !se.on_rq() => {
+                let flags = if (step as usize) < ses.len() {
+                    EnqueueFlags::INITIAL
+                } else {
+                    EnqueueFlags::WAKEUP
+                };
+                enqueue_entity(rq, se, flags, cfg);
+                check(t, rq, step, "enqueue")
+            }
+            2 | 3 if se.on_rq() && rq.curr() != Some(se) => {
+                let sleep = rng.below(2) == 0;
+                let flags = if sleep {
+                    DequeueFlags::SLEEP
+                } else {
+                    DequeueFlags::SAVE
+                };
+                let limit = reference::lag_limit(rq, se, cfg);
+                let lag = vdelta(avg_vruntime_peek(rq), se.vruntime());
+                let left = dequeue_entity(rq, se, flags, cfg);
+                if left {
+                    n.lags += 1;
+                    let on = cfg.features.contains(Features::LAG_CLAMP_MAX_SLICE);
+                    if lag.unsigned_abs() > limit.unsigned_abs() {
+                        n.clamped[usize::from(on)] += 1;
+                    }
+                    if se.vlag() != lag.clamp(-limit, limit) {
+                        t.fail(format_args!(
+                            "step {step}: saved lag {}, want {lag} clamped to +-{limit}",
+                            se.vlag()
+                        ));
+                        return None;
+                    }
+                }
+                check(t, rq, step, "dequeue")
+            }
+            4 => {
+                let runtime = match rng.below(3) {
+                    0 => 0,
+                    1 => 100_000 + rng.below(900_000),
+                    _ => 1_000_000 + rng.below(99_000_000),
+                };
+                sched_setattr_slice(rq, se, runtime, cfg);
+                n.slices += 1;
+                check(t, rq, step, "setattr slice")
+            }
+            _ => {
+                update_curr(rq, 100_000 + rng.below(20_000_000), cfg);
+                check_pick(t, rq, cfg, step) && {
+                    let _: Pick<R::Se> = schedule(rq, cfg);
+                    check(t, rq, step, "schedule")
+                }
+            }
+        };
+        if !ok {
+            return None;
+        }
+        if cfs_rq_max_slice(rq) != reference::max_slice(rq) {
+            t.fail(format_args!(
+                "step {step}: cfs_rq_max_slice() {}, the reference's {}",
+                cfs_rq_max_slice(rq),
+                reference::max_slice(rq)
+            ));
             return None;
         }
     }

@@ -8,15 +8,17 @@
 //! pick (schedule), reweight and sched_change runs the core's invariant checker
 //! after every step, and checks each pick and wakeup decision against the core's
 //! O(n) reference scan; with default features, with `NO_ELIGIBLE`,
-//! `BIAS_ELIGIBLE`, `RUN_TO_PARITY_MIN_SLICE`, `PROTECT_AT_PICK`, both, and the
-//! protection flags toggled every 97 steps.
+//! `BIAS_ELIGIBLE`, `RUN_TO_PARITY_MIN_SLICE`, `PROTECT_AT_PICK`, both, the
+//! protection flags toggled every 97 steps, and `NEXT_BUDDY_EEVDF`;
+//! `lag_clamp_max_slice` runs one with mixed slices, which checks `max_slice` and
+//! the saved lags.
 //!
 //! Registered with [`crate::kunit_suite!`]: 6.12 has no `#[kunit_tests]`, so the
 //! suite and case arrays are built as constants and placed in the
 //! `.kunit_test_suites` section that KUnit walks at boot.
 
 use crate::fair::{CfsRq, Se};
-use crate::kunit::{mixed_workload, weight, Rng, Test};
+use crate::kunit::{mixed_workload, slice_workload, weight, Rng, Test};
 use crate::sched_eevdf::{Config, Entity, Features, Runqueue};
 use core::mem::MaybeUninit;
 use kernel::bindings;
@@ -31,7 +33,16 @@ const STEPS: u32 = 4000;
 static mut RQ: MaybeUninit<bindings::cfs_rq> = MaybeUninit::zeroed();
 static mut SES: MaybeUninit<[bindings::sched_entity; N]> = MaybeUninit::zeroed();
 
-fn workload(t: &mut Test, cfg: Config, toggles: Features, seed: u64) {
+/// Which workload a case runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// [`mixed_workload`]: base slices.
+    Mixed,
+    /// [`slice_workload`]: mixed slices, LAG_CLAMP_MAX_SLICE turned over.
+    Slices,
+}
+
+fn workload(t: &mut Test, cfg: Config, toggles: Features, seed: u64, kind: Kind) {
     // SAFETY: the statics are only used by this suite, whose cases KUnit runs
     // one at a time; zeroed is a valid initial state for both C structures.
     let (raw_rq, raw_ses) = unsafe {
@@ -57,6 +68,23 @@ fn workload(t: &mut Test, cfg: Config, toggles: Features, seed: u64) {
         se.set_load(weight(&mut rng));
         se
     });
+    if kind == Kind::Slices {
+        if let Some(n) = slice_workload(t, &mut *rq, &ses, &mut rng, cfg, STEPS) {
+            t.info(format_args!(
+                concat!(
+                    "{} steps on a private cfs_rq: {} slice changes, {} lags saved ",
+                    "({} clamped with LAG_CLAMP_MAX_SLICE off, {} on), invariants held"
+                ),
+                STEPS, n.slices, n.lags, n.clamped[0], n.clamped[1]
+            ));
+            // Mixed slices from 0.1 to 100 ms and runs of up to 20 ms: both limits clamp,
+            // or the case tested one of them less than it says.
+            if n.clamped[0] == 0 || n.clamped[1] == 0 {
+                t.fail(format_args!("a lag limit never clamped"));
+            }
+        }
+        return;
+    }
     if let Some(n) = mixed_workload(t, &mut *rq, &ses, &mut rng, cfg, toggles, STEPS) {
         t.info(format_args!(
             concat!(
@@ -79,7 +107,7 @@ fn cfg_with(f: Features, on: bool) -> Config {
 }
 
 fn defaults(t: &mut Test) {
-    workload(t, Config::DEFAULT, Features::EMPTY, 0x9e37_79b9_7f4a_7c15);
+    workload(t, Config::DEFAULT, Features::EMPTY, 0x9e37_79b9_7f4a_7c15, Kind::Mixed);
 }
 
 fn no_eligible(t: &mut Test) {
@@ -88,6 +116,7 @@ fn no_eligible(t: &mut Test) {
         cfg_with(Features::ELIGIBLE, false),
         Features::EMPTY,
         0x1234_5678_9abc_def1,
+        Kind::Mixed,
     );
 }
 
@@ -97,6 +126,19 @@ fn bias_eligible(t: &mut Test) {
         cfg_with(Features::BIAS_ELIGIBLE, true),
         Features::EMPTY,
         0x0fed_cba9_8765_4321,
+        Kind::Mixed,
+    );
+}
+
+/// The third augmented value (`max_slice`) through the kernel's rbtree callbacks, and
+/// LAG_CLAMP_MAX_SLICE's lag limit on and off, with mixed slices.
+fn lag_clamp_max_slice(t: &mut Test) {
+    workload(
+        t,
+        cfg_with(Features::LAG_CLAMP_MAX_SLICE, true),
+        Features::EMPTY,
+        0x5eed_1a6c_1a3b_0008,
+        Kind::Slices,
     );
 }
 
@@ -106,6 +148,7 @@ fn min_slice(t: &mut Test) {
         cfg_with(Features::RUN_TO_PARITY_MIN_SLICE, true),
         Features::EMPTY,
         0x2545_f491_4f6c_dd1d,
+        Kind::Mixed,
     );
 }
 
@@ -115,13 +158,14 @@ fn protect_at_pick(t: &mut Test) {
         cfg_with(Features::PROTECT_AT_PICK, true),
         Features::EMPTY,
         0x5851_f42d_4c95_7f2d,
+        Kind::Mixed,
     );
 }
 
 fn min_slice_protect_at_pick(t: &mut Test) {
     let mut c = cfg_with(Features::RUN_TO_PARITY_MIN_SLICE, true);
     c.features = c.features.with(Features::PROTECT_AT_PICK, true);
-    workload(t, c, Features::EMPTY, 0x1405_7b7e_f767_814f);
+    workload(t, c, Features::EMPTY, 0x1405_7b7e_f767_814f, Kind::Mixed);
 }
 
 /// Both protection flags, and RUN_TO_PARITY and PREEMPT_SHORT, flipped every 97 steps,
@@ -131,7 +175,7 @@ fn protection_toggles(t: &mut Test) {
         .with(Features::PROTECT_AT_PICK, true)
         .with(Features::RUN_TO_PARITY, true)
         .with(Features::PREEMPT_SHORT, true);
-    workload(t, Config::DEFAULT, toggles, 0x9e6c_63d0_676a_9a99);
+    workload(t, Config::DEFAULT, toggles, 0x9e6c_63d0_676a_9a99, Kind::Mixed);
 }
 
 /// The live features: the kernel's sysctl word maps onto the core's table.
@@ -156,7 +200,7 @@ fn next_buddy(t: &mut Test) {
         .features
         .with(Features::NEXT_BUDDY_EEVDF, true)
         .with(Features::NEXT_BUDDY, true);
-    workload(t, c, Features::RUN_TO_PARITY_MIN_SLICE, 0x5eed_b0dd_1e5e_ed01);
+    workload(t, c, Features::RUN_TO_PARITY_MIN_SLICE, 0x5eed_b0dd_1e5e_ed01, Kind::Mixed);
 }
 
 crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
@@ -169,4 +213,5 @@ crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
     c"min_slice_protect_at_pick" => super::min_slice_protect_at_pick,
     c"protection_toggles" => super::protection_toggles,
     c"next_buddy" => super::next_buddy,
+    c"lag_clamp_max_slice" => super::lag_clamp_max_slice,
 ]);

@@ -56,6 +56,21 @@ fn next_buddy(t: &mut Test) {
     run(t, cfg, 0x2545_f491_4f6c_dd1d, Features::RUN_TO_PARITY_MIN_SLICE);
 }
 
+/// The core's own tree with mixed slices: `max_slice` through the user tree's callbacks,
+/// LAG_CLAMP_MAX_SLICE on and off.
+fn slice_workload(t: &mut Test) {
+    let mut rng = Rng(0x0008_5eed_1a6c_1a3b);
+    let ents: [UserEntity; N] = core::array::from_fn(|_| UserEntity::new(weight(&mut rng)));
+    let ses: [UserSe<'_>; N] = core::array::from_fn(|i| ents[i].se());
+    let mut rq = UserRunqueue::new();
+    if let Some(n) = kunit::slice_workload(t, &mut rq, &ses, &mut rng, Config::DEFAULT, STEPS) {
+        t.info(format_args!(
+            "{STEPS} steps: {} slice changes, {} lags saved, clamped {:?} (off, on)",
+            n.slices, n.lags, n.clamped
+        ));
+    }
+}
+
 crate::kunit_suite!(
     sched_eevdf_suite,
     c"sched_eevdf",
@@ -63,5 +78,6 @@ crate::kunit_suite!(
         c"mixed_workload" => super::mixed_workload,
         c"protection_toggles" => super::protection_toggles,
         c"next_buddy" => super::next_buddy,
+        c"slice_workload" => super::slice_workload,
     ]
 );

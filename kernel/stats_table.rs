@@ -53,9 +53,15 @@ macro_rules! eevdf_stats_table {
             /// Weight changes of queued or sleeping entities (`reweight_entity()`): nice
             /// changes, group share updates.
             (Reweights, "reweights"),
-            /// `update_entity_lag()` clamped the lag to `±calc_delta_fair(max(2 r, tick))`:
-            /// V and the entity were further apart than EEVDF's bound.
-            (LagClamped, "lag_clamped"),
+            /// `update_entity_lag()` clamped a positive lag (`V - v > limit`: the entity was
+            /// owed more service than the limit keeps) to `+limit`. The limit is
+            /// `calc_delta_fair(max(2 r, tick))`, or with `LAG_CLAMP_MAX_SLICE`
+            /// `calc_delta_fair(r_max + tick)` (`r_max`: the largest queued slice). Counted
+            /// whatever the features.
+            (LagClampedPos, "lag_clamped_pos"),
+            /// `update_entity_lag()` clamped a negative lag (the entity had run ahead of V by
+            /// more than the limit) to `-limit`.
+            (LagClampedNeg, "lag_clamped_neg"),
             /// A dequeue saved a lag that, before the clamp, was outside Vincent Guittot's
             /// bound: `±calc_delta_fair(r + tick)`, or `±calc_delta_fair(max(r, normalized
             /// base slice + tick))` with `NO_RUN_TO_PARITY` (his metric for

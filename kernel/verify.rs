@@ -6,12 +6,14 @@
 //! - After every change of a timeline that fair.c completes (enqueue, dequeue, a switch
 //!   of current, reweight, the requeue of a delayed entity, a group's slice change),
 //!   fair.c calls [`sched_eevdf_verify`], which runs the core's invariant checker
-//!   ([`check_invariants`]: order, red-black shape, augmented `min_deadline` and
-//!   `min_slice`, leftmost, Σw·key, Σw, Σr, the queued count, the next buddy) on that
+//!   ([`check_invariants`]: order, red-black shape, augmented `min_deadline`, `min_slice`
+//!   and `max_slice`, leftmost, Σw·key, Σw, Σr, the queued count, the next buddy) on that
 //!   `cfs_rq`.
 //! - Every pick and every wakeup-preemption decision the core takes (NEXT_BUDDY_EEVDF's
 //!   included: preempt, and whether the wakee becomes the buddy) is taken again by the
-//!   core's O(n) [`reference`], which trusts no cached value, and the two are compared.
+//!   core's O(n) [`reference`], which trusts no cached value, and the two are compared; at
+//!   each pick, `cfs_rq_max_slice()` (LAG_CLAMP_MAX_SLICE's lag limit) is compared with the
+//!   reference's scan of the queued slices too.
 //!
 //! A divergence prints the invariant or decision, the call site and the runqueue
 //! (bounded: [`DUMP_MAX`] entities), with `printk_deferred` since the runqueue lock is
@@ -28,7 +30,9 @@ use crate::fair::CfsRq;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
 use crate::rq::with_locked;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
-use crate::sched_eevdf::{check_invariants, reference, Entity, Runqueue, Timeline};
+use crate::sched_eevdf::{
+    cfs_rq_max_slice, check_invariants, reference, Entity, Runqueue, Timeline,
+};
 use crate::{
     fair::Se,
     sched_eevdf::{Features, Wake},
@@ -63,6 +67,8 @@ pub enum Plant {
     MinDeadline = 1,
     /// The same with `min_slice`.
     MinSlice = 2,
+    /// The same with `max_slice`.
+    MaxSlice = 3,
 }
 
 /// Most entities a divergence prints (with the runqueue lock held).
@@ -164,7 +170,7 @@ mod on {
             log(format_args!(
                 concat!(
                     "  {}{}: v={} d={} vprot={} slice={} w={} vlag={} delayed={} ",
-                    "min_deadline={} min_slice={} red={}"
+                    "min_deadline={} min_slice={} max_slice={} red={}"
                 ),
                 tag,
                 i,
@@ -177,6 +183,7 @@ mod on {
                 u8::from(se.sched_delayed()),
                 se.min_deadline(),
                 se.min_slice(),
+                se.max_slice(),
                 u8::from(rq.is_red(se)),
             ))
         };
@@ -273,6 +280,11 @@ mod on {
                 root.set_min_slice(old.wrapping_sub(1));
                 Some((root, Plant::MinSlice, old))
             }
+            3 => {
+                let old = root.max_slice();
+                root.set_max_slice(old.wrapping_sub(1));
+                Some((root, Plant::MaxSlice, old))
+            }
             _ => None,
         }
     }
@@ -290,6 +302,7 @@ mod on {
         match planted {
             Some((se, Plant::MinDeadline, old)) => se.set_min_deadline(old),
             Some((se, Plant::MinSlice, old)) => se.set_min_slice(old),
+            Some((se, Plant::MaxSlice, old)) => se.set_max_slice(old),
             None => {}
         }
     }
@@ -310,6 +323,17 @@ mod on {
                     index(got),
                     index(want)
                 ),
+                Site::literal(c"pick_eevdf"),
+            );
+        }
+        // LAG_CLAMP_MAX_SLICE's r_max: the augmented value (and current's slice) against a
+        // scan of the queued slices, at the O(n) already paid here.
+        let (got, want) = (cfs_rq_max_slice(rq), reference::max_slice(rq));
+        if got != want {
+            diverged(
+                rq,
+                "max_slice",
+                format_args!("cfs_rq_max_slice() {got}, the queued slices' maximum {want}"),
                 Site::literal(c"pick_eevdf"),
             );
         }

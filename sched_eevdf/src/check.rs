@@ -68,6 +68,15 @@ pub enum InvariantError {
         /// Recomputed value.
         computed: u64,
     },
+    /// A node's `max_slice` is not max(slice, children's max_slice).
+    MaxSlice {
+        /// In-order index.
+        index: usize,
+        /// Stored value.
+        stored: u64,
+        /// Recomputed value.
+        computed: u64,
+    },
     /// The cached leftmost is not the first node.
     Leftmost,
     /// A tree node is not marked on_rq.
@@ -152,6 +161,13 @@ impl fmt::Display for InvariantError {
             } => {
                 write!(f, "node {index}: min_slice {stored}, recomputed {computed}")
             }
+            MaxSlice {
+                index,
+                stored,
+                computed,
+            } => {
+                write!(f, "node {index}: max_slice {stored}, recomputed {computed}")
+            }
             Leftmost => write!(f, "cached leftmost is not the first node"),
             NotOnRq { index } => write!(f, "node {index}: in the tree but not on_rq"),
             CurrInTree => write!(f, "current is in the tree"),
@@ -187,6 +203,7 @@ impl InvariantError {
             BlackHeight { .. } => "black_height",
             MinDeadline { .. } => "min_deadline",
             MinSlice { .. } => "min_slice",
+            MaxSlice { .. } => "max_slice",
             Leftmost => "leftmost",
             NotOnRq { .. } => "on_rq",
             CurrInTree => "curr_in_tree",
@@ -275,9 +292,11 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
         // check_augmented(): recompute from the children's stored values.
         let mut d = n.deadline();
         let mut s = n.slice();
+        let mut m = n.slice();
         for c in [left, right].into_iter().flatten() {
             d = vruntime_min(d, c.min_deadline());
             s = s.min(c.min_slice());
+            m = m.max(c.max_slice());
         }
         if d != n.min_deadline() {
             return Err(InvariantError::MinDeadline {
@@ -291,6 +310,13 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
                 index,
                 stored: n.min_slice(),
                 computed: s,
+            });
+        }
+        if m != n.max_slice() {
+            return Err(InvariantError::MaxSlice {
+                index,
+                stored: n.max_slice(),
+                computed: m,
             });
         }
         // Black height, from every node with a nil child up to the root.

@@ -36,7 +36,7 @@
 //!   each under its derivation.
 //! - [`tree`]: [`Entity`], [`Timeline`], [`Runqueue`]: what the core needs from a
 //!   `sched_entity`, the tree and a `cfs_rq`. Generic code, monomorphized to plain loads
-//!   and stores. The augmented value is computed by [`min_deadline_update`] only.
+//!   and stores. The augmented values are computed by [`min_deadline_update`] only.
 //! - [`reference`](mod@reference): the pick and the wakeup-preemption decision by
 //!   definition, an O(n) scan that trusts no cached value; the host tests and the
 //!   kernel's live oracle (`CONFIG_SCHED_EEVDF_RUST_VERIFY`) judge the core by it.
@@ -65,7 +65,7 @@
 //! minimum vruntime; the pick then walks toward the leftmost (earliest deadline) subtree
 //! that still holds an eligible entity. This crate uses the layout of the original EEVDF
 //! series (v6.6): sorted by vruntime, augmented with the subtree's minimum deadline (and
-//! minimum slice, for `cfs_rq_min_slice`). The two are equivalent in what they select,
+//! minimum and maximum slice, for `cfs_rq_min_slice` and `cfs_rq_max_slice`). The two are equivalent in what they select,
 //! "earliest deadline among the eligible", and in cost, O(log n). Ours makes the
 //! eligible set a prefix of the tree (eligibility is monotone in vruntime, for every
 //! variant incl. BIAS_ELIGIBLE and ELIGIBLE off), which makes the tie-break rule simple
@@ -120,8 +120,13 @@ pub mod vtime;
 pub use check::{check_invariants, InvariantError, TreeStats};
 pub use features::{Config, FeatureInfo, Features, UnknownFeature};
 pub use load::{calc_delta, calc_delta_fair, scale_load, scale_load_down, LoadWeight, NICE_0_LOAD};
-pub use math::{avg_vruntime_peek, entity_key, entity_lag, vruntime_eligible, Eligibility};
+pub use math::{
+    avg_vruntime_peek, entity_key, entity_lag, lag_span, vruntime_eligible, Eligibility,
+};
 #[cfg(any(not(sched_eevdf_in_kernel), CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST))]
 pub use model::*;
 pub use ops::*;
-pub use tree::{cfs_rq_min_slice, entity_less, min_deadline_update, Entity, Runqueue, Timeline};
+pub use tree::{
+    cfs_rq_max_slice, cfs_rq_min_slice, entity_less, min_deadline_update, Entity, Runqueue,
+    Timeline,
+};

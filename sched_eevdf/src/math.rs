@@ -9,14 +9,15 @@
 
 use super::features::{Config, Features};
 use super::load::{calc_delta_fair, div_s64, NICE_0_WEIGHT};
-use super::tree::{Entity, Runqueue};
+use super::tree::{cfs_rq_max_slice, Entity, Runqueue};
 use super::vtime::{vadd, vdelta};
 
 /// `entity_key()`: `(s64)(v_i - v0)`.
 ///
 /// Per avg_vruntime(), `zero_vruntime` is at most a little stale, so keys stay within two
-/// lag bounds: `|key| <= 2 * calc_delta_fair(max(2 r_max, TICK), w_min)`, about 2^38 with
-/// 100 ms slices and w = 2 (see Documentation/eevdf-math.md).
+/// lag bounds: `|key| <= 2 * calc_delta_fair(2 max(r_max, TICK), w_min)` (either lag
+/// limit, [`lag_span`]), about 2^38 with 100 ms slices and w = 2 (see
+/// Documentation/eevdf-math.md).
 #[inline]
 pub fn entity_key<R: Runqueue>(rq: &R, se: R::Se) -> i64 {
     vdelta(se.vruntime(), rq.zero_vruntime())
@@ -107,17 +108,57 @@ pub(crate) fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
     }
 }
 
-/// `entity_lag()`: `vl_i = V - v_i`, clamped.
+/// The span of the lag limit, in ns of real time: `vl_i` is clamped to
+/// `±calc_delta_fair(span, w_i)` ([`entity_lag`]).
 ///
-/// `lag_i = S - s_i = w_i * (V - v_i)`; we keep the virtual lag `vl_i = V - v_i`. Since V
-/// is an approximation that joins and leaves move, the lag is limited to
-/// `±calc_delta_fair(max(2 r_i, TICK_NSEC))`, EEVDF's steady-state bound being
-/// `-r_max < lag < max(r_max, q)`.
+/// EEVDF's steady-state bound on the lag of any entity (Stoica et al., for requests of at
+/// most `r_max` and a scheduling quantum `q`) is
+///
+/// ```text
+///   -r_max < lag_i < max(r_max, q)
+/// ```
+///
+/// It names the largest request of the system, not the entity's own. Since V is an
+/// approximation that joins and leaves move, the saved lag is limited:
+///
+/// - 6.12 (default): `span = max(2 r_i, TICK_NSEC)`. XXX (as fair.c): the bound wants the
+///   largest slice, which 6.12 did not track; twice the own slice is the cheap stand-in.
+///   It cuts a short-slice entity's lag well inside the bound: an entity with `r_i` =
+///   0.1 ms that waited behind a 100 ms-slice hog loses all but 4 ms (HZ=250) of the
+///   service it is owed.
+/// - LAG_CLAMP_MAX_SLICE (upstream 7.0, "sched/eevdf: Fix lag clamp"):
+///   `span = max(r_max, r_i) + TICK_NSEC`, with `r_max` = [`cfs_rq_max_slice`] (the
+///   tree's augmented `max_slice` and current's slice). Since `max(r_max, q) <= r_max + q`
+///   with the tick as the quantum, the bound still holds inside the limit on both sides,
+///   and a big-slice entity's limit shrinks from `2 r_i` to `r_i + TICK_NSEC`.
+///
+/// `max(.., r_i)`: [`update_entity_lag`](super::ops) asks while `se` is queued (in the tree
+/// or current), where `r_i <= r_max` already; `reweight_entity()` asks once it took `se`
+/// out of the tree, where upstream 7.0's `reweight_eevdf()` asks before: with the `max`
+/// both see the same span.
+///
+/// Bound: `span <= max(2 r_max, r_max + TICK) <= 2 max(r_max, TICK)`, at most 200 ms with
+/// 100 ms slices and `TICK_NSEC <= 10 ms`: the limit stays below the `2^36.6` of
+/// Documentation/eevdf-math.md either way.
 #[inline(always)]
-pub fn entity_lag<S: Entity>(avruntime: u64, se: S, cfg: Config) -> i64 {
+pub fn lag_span<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> u64 {
+    if cfg.feat(Features::LAG_CLAMP_MAX_SLICE) {
+        cfs_rq_max_slice(rq)
+            .max(se.slice())
+            .saturating_add(cfg.tick_nsec)
+    } else {
+        se.slice().saturating_mul(2).max(cfg.tick_nsec)
+    }
+}
+
+/// `entity_lag()`: `vl_i = V - v_i`, clamped to `±calc_delta_fair(span, w_i)` with the
+/// span of [`lag_span`].
+///
+/// `lag_i = S - s_i = w_i * (V - v_i)`; we keep the virtual lag `vl_i = V - v_i`.
+#[inline(always)]
+pub fn entity_lag<R: Runqueue>(rq: &R, avruntime: u64, se: R::Se, cfg: Config) -> i64 {
     let vlag = vdelta(avruntime, se.vruntime());
-    let span = se.slice().saturating_mul(2).max(cfg.tick_nsec);
-    let limit = calc_delta_fair(span, se.load()).min(i64::MAX as u64) as i64;
+    let limit = calc_delta_fair(lag_span(rq, se, cfg), se.load()).min(i64::MAX as u64) as i64;
     // limit is in [0, i64::MAX], so its negation cannot overflow.
     vlag.clamp(limit.wrapping_neg(), limit)
 }

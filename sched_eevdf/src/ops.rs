@@ -225,9 +225,10 @@ pub trait Context<R: ?Sized>: Copy {
     /// The configuration, for a step compiled once for every feature set.
     fn config(self) -> Config;
 
-    /// `update_entity_lag()` clamped the lag (the `lag_clamped` counter).
+    /// `update_entity_lag()` clamped the lag (the counters `lag_clamped_pos` and
+    /// `lag_clamped_neg`).
     #[inline(always)]
-    fn lag_clamped(self, _rq: &R) {}
+    fn lag_clamped(self, _rq: &R, _clamp: LagClamp) {}
 
     /// A dequeue saved `se`'s lag; `se` is still counted in `V` (the `lag_error` counter,
     /// [`lag_error`]).
@@ -264,14 +265,31 @@ pub fn avg_vruntime<R: Runqueue>(rq: &mut R) -> u64 {
     rq.zero_vruntime()
 }
 
-/// `update_entity_lag()`: saves `vl_i` before a dequeue. Returns whether the lag was
-/// clamped (the debugfs counter `lag_clamped`).
+/// Which side of its limit [`entity_lag`] clamped a lag to (the debugfs counters
+/// `lag_clamped_pos` and `lag_clamped_neg`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LagClamp {
+    /// `V - v_i` was above `+limit`: owed more service than the limit keeps.
+    Positive,
+    /// `V - v_i` was below `-limit`: ahead by more than the limit keeps.
+    Negative,
+}
+
+/// `update_entity_lag()`: saves `vl_i` before a dequeue (`se` still queued: in the tree or
+/// current). Returns how the lag was clamped, if it was.
 #[inline(always)]
-fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> bool {
+fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> Option<LagClamp> {
     let v = avg_vruntime(rq);
-    let vlag = entity_lag(v, se, cfg);
+    let vlag = entity_lag(rq, v, se, cfg);
     se.set_vlag(vlag);
-    vlag != vdelta(v, se.vruntime())
+    let raw = vdelta(v, se.vruntime());
+    if vlag == raw {
+        None
+    } else if raw > 0 {
+        Some(LagClamp::Positive)
+    } else {
+        Some(LagClamp::Negative)
+    }
 }
 
 /// `entity_eligible()`.
@@ -776,7 +794,7 @@ pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, ctx: impl Context<R>)
 ///
 /// computed in the second form (identical under truncating division, since both terms
 /// have the sign of `vl'_i`), whose product is bounded by `|vl'_i| * w_i <= NICE_0_LOAD *
-/// 2 max(r_i, TICK)` ≈ 2^37.6 for 100 ms slices, where the first form's `vl*(W + w)` could
+/// 2 max(r_max, TICK)` ≈ 2^37.6 for 100 ms slices (either lag limit, `math::lag_span`), where the first form's `vl*(W + w)` could
 /// exceed 2^63 at 100k entities. W includes current. Without PLACE_LAG (strategy #2) the
 /// entity is placed at V.
 ///
@@ -886,8 +904,8 @@ pub fn dequeue_start<R: Runqueue, C: Context<R>>(
 /// reads no feature: one copy for every feature set.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 fn dequeue_save_lag<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) -> bool {
-    if update_entity_lag(rq, se, ctx.config()) {
-        ctx.lag_clamped(rq);
+    if let Some(clamp) = update_entity_lag(rq, se, ctx.config()) {
+        ctx.lag_clamped(rq, clamp);
     }
     ctx.lag_saved(rq, se);
     false
@@ -929,8 +947,8 @@ pub fn requeue_delayed<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, cfg: C
     }
     let clamped = update_entity_lag(rq, se, cfg);
     let place = se.vlag() > 0;
-    if clamped {
-        ctx.lag_clamped(rq);
+    if let Some(clamp) = clamped {
+        ctx.lag_clamped(rq, clamp);
     }
     if place {
         requeue_delayed_place(rq, se, ctx);
@@ -1254,15 +1272,16 @@ fn shorter_preempts<R: Runqueue>(rq: &R, pse: R::Se, se: R::Se, features: Featur
 ///   d' = V + (d - V)*w/w'            (the relative deadline scales the same way)
 /// ```
 ///
-/// with the kernel's lag clamp on `vl` and high-resolution weights, as fair.c. Bounds:
-/// `|vl| * w <= 2^20 * 2 max(r, TICK) < 2^48`; `(d - V) * w` is below `2^20 * r` plus the
-/// lag term for an entity placed by the core.
-fn reweight_eevdf<S: Entity>(se: S, avruntime: u64, weight: u64, cfg: Config) {
+/// with the kernel's lag clamp on `vl` ([`entity_lag`]; `se` is out of the tree here, which
+/// [`lag_span`](super::math::lag_span) makes up for) and high-resolution weights, as
+/// fair.c. Bounds: `|vl| * w <= 2^20 * 2 max(r_max, TICK) < 2^48`; `(d - V) * w` is below
+/// `2^20 * r` plus the lag term for an entity placed by the core.
+fn reweight_eevdf<R: Runqueue>(rq: &R, se: R::Se, avruntime: u64, weight: u64, cfg: Config) {
     let old_weight = se.load().weight.min(i64::MAX as u64) as i64;
     let new_weight = weight.min(i64::MAX as u64) as i64;
 
     if avruntime != se.vruntime() {
-        let vlag = entity_lag(avruntime, se, cfg);
+        let vlag = entity_lag(rq, avruntime, se, cfg);
         let vlag = div_s64(vlag.wrapping_mul(old_weight), new_weight);
         se.set_vruntime(avruntime.wrapping_sub(vlag as u64));
     }
@@ -1325,7 +1344,7 @@ pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: 
         let window =
             (is_curr && cfg.feat(Features::PROTECT_AT_PICK) && protect_slice(se, cfg.features))
                 .then(|| vdelta(se.vprot(), se.vruntime()));
-        reweight_eevdf(se, avruntime, lw.weight, cfg);
+        reweight_eevdf(rq, se, avruntime, lw.weight, cfg);
         if is_curr {
             reweight_protect(se, window, lw.weight, cfg);
         }
@@ -1341,11 +1360,11 @@ pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: 
 }
 
 /// Sets the slice of an entity that may be queued, keeping `Σ r_i` and the augmented
-/// `min_slice` right: what `enqueue_task_fair()` / `dequeue_entities()` do when a group
-/// entity takes its queue's minimum slice (`se->slice = slice` followed by
+/// `min_slice` and `max_slice` right: what `enqueue_task_fair()` / `dequeue_entities()` do
+/// when a group entity takes its queue's minimum slice (`se->slice = slice` followed by
 /// `min_vruntime_cb_propagate()` in fair.c). An entity in the timeline (queued, not
 /// current) has its share of `sum_slice` replaced and the augmented values recomputed up
-/// the tree, stopping early where nothing changed. O(log n).
+/// the tree, stopping early where none of them changed. O(log n).
 #[inline]
 pub fn set_queued_slice<R: Runqueue>(rq: &mut R, se: R::Se, slice: u64) {
     let in_tree = se.on_rq() && rq.curr() != Some(se);

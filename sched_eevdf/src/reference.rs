@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The O(n) reference: EEVDF's pick and wakeup-preemption decisions from their
-//! definitions, by a linear scan of a runqueue, against which the O(log n) core is judged.
+//! definitions, by a linear scan of a runqueue, against which the O(log n) core is judged;
+//! also the largest queued slice ([`max_slice`], the augmented `max_slice`'s definition) and
+//! the lag limit built on it ([`lag_limit`]).
 //!
 //! The host tests (the model test after every step) and the kernel's live oracle
 //! (`CONFIG_SCHED_EEVDF_RUST_VERIFY`, kernel/verify.rs, on the real runqueues under their
@@ -29,8 +31,8 @@
 //! eligible, first in timeline order on ties, with current winning only with a strictly
 //! earlier deadline. Cost O(n) time, O(1) space, no allocation: fit for a runqueue lock.
 
-use super::features::Features;
-use super::load::NICE_0_WEIGHT;
+use super::features::{Config, Features};
+use super::load::{calc_delta_fair, NICE_0_WEIGHT};
 use super::ops::{protect_slice, Wake, WakeFlags};
 use super::tree::{Entity, Runqueue};
 use super::vtime::{vdelta, vruntime_before};
@@ -326,6 +328,26 @@ pub fn wakeup_preempt_buddy<R: Runqueue>(
         }
     }
     (pick_scan(rq, features, false, next) == Some(pse), set_buddy)
+}
+
+/// `cfs_rq_max_slice()` by definition: the largest slice among the queued entities (the
+/// tree's and a runnable current's), 0 when none, by a scan that trusts no augmented
+/// value. O(n).
+pub fn max_slice<R: Runqueue>(rq: &R) -> u64 {
+    Queued::new(rq).map(|se| se.slice()).max().unwrap_or(0)
+}
+
+/// The lag limit `update_entity_lag()` must clamp `se`'s lag to, `±` this, by definition
+/// (`math::lag_span`'s rule): `calc_delta_fair(span, w_i)` with `span = max(r_max, r_i) +
+/// TICK_NSEC` under LAG_CLAMP_MAX_SLICE, `r_max` by [`max_slice`]'s scan, and 6.12's
+/// `max(2 r_i, TICK_NSEC)` without. O(n).
+pub fn lag_limit<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> i64 {
+    let span = if cfg.feat(Features::LAG_CLAMP_MAX_SLICE) {
+        max_slice(rq).max(se.slice()).saturating_add(cfg.tick_nsec)
+    } else {
+        se.slice().saturating_mul(2).max(cfg.tick_nsec)
+    };
+    i64::try_from(calc_delta_fair(span, se.load())).unwrap_or(i64::MAX)
 }
 
 // Host only: the kernel-module-check crate compiles this file as a module of another crate

@@ -74,6 +74,12 @@ pub trait Entity: Copy + PartialEq {
     fn min_slice(self) -> u64;
     /// Sets the subtree's smallest slice (tree callbacks only).
     fn set_min_slice(self, s: u64);
+    /// Augmented value: the largest slice in this node's subtree (for
+    /// LAG_CLAMP_MAX_SLICE's lag limit, [`cfs_rq_max_slice`]). Maintained whatever the
+    /// features: a toggle cannot rebuild the trees.
+    fn max_slice(self) -> u64;
+    /// Sets the subtree's largest slice (tree callbacks only).
+    fn set_max_slice(self, s: u64);
 }
 
 /// The timeline: a red-black tree of the queued entities except the current one,
@@ -82,10 +88,12 @@ pub trait Entity: Copy + PartialEq {
 /// An implementation must:
 /// - order nodes by [`entity_less`]: a node with an equal vruntime is inserted to the
 ///   right of the existing ones (FIFO among equal keys);
-/// - keep the augmented values (`min_deadline`, `min_slice`) of every node equal to
-///   what [`min_deadline_update`] computes from the node and its children, by calling it
-///   as the propagate / copy / rotate callbacks of `RB_DECLARE_CALLBACKS` do (a newly
-///   inserted node's values are initialised by calling it with no children);
+/// - keep the augmented values (`min_deadline`, `min_slice`, `max_slice`) of every node
+///   equal to what [`min_deadline_update`] computes from the node and its children, by
+///   calling it as the propagate / copy / rotate callbacks of `RB_DECLARE_CALLBACKS` do
+///   (a newly inserted node's values are initialised by calling it with no children),
+///   with a copy callback that copies all three values (`RB_DECLARE_CALLBACKS` copies one
+///   field: upstream's bug 51b0e68cfa0a, whose rotated-up node kept stale slice values);
 /// - cache the leftmost node.
 ///
 /// [`super::check_invariants`] verifies all of this. Navigation and colour accessors
@@ -186,10 +194,12 @@ pub fn entity_less<S: Entity>(a: S, b: S) -> bool {
 /// ```text
 ///   se->min_deadline = min(se->deadline, left->min_deadline, right->min_deadline)
 ///   se->min_slice    = min(se->slice,    left->min_slice,    right->min_slice)
+///   se->max_slice    = max(se->slice,    left->max_slice,    right->max_slice)
 /// ```
 ///
-/// Deadlines are compared wrap-safe, slices as plain ns. Returns `true` when neither
-/// value changed, which is when the propagate callback stops walking up.
+/// Deadlines are compared wrap-safe, slices as plain ns. Returns `true` when none of the
+/// three values changed, which is when the propagate callback stops walking up: a walk
+/// that stopped because one value was unchanged would leave the others stale above.
 ///
 /// This runs at every level of every propagation and rotation, so it is straight-line
 /// code: no iterator adaptors (at the kernel's opt-level they stay out-of-line calls
@@ -197,20 +207,25 @@ pub fn entity_less<S: Entity>(a: S, b: S) -> bool {
 #[inline(always)]
 pub fn min_deadline_update<S: Entity>(se: S, left: Option<S>, right: Option<S>) -> bool {
     let old_deadline = se.min_deadline();
-    let old_slice = se.min_slice();
+    let old_min = se.min_slice();
+    let old_max = se.max_slice();
     let mut d = se.deadline();
-    let mut s = se.slice();
+    let mut min = se.slice();
+    let mut max = min;
     if let Some(c) = right {
         d = vruntime_min(d, c.min_deadline());
-        s = s.min(c.min_slice());
+        min = min.min(c.min_slice());
+        max = max.max(c.max_slice());
     }
     if let Some(c) = left {
         d = vruntime_min(d, c.min_deadline());
-        s = s.min(c.min_slice());
+        min = min.min(c.min_slice());
+        max = max.max(c.max_slice());
     }
     se.set_min_deadline(d);
-    se.set_min_slice(s);
-    d == old_deadline && s == old_slice
+    se.set_min_slice(min);
+    se.set_max_slice(max);
+    d == old_deadline && min == old_min && max == old_max
 }
 
 /// `cfs_rq_min_slice()`: the smallest slice among the queued entities (the tree root's
@@ -225,4 +240,19 @@ pub fn cfs_rq_min_slice<R: Runqueue>(rq: &R) -> u64 {
         min_slice = min_slice.min(root.min_slice());
     }
     min_slice
+}
+
+/// `cfs_rq_max_slice()` (upstream 7.0): the largest slice among the queued entities (the
+/// tree root's augmented `max_slice` and current's), 0 when empty. LAG_CLAMP_MAX_SLICE's
+/// lag limit ([`lag_span`](super::math::lag_span)).
+#[inline]
+pub fn cfs_rq_max_slice<R: Runqueue>(rq: &R) -> u64 {
+    let mut max_slice = 0;
+    if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
+        max_slice = c.slice();
+    }
+    if let Some(root) = rq.root() {
+        max_slice = max_slice.max(root.max_slice());
+    }
+    max_slice
 }

@@ -67,6 +67,7 @@ pub struct UserEntity {
     rel_deadline: Cell<bool>,
     min_deadline: Cell<u64>,
     min_slice: Cell<u64>,
+    max_slice: Cell<u64>,
     links: RbLinks,
 }
 
@@ -158,6 +159,7 @@ impl Entity for UserSe<'_> {
         rel_deadline / set_rel_deadline: bool;
         min_deadline / set_min_deadline: u64;
         min_slice / set_min_slice: u64;
+        max_slice / set_max_slice: u64;
     }
 
     #[inline]
@@ -288,10 +290,23 @@ impl<'a> UserTimeline<'a> {
         }
     }
 
-    /// `RBNAME_copy`.
+    /// `RBNAME_copy`: all three augmented values (`RB_DECLARE_CALLBACKS` copies one
+    /// field, upstream's bug 51b0e68cfa0a; the tests' mutants put it back to prove that
+    /// the checker sees it).
     fn copy(old: UserSe<'a>, new: UserSe<'a>) {
         new.set_min_deadline(old.min_deadline());
+        #[cfg(all(test, not(sched_eevdf_in_kernel)))]
+        let mutant = mutant::COPY.with(Cell::get);
+        #[cfg(all(test, not(sched_eevdf_in_kernel)))]
+        if mutant == mutant::CopyMutant::MinDeadlineOnly {
+            return;
+        }
         new.set_min_slice(old.min_slice());
+        #[cfg(all(test, not(sched_eevdf_in_kernel)))]
+        if mutant == mutant::CopyMutant::NoMaxSlice {
+            return;
+        }
+        new.set_max_slice(old.max_slice());
     }
 
     /// `RBNAME_rotate`: new takes old's subtree value, old is recomputed.
@@ -829,5 +844,127 @@ impl<'a> Runqueue for UserRunqueue<'a> {
     }
     fn set_next_buddy(&mut self, se: Option<UserSe<'a>>) {
         self.next = se
+    }
+}
+
+/// Test-only mutants of the tree's callbacks: upstream's augmented-tree bugs put back, for
+/// the tests that prove the invariant checker catches them. Per thread, so that the tests
+/// running in parallel do not see each other's.
+#[cfg(all(test, not(sched_eevdf_in_kernel)))]
+mod mutant {
+    use core::cell::Cell;
+
+    /// What [`UserTimeline::copy`](super::UserTimeline) copies.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum CopyMutant {
+        /// All three augmented values: the tree as shipped.
+        Correct,
+        /// `min_deadline` only: 6.12's `RB_DECLARE_CALLBACKS(..., min_vruntime, ...)`,
+        /// whose copy and rotate carry one field (upstream's 51b0e68cfa0a fixed it).
+        MinDeadlineOnly,
+        /// `min_deadline` and `min_slice` but not `max_slice`: the third value forgotten.
+        NoMaxSlice,
+    }
+
+    std::thread_local! {
+        pub(super) static COPY: Cell<CopyMutant> = const { Cell::new(CopyMutant::Correct) };
+    }
+}
+
+#[cfg(all(test, not(sched_eevdf_in_kernel)))]
+mod tests {
+    use super::mutant::{CopyMutant, COPY};
+    use super::*;
+    use crate::check::{check_invariants, InvariantError};
+    use crate::ops::{__dequeue_entity, __enqueue_entity, set_queued_slice};
+    use crate::tree::{cfs_rq_max_slice, cfs_rq_min_slice};
+    use std::vec::Vec;
+
+    fn queue<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>) {
+        se.set_on_rq(true);
+        __enqueue_entity(rq, se);
+        rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
+    }
+
+    fn unqueue<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>) {
+        __dequeue_entity(rq, se);
+        se.set_on_rq(false);
+        rq.set_nr_queued(rq.nr_queued().wrapping_sub(1));
+    }
+
+    /// The check after a mutation: the invariants, and the root's slice values against a
+    /// scan of the entities (what `cfs_rq_{min,max}_slice` must return).
+    fn check(rq: &UserRunqueue<'_>, ents: &[UserEntity]) -> Result<(), InvariantError> {
+        check_invariants(rq)?;
+        let queued = || ents.iter().filter(|e| e.on_rq.get()).map(|e| e.slice.get());
+        assert_eq!(cfs_rq_max_slice(rq), queued().max().unwrap_or(0));
+        assert_eq!(cfs_rq_min_slice(rq), queued().min().unwrap_or(u64::MAX));
+        Ok(())
+    }
+
+    /// A rotation-heavy sequence with distinct slices, under the copy `mutant`: ascending
+    /// then descending insertions (rotations at every level), erasures of the root (an
+    /// inner node: its successor takes its place through `copy`), slice changes of queued
+    /// entities. Returns the first invariant the checker found broken.
+    fn rotations(mutant: CopyMutant) -> Result<(), InvariantError> {
+        COPY.with(|c| c.set(mutant));
+        let n = if cfg!(miri) { 24 } else { 96 };
+        let ents: Vec<UserEntity> = (0..n)
+            .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+            .collect();
+        let result = (|| {
+            for descending in [false, true] {
+                let mut rq = UserRunqueue::new();
+                for (k, e) in ents.iter().enumerate() {
+                    let key = if descending { n - k } else { k } as u64;
+                    let se = e.se();
+                    se.set_vruntime(key * 1000);
+                    se.set_deadline(key * 1000 + 500);
+                    // Distinct, in no order of the key: 100 µs to about 10 ms.
+                    se.set_slice(100_000 + (key * 7919 % 97) * 100_000);
+                    queue(&mut rq, se);
+                    check(&rq, &ents)?;
+                }
+                for step in 0..n / 2 {
+                    let root = rq.root().ok_or(InvariantError::TooManyNodes)?;
+                    if step % 3 == 2 {
+                        let se = rq.first().unwrap_or(root);
+                        set_queued_slice(&mut rq, se, 100_000 + (step as u64 * 31 % 89) * 110_000);
+                    } else {
+                        unqueue(&mut rq, root);
+                    }
+                    check(&rq, &ents)?;
+                }
+                for e in &ents {
+                    if e.on_rq.get() {
+                        unqueue(&mut rq, e.se());
+                        check(&rq, &ents)?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        COPY.with(|c| c.set(CopyMutant::Correct));
+        result
+    }
+
+    #[test]
+    fn copy_keeps_all_three_augmented_values() {
+        assert_eq!(rotations(CopyMutant::Correct), Ok(()));
+    }
+
+    /// 6.12's one-field copy: the checker reports a stale slice value (min_slice is checked
+    /// before max_slice at each node).
+    #[test]
+    fn checker_catches_a_one_field_copy() {
+        let e = rotations(CopyMutant::MinDeadlineOnly);
+        assert!(matches!(e, Err(InvariantError::MinSlice { .. })), "{e:?}");
+    }
+
+    /// A copy that forgets the third value: the checker reports max_slice.
+    #[test]
+    fn checker_catches_a_copy_without_max_slice() {
+        let e = rotations(CopyMutant::NoMaxSlice);
+        assert!(matches!(e, Err(InvariantError::MaxSlice { .. })), "{e:?}");
     }
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::pair::{flips, run, Op, Tally};
+use common::pair::{flips, run, run_counting_clamps, Op, Tally};
 use common::WEIGHT_CHOICES;
 use proptest::prelude::*;
 use sched_eevdf::*;
@@ -287,4 +287,124 @@ fn model_every_protection_combination() {
         ));
     }
     println!("{total:?}");
+}
+
+/// The row of LAG_CLAMP_MAX_SLICE in the feature table (`Op::Flip`'s index, `run`'s bit).
+fn lag_clamp_row() -> usize {
+    Features::TABLE
+        .iter()
+        .position(|f| f.flag == Features::LAG_CLAMP_MAX_SLICE)
+        .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { 256 },
+        max_shrink_iters: 10_000,
+        ..ProptestConfig::default()
+    })]
+
+    /// The model test with LAG_CLAMP_MAX_SLICE on from the start (it may still be flipped
+    /// off and on by the sequence): every saved lag against the reference's limit over the
+    /// queued slices.
+    #[test]
+    fn model_matches_reference_lag_clamp_max_slice((weights, v0, features, ops) in arb_case()) {
+        run(&weights, v0, features | 1 << lag_clamp_row(), &ops);
+    }
+}
+
+/// A rotation-heavy sequence with distinct slices (entities created one after the other at
+/// an advancing V: ascending insertions; non-sleep dequeues and setattr slice changes of
+/// queued entities: erasures of inner nodes and re-insertions), run on the core and the
+/// reference, invariants (max_slice included) and saved lags checked after every step:
+/// LAG_CLAMP_MAX_SLICE off, on, and toggled every few steps. Long runs of current between
+/// the dequeues make lags that both limits clamp, differently.
+#[test]
+fn lag_clamp_max_slice_rotations() {
+    use Op::*;
+    let n = 24;
+    let mut ops = Vec::new();
+    for i in 0..n {
+        // 0.1 ms to 100 ms, distinct, in no order of the creation.
+        ops.push(Slice(i, 100_000 + (i as u64 * 7919 % 97) * 1_030_000));
+        ops.push(Wake(i, 1));
+        ops.push(Tick(50_000 + i as u64 * 10_000));
+    }
+    ops.push(Schedule);
+    for k in 0..8 * n {
+        let i = k * 17 % n;
+        ops.push(Tick(20_000 + (k as u64 * 7_001_003) % 60_000_000));
+        match k % 5 {
+            0 | 1 => ops.push(Sleep(i, 2)),
+            2 => ops.push(Slice(i, 100_000 + (k as u64 * 104_729) % 100_000_000)),
+            3 => ops.push(Sleep(i, 0)),
+            _ => ops.push(Schedule),
+        }
+        ops.push(Wake((i + 3) % n, 0));
+        ops.push(Wake(i, 0));
+    }
+    let weights: Vec<usize> = (0..n).map(|i| (i * 13) % 40).collect();
+    let row = lag_clamp_row();
+    let v0 = u64::MAX - 1_000_000_000;
+    let (_, off) = run_counting_clamps(&weights, v0, 0, &ops);
+    let (_, on) = run_counting_clamps(&weights, v0, 1 << row, &ops);
+    // Toggled every 11 operations.
+    let toggled: Vec<Op> = ops
+        .iter()
+        .enumerate()
+        .flat_map(|(k, op)| {
+            let flip = (k % 11 == 10).then_some(Flip(row));
+            std::iter::once(op.clone()).chain(flip)
+        })
+        .collect();
+    let (_, mixed) = run_counting_clamps(&weights, 0, 0, &toggled);
+    println!("clamped lags: off {off}, on {on}, toggled {mixed}");
+    assert!(
+        off > 0 && on > 0 && mixed > 0 && off != on,
+        "off {off}, on {on}, toggled {mixed}"
+    );
+}
+
+/// What LAG_CLAMP_MAX_SLICE changes: a 0.1 ms-slice entity that waited while a 100 ms-slice
+/// entity ran leaves with its whole lag (limit: the largest slice plus a tick), where 6.12's
+/// limit, max(2 * 0.1 ms, tick), keeps one tick of it; the 100 ms entity's own limit goes
+/// from 2 * 100 ms to 100 ms + tick.
+#[test]
+fn lag_clamp_max_slice_keeps_a_short_slice_lag() {
+    use sched_eevdf::user::{UserEntity, UserRunqueue};
+    for on in [false, true] {
+        let cfg = Config {
+            features: Features::DEFAULT.with(Features::LAG_CLAMP_MAX_SLICE, on),
+            ..Config::DEFAULT
+        };
+        let hog = UserEntity::new(LoadWeight::from_nice(0));
+        let short = UserEntity::new(LoadWeight::from_nice(0));
+        let mut rq = UserRunqueue::new();
+        sched_setattr_slice(&mut rq, hog.se(), 100_000_000, cfg);
+        sched_setattr_slice(&mut rq, short.se(), 100_000, cfg);
+        enqueue_entity(&mut rq, hog.se(), EnqueueFlags::INITIAL, cfg);
+        assert_eq!(schedule(&mut rq, cfg), Pick::Run(hog.se()));
+        enqueue_entity(&mut rq, short.se(), EnqueueFlags::WAKEUP, cfg);
+        // The hog runs 40 ms (its slice protected), the short entity waits: V - v_short
+        // grows to about 20 ms (two equal weights).
+        assert!(!update_curr(&mut rq, 40_000_000, cfg));
+        let limit = reference::lag_limit(&rq, short.se(), cfg);
+        let v = avg_vruntime(&mut rq);
+        let raw = vtime::vdelta(v, short.se().vruntime());
+        assert!(raw > 15_000_000, "lag {raw}");
+        // Migrated away (a non-sleep dequeue): the lag is saved.
+        assert!(dequeue_entity(&mut rq, short.se(), DequeueFlags::SAVE, cfg));
+        check_invariants(&rq).unwrap();
+        let (tick, max_slice) = (cfg.tick_nsec as i64, 100_000_000i64);
+        if on {
+            assert_eq!(limit, max_slice + tick);
+            assert_eq!(short.se().vlag(), raw);
+        } else {
+            assert_eq!(limit, tick);
+            assert_eq!(short.se().vlag(), tick);
+        }
+        // The hog's own limit, alone on the runqueue now.
+        let hog_limit = reference::lag_limit(&rq, hog.se(), cfg);
+        assert_eq!(hog_limit, if on { max_slice + tick } else { 2 * max_slice });
+    }
 }

@@ -152,8 +152,8 @@ proptest! {
         let se = if running { rq.curr().unwrap() } else { ents[who % ents.len()].se() };
         let v = avg_vruntime(&mut rq);
         // The theorem is about the unclamped lag (the clamp itself moves V).
-        prop_assume!(vtime::vdelta(v, se.vruntime()) == entity_lag(v, se, cfg));
-        let vl = entity_lag(v, se, cfg) as f64;
+        prop_assume!(vtime::vdelta(v, se.vruntime()) == entity_lag(&rq, v, se, cfg));
+        let vl = entity_lag(&rq, v, se, cfg) as f64;
         let (w, w2) = (se.load().weight as f64, weight_choice(new_w).weight as f64);
         let big_w = (rq.avg_load() + rq.curr().filter(|c| c.on_rq()).map_or(0, |c| c.load().weight_down())) as f64;
         let big_w2 = big_w - se.load().weight_down() as f64 + weight_choice(new_w).weight_down() as f64;

@@ -96,15 +96,18 @@ fn random_ops(n: usize, steps: usize, seed: u64, base: u64, spread: u64) {
         if !model.is_empty() {
             assert!((stats.black_height as f64) <= 1.0 + ((model.len() + 1) as f64).log2());
         }
-        // The augmented root values are the true minima.
+        // The augmented root values are the true minimum and maximum.
         if let Some(root) = rq.root() {
-            let min_slice = model
-                .iter()
-                .map(|&(_, _, j)| ents[j].se().slice())
-                .min()
-                .unwrap();
+            let slices = || model.iter().map(|&(_, _, j)| ents[j].se().slice());
+            let min_slice = slices().min().unwrap();
             assert_eq!(root.min_slice(), min_slice);
             assert_eq!(cfs_rq_min_slice(&rq), min_slice);
+            let max_slice = slices().max().unwrap();
+            assert_eq!(root.max_slice(), max_slice);
+            assert_eq!(cfs_rq_max_slice(&rq), max_slice);
+            assert_eq!(reference::max_slice(&rq), max_slice);
+        } else {
+            assert_eq!(cfs_rq_max_slice(&rq), 0);
         }
     }
 }
@@ -150,6 +153,79 @@ fn ascending_and_descending_insertions() {
     }
 }
 
+/// The queued slices' extremes by a scan of the entities, against the tree's
+/// (`cfs_rq_min_slice`, `cfs_rq_max_slice`) and the reference's.
+fn check_slices(rq: &UserRunqueue<'_>, ents: &[UserEntity]) {
+    let queued = || ents.iter().map(UserEntity::se).filter(|se| se.on_rq());
+    let max = queued().map(|se| se.slice()).max().unwrap_or(0);
+    assert_eq!(cfs_rq_max_slice(rq), max);
+    assert_eq!(reference::max_slice(rq), max);
+    let min = queued().map(|se| se.slice()).min().unwrap_or(u64::MAX);
+    assert_eq!(cfs_rq_min_slice(rq), min);
+}
+
+/// The third augmented value through the rotations: ascending and descending insertions
+/// (a rotation at most levels), erasures of inner nodes (two children: the successor takes
+/// the node's place through the copy callback, then the rebalancing rotates), and slice
+/// changes of queued entities (`set_queued_slice`'s propagation), every slice distinct, the
+/// invariant checker and a scan of the slices after every mutation.
+#[test]
+fn max_slice_through_rotations() {
+    let n = if cfg!(miri) { 48 } else { 1024 };
+    let mut rng = Rng(0x5111ce);
+    for descending in [false, true] {
+        let ents: Vec<UserEntity> = (0..n)
+            .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+            .collect();
+        let mut rq = UserRunqueue::new();
+        for (k, e) in ents.iter().enumerate() {
+            let key = if descending { n - k } else { k } as u64;
+            e.se().set_vruntime(key * 1000);
+            e.se().set_deadline(key * 1000 + rng.below(1 << 20));
+            // Distinct slices in no order of the key.
+            e.se().set_slice(100_000 + (key * 7919 % n as u64) * 1000);
+            queue(&mut rq, e.se());
+            check_invariants(&rq).unwrap_or_else(|e| panic!("insert {k}: {e}"));
+            check_slices(&rq, &ents);
+        }
+        for step in 0..n {
+            // An inner node: walk down from the root to a random depth while both children
+            // exist.
+            let mut node = rq.root().unwrap();
+            while let (Some(l), Some(r)) = (rq.left(node), rq.right(node)) {
+                if rng.below(3) == 0 {
+                    break;
+                }
+                node = if rng.below(2) == 0 { l } else { r };
+            }
+            match step % 4 {
+                0 | 1 => unqueue(&mut rq, node),
+                2 => set_queued_slice(&mut rq, node, 100_000 + rng.below(100_000_000)),
+                _ => {
+                    // The largest slice leaves, then comes back smaller: the root's value
+                    // must come down, then stay.
+                    let top = ents
+                        .iter()
+                        .map(UserEntity::se)
+                        .filter(|se| se.on_rq())
+                        .max_by_key(|se| se.slice())
+                        .unwrap();
+                    unqueue(&mut rq, top);
+                    check_invariants(&rq).unwrap_or_else(|e| panic!("step {step}: {e}"));
+                    check_slices(&rq, &ents);
+                    top.set_slice(top.slice() / 2);
+                    queue(&mut rq, top);
+                }
+            }
+            check_invariants(&rq).unwrap_or_else(|e| panic!("step {step}: {e}"));
+            check_slices(&rq, &ents);
+            if rq.root().is_none() {
+                break;
+            }
+        }
+    }
+}
+
 fn small_tree(ents: &[UserEntity]) -> UserRunqueue<'_> {
     let mut rq = UserRunqueue::new();
     for (k, e) in ents.iter().enumerate() {
@@ -183,6 +259,23 @@ fn checker_detects_stale_augmented_value() {
         Err(InvariantError::MinSlice { .. })
     ));
     root.set_min_slice(1000);
+    check_invariants(&rq).unwrap();
+    root.set_max_slice(root.max_slice() - 1);
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::MaxSlice { .. })
+    ));
+    root.set_max_slice(1014);
+    check_invariants(&rq).unwrap();
+    // A slice changed behind the tree's back is stale in its ancestors' max_slice.
+    let inner = rq.root().and_then(|r| rq.right(r)).unwrap();
+    let slice = inner.slice();
+    inner.set_slice(5000);
+    assert!(matches!(
+        check_invariants(&rq),
+        Err(InvariantError::MaxSlice { .. })
+    ));
+    inner.set_slice(slice);
     check_invariants(&rq).unwrap();
     // A deadline changed behind the tree's back is stale in its ancestors.
     let leaf = rq.first().unwrap();

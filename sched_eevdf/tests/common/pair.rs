@@ -47,6 +47,8 @@ struct Pair<'a> {
     /// Wakeups so far (they alternate between the wakeup entry points).
     wakeups: u32,
     tally: Tally,
+    /// Lags saved by `Op::Sleep` that the limit clamped.
+    clamps: usize,
 }
 
 impl<'a> Pair<'a> {
@@ -217,9 +219,19 @@ impl<'a> Pair<'a> {
                     1 => DequeueFlags::SLEEP | DequeueFlags::SPECIAL,
                     _ => DequeueFlags::SAVE,
                 };
+                // The no_std reference's lag limit (the kernel's VERIFY oracle has it too),
+                // asked before the dequeue, of the state update_entity_lag() reads.
+                let limit = sched_eevdf::reference::lag_limit(&self.rq, se, cfg);
+                let v = avg_vruntime_peek(&self.rq);
                 let a = dequeue_entity(&mut self.rq, se, flags, cfg);
                 let b = self.model.dequeue_entity(i, flags, cfg);
                 assert_eq!(a, b, "dequeue delayed?");
+                if a {
+                    let raw = vtime::vdelta(v, se.vruntime());
+                    let lag = raw.clamp(-limit, limit);
+                    assert_eq!(se.vlag(), lag, "saved lag against reference::lag_limit");
+                    self.clamps += usize::from(lag != raw);
+                }
                 if self.rq.curr() == Some(se) {
                     self.schedule();
                 }
@@ -444,6 +456,16 @@ pub fn flips(names: &[&str]) -> u32 {
 /// Runs `ops` on both and compares after every step; returns what it reached. `features`
 /// flips the rows of the feature table (bit k: row k) from their defaults.
 pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> Tally {
+    run_counting_clamps(weights, v0, features, ops).0
+}
+
+/// [`run`], also returning how many lags saved by `Op::Sleep` were clamped.
+pub fn run_counting_clamps(
+    weights: &[usize],
+    v0: u64,
+    features: u32,
+    ops: &[Op],
+) -> (Tally, usize) {
     let ents: Vec<UserEntity> = weights
         .iter()
         .map(|&w| UserEntity::new(weight_choice(w)))
@@ -467,6 +489,7 @@ pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> Tally {
         cfg,
         wakeups: 0,
         tally: Tally::default(),
+        clamps: 0,
     };
     for (step, op) in ops.iter().enumerate() {
         p.apply(op);
@@ -475,5 +498,5 @@ pub fn run(weights: &[usize], v0: u64, features: u32, ops: &[Op]) -> Tally {
             *n += 1;
         }
     }
-    p.tally
+    (p.tally, p.clamps)
 }

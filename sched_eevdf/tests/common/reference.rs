@@ -382,10 +382,26 @@ impl RefRq {
         self.next_seq += 1;
     }
 
+    /// The lag limit's span: 6.12's `max(2 r_i, TICK)`, or with LAG_CLAMP_MAX_SLICE
+    /// upstream 7.0's `r_max + TICK`, `r_max` the largest slice of the queued entities, i
+    /// among them (every caller asks while i is queued, as upstream's do).
+    fn lag_span(&self, i: usize, cfg: Config) -> u64 {
+        assert!(
+            self.ents[i].on_rq,
+            "the lag of entity {i} taken while not queued"
+        );
+        if cfg.features.contains(Features::LAG_CLAMP_MAX_SLICE) {
+            let r_max = self.queued().map(|j| self.ents[j].slice).max().unwrap();
+            r_max + cfg.tick_nsec
+        } else {
+            (2 * self.ents[i].slice).max(cfg.tick_nsec)
+        }
+    }
+
     fn entity_lag(&self, v: u64, i: usize, cfg: Config) -> i64 {
         let e = &self.ents[i];
         let vlag = vdelta(v, e.vruntime);
-        let limit = calc_delta_fair((2 * e.slice).max(cfg.tick_nsec), e.load) as i64;
+        let limit = calc_delta_fair(self.lag_span(i, cfg), e.load) as i64;
         vlag.clamp(-limit, limit)
     }
 

@@ -271,6 +271,9 @@ pub struct FairRq<'a> {
     /// kernel's `lag_error` counter counts).
     lag_errors: Vec<u64>,
     migration_cost_ns: u64,
+    /// Per task: lags the core's limit clamped when it saved them, `[positive, negative]`
+    /// (the kernel's `lag_clamped_pos` / `lag_clamped_neg`).
+    clamps: Vec<[u64; 2]>,
 }
 
 impl<'a> FairRq<'a> {
@@ -315,6 +318,7 @@ impl<'a> FairRq<'a> {
             initial: features.0,
             lag_errors: vec![0; arena.len()],
             migration_cost_ns,
+            clamps: vec![[0; 2]; arena.len()],
         }
     }
 
@@ -331,6 +335,23 @@ impl<'a> FairRq<'a> {
     /// Task `i`'s lag errors so far.
     pub fn lag_errors(&self, i: usize) -> u64 {
         self.lag_errors[i]
+    }
+
+    /// Counts a clamp if the core's lag limit clamps task `i`'s lag now: asked right
+    /// before a core operation that saves the lag (`update_entity_lag()`), of the state it
+    /// reads, with the core's own `entity_lag()` against the unclamped `V − v_i`.
+    fn count_lag_clamp(&mut self, i: usize) {
+        let se = self.se(i);
+        let v = eevdf::avg_vruntime_peek(&self.rq);
+        let raw = sched_eevdf::vtime::vdelta(v, se.vruntime());
+        if eevdf::entity_lag(&self.rq, v, se, self.cfg) != raw {
+            self.clamps[i][usize::from(raw < 0)] += 1;
+        }
+    }
+
+    /// Task `i`'s clamped lags so far, `[positive, negative]`.
+    pub fn lag_clamps(&self, i: usize) -> [u64; 2] {
+        self.clamps[i]
     }
 
     fn se(&self, i: usize) -> UserSe<'a> {
@@ -359,6 +380,9 @@ impl<'a> FairRq<'a> {
     pub fn wake(&mut self, i: usize, delta_ns: u64) -> bool {
         let se = self.se(i);
         if se.sched_delayed() && se.on_rq() {
+            if self.cfg.feat(Features::DELAY_ZERO) {
+                self.count_lag_clamp(i);
+            }
             eevdf::requeue_delayed_entity(&mut self.rq, se, self.cfg);
             false
         } else {
@@ -411,9 +435,14 @@ impl<'a> FairRq<'a> {
         self.update_curr(delta_ns);
         let se = self.se(i);
         let v = eevdf::avg_vruntime_peek(&self.rq);
+        let before = self.clamps[i];
+        self.count_lag_clamp(i);
         let left = eevdf::dequeue_entity(&mut self.rq, se, DequeueFlags::SLEEP, self.cfg);
         if left {
             self.count_lag_error(i, v);
+        } else {
+            // Kept queued: no lag was saved.
+            self.clamps[i] = before;
         }
         !left
     }
@@ -432,6 +461,7 @@ impl<'a> FairRq<'a> {
                 DequeueFlags::SLEEP | DequeueFlags::SPECIAL
             };
             let v = eevdf::avg_vruntime_peek(&self.rq);
+            self.count_lag_clamp(i);
             eevdf::dequeue_entity(&mut self.rq, se, flags, self.cfg);
             self.count_lag_error(i, v);
         }
@@ -448,6 +478,11 @@ impl<'a> FairRq<'a> {
         loop {
             // A delayed pick is dequeued for real, its lag saved against this V.
             let v = eevdf::avg_vruntime_peek(&self.rq);
+            // A delayed pick is dequeued for real, its lag saved: the same pick, asked first.
+            if let Some(se) = eevdf::pick_eevdf(&self.rq, self.cfg).filter(|se| se.sched_delayed())
+            {
+                self.count_lag_clamp(index_in(self.arena, se));
+            }
             match eevdf::schedule(&mut self.rq, self.cfg) {
                 Pick::Run(se) => return Some(index_in(self.arena, se)),
                 Pick::Blocked(se) => self.count_lag_error(index_in(self.arena, se), v),

@@ -752,6 +752,8 @@ impl<'a> Sim<'a> {
                 wait_total_ns: t.wait_total_ns,
                 run_max_ns: t.run_max_ns,
                 lag_errors: self.rq.lag_errors(i),
+                lag_clamped_pos: self.rq.lag_clamps(i)[0],
+                lag_clamped_neg: self.rq.lag_clamps(i)[1],
                 ..TaskStats::default()
             };
             st.set_latencies(&mut t.latencies);

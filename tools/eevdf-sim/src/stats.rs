@@ -52,6 +52,12 @@ pub struct TaskStats {
     /// (the core's `lag_error`: ±(slice + tick), or ±max(slice, base slice + tick) without
     /// RUN_TO_PARITY): what the kernel's `lag_error` counter counts.
     pub lag_errors: u64,
+    /// Lags the core's limit clamped when it saved them (dequeue, DELAY_ZERO requeue),
+    /// positive ones (the task was owed more than the limit keeps): the kernel's
+    /// `lag_clamped_pos`.
+    pub lag_clamped_pos: u64,
+    /// The same for negative lags: `lag_clamped_neg`.
+    pub lag_clamped_neg: u64,
 }
 
 /// Whole-run results.
@@ -155,7 +161,10 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10} {:>9} {:>7}",
+            concat!(
+                "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10}",
+                " {:>9} {:>7} {:>7} {:>7}"
+            ),
             "task",
             "weight",
             "slice_us",
@@ -170,17 +179,25 @@ impl Report {
             "lag_min",
             "lag_max",
             "wait_max",
-            "lag_err"
+            "lag_err",
+            "clamp+",
+            "clamp-"
         );
         let _ = writeln!(
             s,
-            "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10} {:>9} {:>7}",
-            "", "", "", "", "", "us", "us", "us", "us", "", "", "vus", "vus", "us", ""
+            concat!(
+                "{:<16} {:>6} {:>8} {:>7} {:>8} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10}",
+                " {:>9} {:>7} {:>7} {:>7}"
+            ),
+            "", "", "", "", "", "us", "us", "us", "us", "", "", "vus", "vus", "us", "", "", ""
         );
         for t in &self.tasks {
             let _ = writeln!(
                 s,
-                "{:<16} {:>6} {:>8} {:>7.4} {:>8} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>8} {:>10.1} {:>10.1} {:>9.1} {:>7}",
+                concat!(
+                    "{:<16} {:>6} {:>8} {:>7.4} {:>8} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>8}",
+                    " {:>10.1} {:>10.1} {:>9.1} {:>7} {:>7} {:>7}"
+                ),
                 t.name,
                 t.weight,
                 t.slice_ns / 1000,
@@ -196,6 +213,8 @@ impl Report {
                 t.lag_max_vns as f64 / 1e3,
                 t.wait_max_ns as f64 / 1e3,
                 t.lag_errors,
+                t.lag_clamped_pos,
+                t.lag_clamped_neg,
             );
         }
         s

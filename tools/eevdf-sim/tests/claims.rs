@@ -237,6 +237,51 @@ fn protect_at_pick_keeps_a_sched_change_from_restarting_the_window() {
 }
 
 /// Same file, same numbers; another seed, other numbers.
+/// Upstream 7.0 ("sched/eevdf: Fix lag clamp", LAG_CLAMP_MAX_SLICE): with a 100 ms-slice
+/// hog on the runqueue, the sleepers' lags are no longer cut at max(2 * slice, tick) when
+/// they leave: their clamps (the kernel's lag_clamped_pos + lag_clamped_neg) vanish, and
+/// the service they were owed is kept across the sleep, so their CPU share moves up
+/// toward the fair one.
+#[test]
+fn lag_clamp_max_slice_stops_clamping_short_slice_sleepers() {
+    let sc = scenario("long_sleepers_mixed_slices.toml");
+    let off = run(&sc, &[]);
+    let on = run(&sc, &[("LAG_CLAMP_MAX_SLICE", true)]);
+    let clamps = |r: &Report, g: &str| -> u64 {
+        r.group(g)
+            .map(|t| t.lag_clamped_pos + t.lag_clamped_neg)
+            .sum()
+    };
+    let share = |r: &Report, g: &str| -> f64 { r.group(g).map(|t| t.cpu_share).sum() };
+    for g in ["sleeper-0.1ms", "sleeper-base", "hog-100ms", "hog"] {
+        println!(
+            "{g:>14}: clamps {:>3} -> {:>3}, share {:.4} -> {:.4}",
+            clamps(&off, g),
+            clamps(&on, g),
+            share(&off, g),
+            share(&on, g)
+        );
+    }
+    for g in ["sleeper-0.1ms", "sleeper-base"] {
+        // Off: 6.12 clamps the lags of the sleepers that leave while owed service.
+        assert!(clamps(&off, g) >= 40, "{g}: {} clamps off", clamps(&off, g));
+        // On: the limit is the largest queued slice plus a tick, 104 ms.
+        assert!(
+            clamps(&on, g) * 10 <= clamps(&off, g),
+            "{g}: {} clamps on, {} off",
+            clamps(&on, g),
+            clamps(&off, g)
+        );
+    }
+    let sleepers = |r: &Report| share(r, "sleeper-0.1ms") + share(r, "sleeper-base");
+    assert!(
+        sleepers(&on) > sleepers(&off),
+        "sleepers' share {} on, {} off",
+        sleepers(&on),
+        sleepers(&off)
+    );
+}
+
 #[test]
 fn runs_are_deterministic_for_a_seed() {
     let mut sc = scenario("speed_100.toml");
