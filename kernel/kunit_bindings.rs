@@ -107,7 +107,13 @@ fn cfg_with(f: Features, on: bool) -> Config {
 }
 
 fn defaults(t: &mut Test) {
-    workload(t, Config::DEFAULT, Features::EMPTY, 0x9e37_79b9_7f4a_7c15, Kind::Mixed);
+    workload(
+        t,
+        Config::DEFAULT,
+        Features::EMPTY,
+        0x9e37_79b9_7f4a_7c15,
+        Kind::Mixed,
+    );
 }
 
 fn no_eligible(t: &mut Test) {
@@ -175,7 +181,13 @@ fn protection_toggles(t: &mut Test) {
         .with(Features::PROTECT_AT_PICK, true)
         .with(Features::RUN_TO_PARITY, true)
         .with(Features::PREEMPT_SHORT, true);
-    workload(t, Config::DEFAULT, toggles, 0x9e6c_63d0_676a_9a99, Kind::Mixed);
+    workload(
+        t,
+        Config::DEFAULT,
+        toggles,
+        0x9e6c_63d0_676a_9a99,
+        Kind::Mixed,
+    );
 }
 
 /// The live features: the kernel's sysctl word maps onto the core's table.
@@ -200,7 +212,13 @@ fn next_buddy(t: &mut Test) {
         .features
         .with(Features::NEXT_BUDDY_EEVDF, true)
         .with(Features::NEXT_BUDDY, true);
-    workload(t, c, Features::RUN_TO_PARITY_MIN_SLICE, 0x5eed_b0dd_1e5e_ed01, Kind::Mixed);
+    workload(
+        t,
+        c,
+        Features::RUN_TO_PARITY_MIN_SLICE,
+        0x5eed_b0dd_1e5e_ed01,
+        Kind::Mixed,
+    );
 }
 
 crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [

@@ -53,7 +53,12 @@ fn next_buddy(t: &mut Test) {
         .features
         .with(Features::NEXT_BUDDY_EEVDF, true)
         .with(Features::NEXT_BUDDY, true);
-    run(t, cfg, 0x2545_f491_4f6c_dd1d, Features::RUN_TO_PARITY_MIN_SLICE);
+    run(
+        t,
+        cfg,
+        0x2545_f491_4f6c_dd1d,
+        Features::RUN_TO_PARITY_MIN_SLICE,
+    );
 }
 
 /// The core's own tree with mixed slices: `max_slice` through the user tree's callbacks,
