@@ -32,8 +32,8 @@
 use crate::fair::{config, with_config, CfsRq, Live, Se};
 use crate::rq::with_locked;
 use crate::sched_eevdf::{
-    self as core_, Config, EnqueueFlags, Entity, Features, LoadWeight, PickReason, Timeline, Wake,
-    WakeFlags, WakeupAction, WakeupPreempt,
+    self as core_, Config, EnqueueFlags, Entity, Features, LoadWeight, PickReason, Runqueue,
+    Timeline, Wake, WakeFlags, WakeupAction, WakeupPreempt,
 };
 use crate::stats::{self, Stat};
 use crate::verify;

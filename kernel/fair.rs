@@ -594,7 +594,7 @@ impl<'rq> Context<CfsRq<'rq>> for Live {
     }
 
     #[inline(always)]
-    fn lag_clamped(self, rq: &CfsRq<'_>, clamp: LagClamp) {
+    fn lag_clamped(self, rq: &CfsRq<'rq>, clamp: LagClamp) {
         if stats::counting() {
             rq.count(match clamp {
                 LagClamp::Positive => Stat::LagClampedPos,
@@ -604,7 +604,7 @@ impl<'rq> Context<CfsRq<'rq>> for Live {
     }
 
     #[inline(always)]
-    fn lag_saved(self, rq: &CfsRq<'rq>, se: Se<'rq>) {
+    fn lag_saved(self, rq: &CfsRq<'rq>, se: <CfsRq<'rq> as Timeline>::Se) {
         if stats::counting() {
             lag_saved_counted(rq, se);
         }

@@ -17,7 +17,7 @@
 //! | `requeue_delayed`                  | [`requeue_delayed`]                         |
 //! | `reweight_entity`                  | [`reweight_entity`]                         |
 //! | `wakeup_preempt`                   | [`wakeup_preempt`] (counted: [`wakeup_reason`]) |
-//! | `wakeup_preempt_buddy`             | [`wakeup_preempt_buddy`] (counted: [`wakeup_buddy_reason`]) |
+//! | `wakeup_preempt_buddy`             | [`wakeup_preempt_buddy`] ([`wakeup_buddy_reason`]) |
 //! | `set_slice`                        | [`set_queued_slice`]                        |
 //! | `set_protect_slice`                | [`set_protect_slice`]                       |
 //! | `cancel_protect_slice`             | [`cancel_protect_slice`]                    |
@@ -794,9 +794,9 @@ pub fn update_deadline<R: Runqueue>(rq: &mut R, se: R::Se, ctx: impl Context<R>)
 ///
 /// computed in the second form (identical under truncating division, since both terms
 /// have the sign of `vl'_i`), whose product is bounded by `|vl'_i| * w_i <= NICE_0_LOAD *
-/// 2 max(r_max, TICK)` ≈ 2^37.6 for 100 ms slices (either lag limit, `math::lag_span`), where the first form's `vl*(W + w)` could
-/// exceed 2^63 at 100k entities. W includes current. Without PLACE_LAG (strategy #2) the
-/// entity is placed at V.
+/// 2 max(r_max, TICK)` ≈ 2^37.6 for 100 ms slices (either lag limit),
+/// where the first form's `vl*(W + w)` could exceed 2^63 at 100k entities. W includes
+/// current. Without PLACE_LAG (strategy #2) the entity is placed at V.
 ///
 /// Deadline: `vd_i = v_i + r_i / w_i`, half of it for a new task with
 /// PLACE_DEADLINE_INITIAL (existing tasks are on average halfway through their slice);

@@ -84,7 +84,9 @@ stop_all() {
 restore() {
 	for c in $hot; do echo 1 >$S/cpu$c/online 2>/dev/null; done
 	for x in $feats0; do
-		case "$x" in *ELIGIBLE | *RUN_TO_PARITY | *PLACE_LAG | *PREEMPT_SHORT | *PLACE_REL_DEADLINE | *DELAY_ZERO | *DELAY_DEQUEUE) echo "$x" >$F 2>/dev/null ;; esac
+		case "$x" in *ELIGIBLE | *RUN_TO_PARITY | *PLACE_LAG | *PREEMPT_SHORT | *PLACE_REL_DEADLINE | \
+			*DELAY_ZERO | *DELAY_DEQUEUE | *RUN_TO_PARITY_MIN_SLICE | *LAG_CLAMP_MAX_SLICE | \
+			*NEXT_BUDDY_EEVDF | *PROTECT_AT_PICK) echo "$x" >$F 2>/dev/null ;; esac
 	done
 }
 report() {
