@@ -45,17 +45,6 @@ struct Args {
     nice: i32,
 }
 
-/// This process's CPU time, ns.
-fn process_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write into.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// The CPU time of file `i`, ns: a 64-bit LCG step from the seed, mapped to the range.
 fn file_cost_ns(seed: u64, i: u32, min_us: u64, max_us: u64) -> u64 {
     let x = seed
@@ -83,8 +72,8 @@ fn main() -> Result<()> {
         while running < a.jobs && next < a.files {
             let cost = file_cost_ns(a.seed, next, a.work_min_us, a.work_max_us);
             sys::fork_child(move || {
-                let end = process_cpu_ns() + cost;
-                while process_cpu_ns() < end {
+                let end = sys::clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(0) + cost;
+                while sys::clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(u64::MAX) < end {
                     std::hint::spin_loop();
                 }
                 0

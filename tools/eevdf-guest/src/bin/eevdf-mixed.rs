@@ -138,17 +138,6 @@ fn set_comm(name: &str) {
     unsafe { libc::prctl(libc::PR_SET_NAME, buf.as_ptr()) };
 }
 
-/// This thread's CPU time, ns.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write into.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 fn compute(sh: &Shared, i: usize, run_ns: u64, sleep_ns: u64) -> ! {
     set_comm("massive_intr");
     loop {
@@ -169,8 +158,8 @@ fn interactive(sh: &Shared, i: usize, frame_ns: u64, burst_ns: u64) -> ! {
     loop {
         sys::sleep_until_ns(next);
         let woke = sys::now_ns();
-        let cpu_end = thread_cpu_ns() + burst_ns;
-        while thread_cpu_ns() < cpu_end {
+        let cpu_end = sys::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0) + burst_ns;
+        while sys::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(u64::MAX) < cpu_end {
             std::hint::spin_loop();
         }
         let done = sys::now_ns();
