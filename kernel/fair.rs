@@ -20,8 +20,8 @@
 
 use crate::rbtree_augmented::{self as rb, Augment, RbRootCached};
 use crate::sched_eevdf::{
-    self as core_, min_deadline_update, Config, Context, Entity, Features, LagClamp, LoadWeight,
-    Runqueue, Timeline,
+    self as core_, augment_absorb, min_deadline_update, Config, Context, Entity, Features,
+    LagClamp, LoadWeight, Runqueue, Timeline,
 };
 use crate::stats::{self, Stat};
 use core::{
@@ -168,9 +168,11 @@ impl Entity for Se<'_> {
 /// The timeline's augmentation: the core's [`min_deadline_update`].
 pub struct SeAugment;
 
-// SAFETY: `compute` and `copy` touch only the entity embedding the node(s) and,
-// read-only, its children's; `compute` is the core's one compute function, which
-// recomputes all three augmented values, and `copy` copies all three.
+// SAFETY: `compute`, `copy`, `leaf` and `absorb` touch only the entity embedding the
+// node(s) and, read-only, its children's; `compute` is the core's one compute function,
+// which recomputes all three augmented values, `copy` copies all three, and `absorb` is
+// the core's `augment_absorb()`, which widens all three by the leaf's deadline and slice
+// and reports whether any changed.
 unsafe impl Augment for SeAugment {
     #[inline]
     unsafe fn compute(node: NonNull<bindings::rb_node>) -> bool {
@@ -191,6 +193,24 @@ unsafe impl Augment for SeAugment {
         n.set_min_deadline(o.min_deadline());
         n.set_min_slice(o.min_slice());
         n.set_max_slice(o.max_slice());
+    }
+
+    /// The new leaf's deadline and slice.
+    type Leaf = (u64, u64);
+
+    #[inline(always)]
+    unsafe fn leaf(node: NonNull<bindings::rb_node>) -> (u64, u64) {
+        // SAFETY: `node` is the `run_node` of a live entity of a timeline whose lock the
+        // caller holds (`Augment::leaf`'s contract), for this call.
+        let se = unsafe { Se::from_node(node) };
+        (se.deadline(), se.slice())
+    }
+
+    #[inline(always)]
+    unsafe fn absorb(node: NonNull<bindings::rb_node>, (deadline, slice): (u64, u64)) -> bool {
+        // SAFETY: `node` is a `run_node` of an entity of a timeline whose lock the caller
+        // holds (`Augment::absorb`'s contract), for this call.
+        augment_absorb(unsafe { Se::from_node(node) }, deadline, slice)
     }
 }
 

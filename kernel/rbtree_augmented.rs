@@ -11,7 +11,8 @@
 //!
 //! The augment callbacks are derived, as `RB_DECLARE_CALLBACKS()` does, from one
 //! [`Augment::compute`] function that returns `true` when the node's augmented
-//! values did not change, which stops propagation early. The static inline
+//! values did not change, which stops propagation early. An insertion widens the
+//! new leaf's ancestors by its values ([`Augment::absorb`]) instead. The static inline
 //! `rb_link_node()`, `rb_insert_augmented_cached()` and
 //! `rb_erase_augmented_cached()` are written out here, so that the callbacks
 //! are direct calls; the rebalancing is lib/rbtree.c's exported
@@ -29,10 +30,13 @@ const RB_BLACK: usize = 1;
 /// # Safety
 ///
 /// Implementers guarantee that, for every node of a tree that uses them,
-/// [`Augment::compute`] and [`Augment::copy`] only access the element that
-/// embeds the node(s) they are given and, read-only, the elements of that node's
-/// children; that `compute` sets the node's augmented values to what they must
-/// be given its children's; and that `copy` copies all augmented values.
+/// [`Augment::compute`], [`Augment::copy`], [`Augment::leaf`] and
+/// [`Augment::absorb`] only access the element that embeds the node(s) they are
+/// given and, read-only, the elements of that node's children; that `compute`
+/// sets the node's augmented values to what they must be given its children's;
+/// that `copy` copies all augmented values; and that `absorb` sets them to what
+/// `compute` would once a new leaf is linked below the node, and returns `true`
+/// only when none changed.
 pub unsafe trait Augment {
     /// `RBCOMPUTE(node, exit)`: recompute `node`'s augmented values from its
     /// element and its children's augmented values. Returns `true` when nothing
@@ -52,6 +56,27 @@ pub unsafe trait Augment {
     /// has exclusive access to (their links may be half-way through a rotation or an
     /// erase: only the augmented values are read and written).
     unsafe fn copy(old: NonNull<bindings::rb_node>, new: NonNull<bindings::rb_node>);
+
+    /// What a new leaf brings to the augmented values of its ancestors.
+    type Leaf: Copy;
+
+    /// The [`Augment::Leaf`] of `node`, whose own augmented values are a leaf's.
+    ///
+    /// # Safety
+    ///
+    /// `node` is embedded in a live element that the caller has exclusive access to.
+    unsafe fn leaf(node: NonNull<bindings::rb_node>) -> Self::Leaf;
+
+    /// `node` gains a descendant, a new leaf: widens `node`'s augmented values by the
+    /// leaf's, to what [`Augment::compute`] gives once the leaf is linked below it.
+    /// Returns `true` when nothing changed; then nothing changes above `node` either
+    /// (the insertion's propagation stops).
+    ///
+    /// # Safety
+    ///
+    /// `node` is linked in a tree using this augmentation that the caller has exclusive
+    /// access to, and its augmented values were right for its subtree without the leaf.
+    unsafe fn absorb(node: NonNull<bindings::rb_node>, leaf: Self::Leaf) -> bool;
 }
 
 /// The parent of `node` (`rb_parent()`).
@@ -274,15 +299,27 @@ impl<'a, A: Augment> RbRootCached<'a, A> {
         //   when `parent` is null: a pointer of this valid tree (type invariant);
         // - this handle may modify the tree (type invariant).
         unsafe { *link = n };
-        // As rb_add_augmented_cached(): the new leaf's values reach its
-        // ancestors before the rebalancing rotations ("suboptimal", as C).
-        // SAFETY:
-        // - `parent` is null or a node of this tree, which uses `A` (type invariant); its
-        //   children are nodes of the tree: `n` just linked, with a leaf's augmented values
-        //   (this function's `# Safety`), and its other child, as before;
-        // - `stop` is null, an ancestor of every node;
-        // - this handle has exclusive access to the tree (type invariant).
-        unsafe { propagate::<A>(parent, ptr::null_mut()) };
+        // As rb_add_augmented_cached(): the new leaf's values reach its ancestors
+        // before the rebalancing rotations; each ancestor is widened by the leaf
+        // (`A::absorb`) instead of recomputed from its children, up to the first
+        // one that does not change.
+        // SAFETY: `node` is embedded in a live element, in this tree that this handle has
+        // exclusive access to (type invariant).
+        let leaf = unsafe { A::leaf(node) };
+        let mut anc = parent;
+        while let Some(a) = NonNull::new(anc) {
+            // SAFETY:
+            // - `a` is `parent` or one of its ancestors: a node of this tree, which uses `A`
+            //   (type invariant), that this handle has exclusive access to;
+            // - its values were right for its subtree without `n` (the tree's invariant
+            //   before this insertion), and `n`, just linked below it, has a leaf's values
+            //   (this function's `# Safety`).
+            if unsafe { A::absorb(a, leaf) } {
+                break;
+            }
+            // SAFETY: `a` is a node of this valid tree.
+            anc = unsafe { self::parent(a) }.map_or(ptr::null_mut(), NonNull::as_ptr);
+        }
         // rb_insert_augmented_cached(), also a static inline: the leftmost
         // cache, then lib/rbtree.c's exported rebalancing with our rotate.
         if leftmost {

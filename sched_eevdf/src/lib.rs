@@ -36,7 +36,8 @@
 //!   each under its derivation.
 //! - [`tree`]: [`Entity`], [`Timeline`], [`Runqueue`]: what the core needs from a
 //!   `sched_entity`, the tree and a `cfs_rq`. Generic code, monomorphized to plain loads
-//!   and stores. The augmented values are computed by [`min_deadline_update`] only.
+//!   and stores. The augmented values are computed by [`min_deadline_update`] from a node's
+//!   children, and by [`augment_absorb`] for the ancestors of a new leaf.
 //! - [`reference`](mod@reference): the pick and the wakeup-preemption decision by
 //!   definition, an O(n) scan that trusts no cached value; the host tests and the
 //!   kernel's live oracle (`CONFIG_SCHED_EEVDF_RUST_VERIFY`) judge the core by it.
@@ -128,6 +129,6 @@ pub use math::{
 pub use model::*;
 pub use ops::*;
 pub use tree::{
-    cfs_rq_max_slice, cfs_rq_min_slice, entity_less, min_deadline_update, Entity, Runqueue,
-    Timeline,
+    augment_absorb, cfs_rq_max_slice, cfs_rq_min_slice, entity_less, min_deadline_update, Entity,
+    Runqueue, Timeline,
 };

@@ -228,6 +228,42 @@ pub fn min_deadline_update<S: Entity>(se: S, left: Option<S>, right: Option<S>) 
     d == old_deadline && min == old_min && max == old_max
 }
 
+/// The insertion's propagation: `anc` gains a descendant, a new leaf with `deadline` and
+/// `slice`. Each augmented value is a minimum (or maximum) over the subtree, and min and
+/// max are associative, so the new value needs only the old one and the leaf's:
+///
+/// ```text
+///   anc->min_deadline' = min(anc->min_deadline, leaf->deadline)
+///   anc->min_slice'    = min(anc->min_slice,    leaf->slice)
+///   anc->max_slice'    = max(anc->max_slice,    leaf->slice)
+/// ```
+///
+/// which is what [`min_deadline_update`] gives `anc` once the leaf is linked below it, when
+/// its values were right before. Returns `true` when none of the three changed: then no
+/// ancestor above changes either, since each one's values already cover `anc`'s subtree
+/// (its minima are at most, its maximum at least, `anc`'s), so the walk up stops there.
+///
+/// `rb_add_augmented_cached()` recomputes every ancestor from its children instead
+/// ("suboptimal", says its comment): two children's three values a level, where this
+/// reads the ancestor's own three and compares them with two values held in registers.
+#[inline(always)]
+pub fn augment_absorb<S: Entity>(anc: S, deadline: u64, slice: u64) -> bool {
+    let mut unchanged = true;
+    if super::vtime::vruntime_before(deadline, anc.min_deadline()) {
+        anc.set_min_deadline(deadline);
+        unchanged = false;
+    }
+    if slice < anc.min_slice() {
+        anc.set_min_slice(slice);
+        unchanged = false;
+    }
+    if slice > anc.max_slice() {
+        anc.set_max_slice(slice);
+        unchanged = false;
+    }
+    unchanged
+}
+
 /// `cfs_rq_min_slice()`: the smallest slice among the queued entities (the tree root's
 /// augmented `min_slice` and current's), `u64::MAX` when empty. A group entity's slice.
 #[inline]

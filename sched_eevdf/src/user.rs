@@ -37,7 +37,7 @@ use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::load::LoadWeight;
-use super::tree::{entity_less, min_deadline_update, Entity, Runqueue, Timeline};
+use super::tree::{augment_absorb, entity_less, min_deadline_update, Entity, Runqueue, Timeline};
 
 /// The tree links embedded in a [`UserEntity`] (`struct rb_node`).
 #[derive(Default)]
@@ -347,7 +347,22 @@ impl<'a> UserTimeline<'a> {
             None => self.root = Some(node),
         }
         min_deadline_update(node, None, None);
-        self.propagate(parent, None);
+        // The leaf's values reach its ancestors before the rebalancing rotations, as in
+        // rb_add_augmented_cached(), each ancestor widened by the leaf (augment_absorb()).
+        let (deadline, slice) = (node.deadline(), node.slice());
+        let mut anc = parent;
+        while let Some(a) = anc {
+            #[cfg(all(test, not(sched_eevdf_in_kernel)))]
+            let before = a.min_deadline();
+            if augment_absorb(a, deadline, slice) {
+                break;
+            }
+            #[cfg(all(test, not(sched_eevdf_in_kernel)))]
+            if mutant::ABSORB_DEADLINE_ONLY.with(Cell::get) && a.min_deadline() == before {
+                break;
+            }
+            anc = self.parent_of(a);
+        }
         if leftmost {
             self.leftmost = Some(node);
         }
@@ -868,12 +883,15 @@ mod mutant {
 
     std::thread_local! {
         pub(super) static COPY: Cell<CopyMutant> = const { Cell::new(CopyMutant::Correct) };
+        /// The insertion's walk up stops at the first ancestor whose `min_deadline` did not
+        /// change, though its slice values did: a propagation that watched one value.
+        pub(super) static ABSORB_DEADLINE_ONLY: Cell<bool> = const { Cell::new(false) };
     }
 }
 
 #[cfg(all(test, not(sched_eevdf_in_kernel)))]
 mod tests {
-    use super::mutant::{CopyMutant, COPY};
+    use super::mutant::{CopyMutant, ABSORB_DEADLINE_ONLY, COPY};
     use super::*;
     use crate::check::{check_invariants, InvariantError};
     use crate::ops::{__dequeue_entity, __enqueue_entity, set_queued_slice};
@@ -966,5 +984,22 @@ mod tests {
     fn checker_catches_a_copy_without_max_slice() {
         let e = rotations(CopyMutant::NoMaxSlice);
         assert!(matches!(e, Err(InvariantError::MaxSlice { .. })), "{e:?}");
+    }
+
+    /// An insertion whose walk up watches the deadline only: ascending keys bring later
+    /// deadlines, so it stops at the new leaf's parent while the leaf's slice is a new
+    /// minimum or maximum above; the checker reports a stale slice value.
+    #[test]
+    fn checker_catches_an_insertion_that_watches_one_value() {
+        ABSORB_DEADLINE_ONLY.with(|c| c.set(true));
+        let e = rotations(CopyMutant::Correct);
+        ABSORB_DEADLINE_ONLY.with(|c| c.set(false));
+        assert!(
+            matches!(
+                e,
+                Err(InvariantError::MinSlice { .. } | InvariantError::MaxSlice { .. })
+            ),
+            "{e:?}"
+        );
     }
 }
