@@ -231,7 +231,11 @@ entry_points! {
     }
 
     /// The wakeup-preemption decision of `check_preempt_wakeup_fair()` for `pse`, already
-    /// enqueued, against `cfs_rq->curr` (PREEMPT_SHORT included).
+    /// enqueued, against `cfs_rq->curr` (PREEMPT_SHORT included). With NEXT_BUDDY_EEVDF it
+    /// decides nothing and returns false: fair.c then asks
+    /// [`sched_eevdf_wakeup_preempt_buddy`], with what only it has (the wakeup's flags, the
+    /// waker's runtime). Answering here, where the default feature set's copy knows the
+    /// flag is off, keeps a feature test off fair.c's path of a preempting wakeup.
     ///
     /// Requires: current's runtime accounted (`update_curr()`).
     fn sched_eevdf_wakeup_preempt(rq, pse) -> bool {
@@ -240,10 +244,12 @@ entry_points! {
         }
         // The decision alone (the same core code), without classifying it.
         with_config!(cfg, (rq: &mut CfsRq<'r>, pse: Se<'r>) -> bool => {
-            let want = verify::wakeup_before(rq, pse, cfg.features);
-            let got = core_::wakeup_preempt(rq, pse, cfg);
-            verify::wakeup_after(rq, want, got);
-            got
+            !cfg.feat(Features::NEXT_BUDDY_EEVDF) && {
+                let want = verify::wakeup_before(rq, pse, cfg.features);
+                let got = core_::wakeup_preempt(rq, pse, cfg);
+                verify::wakeup_after(rq, want, got);
+                got
+            }
         })
     }
 
@@ -373,6 +379,10 @@ fn count_place(rq: &CfsRq<'_>, lag: i64, flags: EnqueueFlags) {
 #[inline(never)]
 fn wakeup_counted<'rq>(rq: &mut CfsRq<'rq>, pse: Se<'rq>) -> bool {
     let cfg = config();
+    if cfg.feat(Features::NEXT_BUDDY_EEVDF) {
+        // Counted by sched_eevdf_wakeup_preempt_buddy(), which decides.
+        return false;
+    }
     let want = verify::wakeup_before(rq, pse, cfg.features);
     let vprot = rq.curr().map(|c| c.vprot());
     let preempts = core_::wakeup_preempt(rq, pse, cfg);
