@@ -67,8 +67,8 @@ struct Args {
     /// LAG_CLAMP_MAX_SLICE, NEXT_BUDDY_EEVDF, PROTECT_AT_PICK), each off against on, on the
     /// rust kernel only: rt-app-shaped lag checks, long sleepers with mixed slices,
     /// schbench-shaped wakeups and hackbench, a sched_change storm; sched_eevdf's counters
-    /// read around every cell. 6 boots x 2 runs a cell by default (about 14 minutes on an
-    /// idle host, 18 estimated): 12 runs give 95% intervals of a few percent for hackbench
+    /// read around every cell. 6 boots x 2 runs a cell by default (6 to 13 minutes measured
+    /// on a 2-core host, 17 estimated): 12 runs give 95% intervals of a few percent for hackbench
     /// and the msgr quantiles, wide ones for the rt-app tails. A kernel that lacks a feature
     /// is an error before anything runs (see --feature-stand-in).
     #[arg(long, conflicts_with_all = ["quick", "full"])]

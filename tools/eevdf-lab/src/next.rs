@@ -7,6 +7,7 @@
 //! (`next_report.rs`) compares each pair and says where our numbers agree with upstream's.
 
 use crate::plan::{Ab, Cell, Experiment, FeatureSet, StormChange, Workload};
+use sched_eevdf::Features;
 use serde::{Deserialize, Serialize};
 
 /// One of the four features of issue 16, all default off.
@@ -36,15 +37,16 @@ impl NextFeature {
         }
     }
 
-    /// Its bit in the kernel's feature word, as issue 16 assigns them (after the 30 that
-    /// 6.12.117 and patch 0002 use).
+    /// Its bit in the kernel's feature word: the feature table's (features/table.rs, through
+    /// the core's [`Features`]).
     pub fn bit(self) -> u32 {
-        match self {
-            NextFeature::RunToParityMinSlice => 30,
-            NextFeature::LagClampMaxSlice => 31,
-            NextFeature::NextBuddyEevdf => 32,
-            NextFeature::ProtectAtPick => 33,
-        }
+        let f = match self {
+            NextFeature::RunToParityMinSlice => Features::RUN_TO_PARITY_MIN_SLICE,
+            NextFeature::LagClampMaxSlice => Features::LAG_CLAMP_MAX_SLICE,
+            NextFeature::NextBuddyEevdf => Features::NEXT_BUDDY_EEVDF,
+            NextFeature::ProtectAtPick => Features::PROTECT_AT_PICK,
+        };
+        f.bits().trailing_zeros()
     }
 
     /// What turning it on changes, relative to 6.12.117.
@@ -167,12 +169,12 @@ impl NextFeature {
         match self {
             NextFeature::RunToParityMinSlice => &[
                 "lag_error",
-                "lag_clamped",
+                "lag_clamped_pos",
+                "lag_clamped_neg",
                 "protect_expired",
                 "protect_shrunk",
             ],
             NextFeature::LagClampMaxSlice => &[
-                "lag_clamped",
                 "lag_clamped_pos",
                 "lag_clamped_neg",
                 "lag_error",
@@ -462,7 +464,9 @@ mod tests {
             ]
         );
         let bits: Vec<u32> = NextFeature::ALL.iter().map(|f| f.bit()).collect();
-        assert_eq!(bits, [30, 31, 32, 33]);
+        // Patch 0007 puts them after BIAS_ELIGIBLE (bit 6), before the first flag that
+        // depends on the configuration.
+        assert_eq!(bits, [7, 8, 9, 10]);
         assert_eq!(
             NextFeature::parse("next-buddy-eevdf"),
             Some(NextFeature::NextBuddyEevdf)
