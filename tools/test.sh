@@ -8,7 +8,9 @@
 #           on 4 vCPUs in the three preemption modes (preempt=full, voluntary with
 #           nohz_full=2-3, none); check that the harness fails when it must
 #           (tests/harness/selftest.sh, a planted VERIFY bug included). One kernel
-#           build, to stay inside CI's hour on a 2-core machine.
+#           build, to stay inside CI's hour on a 2-core machine; the guests of the
+#           other two modes and the self-test run beside the full-load suite (each
+#           single-threaded TCG guest takes one core).
 #
 #   --full: also build the rust, debug, distro, distro-stock and stock kernels and run
 #           their guest suites (distro in the three preemption modes at full load),
@@ -73,8 +75,11 @@ cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eev
 # kernel report (WARN, lockdep, KASAN, UBSAN, VERIFY, ...) fails it. (eevdf-vm runs the
 # distro kernels, which patch their text at run time, with single-threaded TCG.)
 guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT [TEST_GLOBS]]
+	local tag script
+	tag=$(echo "${4:-default}" | tr -c 'a-z0-9=\n' '_')
+	script=$KBUILD_ROOT/guest-$1-$tag.sh
 	# The suite, then the live oracle's counters over it (VERIFY kernels only).
-	cat >"$KBUILD_ROOT/guest-$1.sh" <<-EOF
+	cat >"$script" <<-EOF
 		eevdf-guest-tests -k $2 -t 600 -s ${5:-100} ${6:-}; rc=\$?
 		f=/sys/kernel/debug/sched/eevdf/verify
 		[ -e \$f ] && { echo "VERIFY counters after the suite:"; cat \$f; }
@@ -82,10 +87,40 @@ guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT [TEST_GLOBS]]
 	EOF
 	# The console of each boot is kept: eevdf-vm quotes only the report's first line.
 	mkdir -p "$EEVDF_CACHE/test"
-	log=$EEVDF_CACHE/test/$1-$(echo "${4:-default}" | tr -c 'a-z0-9=\n' '_').console
+	log=$EEVDF_CACHE/test/$1-$tag.console
 	note "console: $log"
 	target/release/eevdf-vm --kernel "$1" --cpus 4 --mem-mib 1024 --timeout-s "$3" \
-		--append "$4" --log "$log" "$KBUILD_ROOT/guest-$1.sh"
+		--append "$4" --log "$log" "$script"
+}
+# A stage run beside the current one (the distro kernels' guests are single-threaded
+# TCG: one host core each, so two of them use both cores). Its output goes to a file
+# and is printed, with its status, by side_wait.
+side_pid=
+side_out=$EEVDF_CACHE/test/side.out
+side() { # DESCRIPTION FUNCTION [ARGS...]
+	local what=$1
+	shift
+	mkdir -p "$EEVDF_CACHE/test"
+	note "[$(($(now) - t0)) s] beside it: $what (output: $side_out)"
+	("$@") >"$side_out" 2>&1 &
+	side_pid=$!
+	side_what=$what
+}
+# A stage that fails stops the script; the side stage's guests must not outlive it.
+kill_tree() { # PID: the process and all its descendants
+	local c
+	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+	kill "$1" 2>/dev/null || true
+}
+trap '[ -z "$side_pid" ] || kill_tree "$side_pid"' EXIT
+side_wait() {
+	local rc=0
+	wait "$side_pid" || rc=$?
+	current="$side_what (beside the stage above)"
+	step "[$(($(now) - t0)) s] $side_what: its output"
+	cat "$side_out"
+	side_pid=
+	[ "$rc" = 0 ] || die "$side_what failed (exit $rc)"
 }
 # The kernel users run: Debian's configuration, with KASAN, UBSAN, lockdep and the live
 # oracle (CONFIG_SCHED_EEVDF_RUST_VERIFY). One build serves the guest suite in the three
@@ -100,15 +135,21 @@ bash tools/kernel-clippy.sh distro-debug
 # KASAN under single-threaded TCG is slow: the full load once (preempt=full, the fault
 # campaign's short form, tests 2?-fault-*, included), then the other tests again at a
 # quarter of their loops in the other two modes (eevdf-guest-tests -s; --full runs all
-# three at full load on the distro kernel). The long campaign is tools/faults.sh.
+# three at full load on the distro kernel). The long campaign is tools/faults.sh. Each
+# guest takes one host core, so the other two modes and the self-test run beside the
+# full-load suite, one after another (about 900 s of guests beside its 1200 s).
+other_modes() {
+	stage "guest: the guest tests but the fault campaign on distro-debug, preempt=voluntary, nohz_full=2-3 (4 vCPUs, 25% load)"
+	guest_suite distro-debug debug 1800 "preempt=voluntary nohz_full=2-3" 25 "'0*' '1*' '99-*'"
+	stage "guest: the guest tests but the fault campaign on distro-debug, preempt=none (4 vCPUs, 25% load)"
+	guest_suite distro-debug debug 1800 "preempt=none" 25 "'0*' '1*' '99-*'"
+	stage "harness self-test: broken test, kernel WARN, hang and a planted VERIFY bug must fail"
+	bash tests/harness/selftest.sh distro-debug
+}
+side "preempt=voluntary and preempt=none suites, then the harness self-test" other_modes
 stage "guest: every guest test on distro-debug, preempt=full (4 vCPUs, KUnit and the fault campaign included)"
 guest_suite distro-debug debug 2700 "preempt=full"
-stage "guest: the guest tests but the fault campaign on distro-debug, preempt=voluntary, nohz_full=2-3 (4 vCPUs, 25% load)"
-guest_suite distro-debug debug 1800 "preempt=voluntary nohz_full=2-3" 25 "'0*' '1*' '99-*'"
-stage "guest: the guest tests but the fault campaign on distro-debug, preempt=none (4 vCPUs, 25% load)"
-guest_suite distro-debug debug 1800 "preempt=none" 25 "'0*' '1*' '99-*'"
-stage "harness self-test: broken test, kernel WARN, hang and a planted VERIFY bug must fail"
-bash tests/harness/selftest.sh distro-debug
+side_wait
 
 if [ "$full" = 1 ]; then
 	# The rest of the flavours (tools/test.sh --full): the tinyconfig kernels the lab's

@@ -174,11 +174,7 @@ impl NextFeature {
                 "protect_expired",
                 "protect_shrunk",
             ],
-            NextFeature::LagClampMaxSlice => &[
-                "lag_clamped_pos",
-                "lag_clamped_neg",
-                "lag_error",
-            ],
+            NextFeature::LagClampMaxSlice => &["lag_clamped_pos", "lag_clamped_neg", "lag_error"],
             NextFeature::NextBuddyEevdf => &[
                 "preempt_buddy",
                 "picks_buddy",

@@ -196,6 +196,8 @@ pub fn metric_meta(name: &str) -> (&'static str, Better, bool) {
         // The waker's wait on the runqueue per wakeup (schedstat run_delay): the part of the
         // latency the pick decides, without timer lateness or host stalls of an idle vCPU.
         "run_delay_avg_us" => ("µs", Better::Lower, false),
+        // The waker's CPU per wakeup over its period, % of a CPU: its regime, not a result.
+        "need_pct" => ("% of a CPU", Better::Neither, false),
         "ctxsw_per_s" => ("/s", Better::Neither, false),
         "switches_per_s" => ("/s", Better::Higher, false),
         "pingpong_switches_per_s" => ("/s", Better::Higher, true),
@@ -221,6 +223,14 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 m.push(("lat_p99_us".into(), w.p99_us));
                 m.push(("lat_max_us".into(), w.max_us));
                 m.push(("run_delay_avg_us".into(), w.run_delay_avg_us));
+                // The waker's need: its CPU time per wakeup over its period (the report
+                // puts it beside its share: which regime the cell is in).
+                if w.interval_us > 0 && w.run_avg_us > 0.0 {
+                    m.push((
+                        "need_pct".into(),
+                        100.0 * w.run_avg_us / w.interval_us as f64,
+                    ));
+                }
                 if let Some(t) = hb {
                     m.push(("hackbench_s".into(), t));
                 }

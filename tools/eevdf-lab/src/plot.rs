@@ -71,7 +71,8 @@ pub fn nines(p: f64) -> f64 {
 /// against percentile on a "nines" axis, so that the tail the seed cares about is visible.
 pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path) -> Result<()> {
     let (pw, ph) = (420.0, 360.0);
-    let w = (pw * panels.len().max(1) as f64 + 40.0) as u32;
+    // At least two panels wide: the legend and the axes' note share the bottom line.
+    let w = (pw * panels.len().max(2) as f64 + 40.0) as u32;
     let mut c = Canvas::new(w, 470, WHITE);
     let title_scale = if Canvas::text_width(title, 2) > w as i64 - 40 {
         1

@@ -297,7 +297,7 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
             "|---|---|---|---|---|---|---|{}",
             if ideal_col { "---|" } else { "" }
         );
-        for r in rs {
+        for r in &rs {
             let c = &raw.cells[r.cell];
             let metric = if r.unit.is_empty() {
                 r.metric.clone()
@@ -334,8 +334,73 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
             s.push('\n');
         }
         s.push('\n');
+        if e == Experiment::Latency {
+            s.push_str(&regimes(raw, &rs));
+        }
     }
     s
+}
+
+/// The waker's fair share of a CPU in latency cell `c`, %: 1/(n + 1) of CPU 0 beside `n`
+/// hogs; against hackbench a nominal `cpus / (cpus + 40 g)`, hackbench's 40 tasks a group
+/// spread over the vCPUs (they also sleep, so the waker's real share is somewhat larger).
+fn waker_share_pct(c: &Cell, cpus: u32) -> Option<f64> {
+    match &c.workload {
+        Workload::Latency { hogs: Some(h), .. } => Some(100.0 / (h.n as f64 + 1.0)),
+        Workload::Latency { hb_groups, .. } if cpus > 0 => {
+            Some(100.0 * cpus as f64 / (cpus as f64 + 40.0 * *hb_groups as f64))
+        }
+        _ => None,
+    }
+}
+
+/// Per latency cell, which regime the waker is in (issue 17): its need (CPU per wakeup
+/// over its period) against its share. Over its share it leaves every sleep with negative
+/// lag and waits for V to catch up whatever its slice: the cell shows fairness, not the
+/// slice. Inside its share the slice decides how soon a wakeup preempts.
+fn regimes(raw: &Raw, rs: &[&Row]) -> String {
+    let mut t = String::from(
+        "Which regime each latency cell is in: the waker's need (its CPU time per wakeup over \
+         its 1 ms period, median) against its fair share of a CPU. Over its share, the cell \
+         shows fairness (the waker waits for V to catch up, whatever its slice), not the \
+         slice.\n\n| workload | features | need, stock | need, rust | share | need/share \
+         (rust) | regime |\n|---|---|---|---|---|---|---|\n",
+    );
+    let mut any = false;
+    for r in rs.iter().filter(|r| r.metric == "need_pct") {
+        let c = &raw.cells[r.cell];
+        let Some(share) = waker_share_pct(c, raw.cpus) else {
+            continue;
+        };
+        let need = |k| r.kernels.get(&k).map(|e: &Estimate| e.value);
+        let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}%"));
+        let (ratio, regime) = match need(Kernel::Rust).or(need(Kernel::Stock)) {
+            Some(n) if n < share => (
+                format!("{:.2}", n / share),
+                "inside its share: the slice decides",
+            ),
+            Some(n) => (
+                format!("{:.2}", n / share),
+                "over its share (the contrast): fairness decides, not the slice",
+            ),
+            None => ("-".into(), "-"),
+        };
+        any = true;
+        let _ = writeln!(
+            t,
+            "| {} | {} | {} | {} | {share:.1}% | {ratio} | {regime} |",
+            c.label(),
+            c.features.name(),
+            pct(need(Kernel::Stock)),
+            pct(need(Kernel::Rust)),
+        );
+    }
+    if any {
+        t.push('\n');
+        t
+    } else {
+        String::new()
+    }
 }
 
 /// Whether the booted "rust" kernel had the project's core in its fair class, judged by the
@@ -483,7 +548,12 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
     let mut slices: Vec<f64> = Vec::new();
     for c in &raw.cells {
-        if let Workload::Latency { slice_x, .. } = c.workload {
+        if let Workload::Latency {
+            slice_x,
+            hogs: None,
+            ..
+        } = c.workload
+        {
             if !slices.contains(&slice_x) {
                 slices.push(slice_x);
             }
@@ -503,7 +573,7 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                         let ci = raw.cells.iter().position(|c| {
                             let at_x = matches!(
                                 c.workload,
-                                Workload::Latency { slice_x, .. } if slice_x == x
+                                Workload::Latency { slice_x, hogs: None, .. } if slice_x == x
                             );
                             &c.features == f && at_x
                         })?;
@@ -525,6 +595,52 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                 k.name(),
                 raw.pair.build(k)
             ),
+            &panels,
+            &dir.join(&name),
+        )?;
+        names.push(name);
+    }
+    // The in-share cells (the waker pinned beside hogs): one panel a kernel, a curve a slice.
+    let in_share: Vec<(usize, f64)> = raw
+        .cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| match c.workload {
+            Workload::Latency {
+                slice_x,
+                hogs: Some(_),
+                ..
+            } => Some((i, slice_x)),
+            _ => None,
+        })
+        .collect();
+    let panels: Vec<(String, Vec<plot::Curve>)> = [Kernel::Stock, Kernel::Rust]
+        .into_iter()
+        .filter(|&k| raw.boots.iter().any(|b| b.kernel == k))
+        .map(|k| {
+            let curves = in_share
+                .iter()
+                .enumerate()
+                .filter_map(|(j, &(ci, x))| {
+                    let points = median_quantiles(raw, ci, k);
+                    (!points.is_empty()).then(|| plot::Curve {
+                        name: format!("slice {x}x"),
+                        colour: plot::PALETTE[j % plot::PALETTE.len()],
+                        points,
+                    })
+                })
+                .collect();
+            (
+                format!("{} kernel ({})", k.name(), raw.pair.build(k)),
+                curves,
+            )
+        })
+        .filter(|(_, curves): &(String, Vec<plot::Curve>)| !curves.is_empty())
+        .collect();
+    if !panels.is_empty() {
+        let name = "latency_in_share.png".to_string();
+        plot::latency_panels(
+            "the waker inside its share, beside 2 hogs on CPU 0: wakeup latency by slice",
             &panels,
             &dir.join(&name),
         )?;
@@ -580,6 +696,93 @@ mod tests {
             policy: "other".into(),
         }));
         o
+    }
+
+    fn waker(run_avg_us: f64) -> Record {
+        Record::Waker(eevdf_guest::WakerResult {
+            policy: "other".into(),
+            interval_us: 1000,
+            slice_requested_ns: 0,
+            slice_effective_ns: 0,
+            samples: 100,
+            missed: 0,
+            min_us: 1.0,
+            avg_us: 2.0,
+            p50_us: 2.0,
+            p90_us: 3.0,
+            p99_us: 4.0,
+            p999_us: 5.0,
+            max_us: 6.0,
+            quantiles: vec![],
+            waker_nvcsw: 0,
+            waker_nivcsw: 0,
+            system_ctxsw: 0,
+            duration_s: 1.0,
+            bg_status: None,
+            run_delay_avg_us: 10.0,
+            run_avg_us,
+        })
+    }
+
+    /// The regime table: the waker beside two hogs needs 3.7% of a CPU against a share of
+    /// 33%; against hackbench -g 2 on 2 vCPUs it needs the same 3.7% against a nominal
+    /// 2.4%.
+    #[test]
+    fn regimes_say_which_side_of_the_share() {
+        let cells: Vec<Cell> = matrix(MatrixKind::Quick, &[Experiment::Latency])
+            .into_iter()
+            .filter(|c| c.features == FeatureSet::eevdf())
+            .collect();
+        let boots = [Kernel::Rust, Kernel::Stock]
+            .into_iter()
+            .map(|k| BootRun {
+                kernel: k,
+                rep: 0,
+                batch: 0,
+                wall_s: 1.0,
+                exit: Some(0),
+                info: BootInfo::default(),
+                outcomes: cells
+                    .iter()
+                    .map(|c| {
+                        let mut o = Outcome::new(&c.id(), 0);
+                        o.records.push(waker(37.0));
+                        o
+                    })
+                    .collect(),
+            })
+            .collect();
+        let raw = Raw {
+            started_utc: "2026-01-01 00:00:00".into(),
+            command: "eevdf-lab".into(),
+            matrix: MatrixKind::Quick,
+            boots_per_kernel: 1,
+            inner_reps: 1,
+            cpus: 2,
+            timing: None,
+            confidence: 0.95,
+            bootstrap_resamples: 200,
+            seed: 1,
+            cells,
+            pair: Pair::Tiny,
+            kernels: vec![],
+            stand_ins: vec![],
+            boots,
+        };
+        let t = tables(&raw, &summarise(&raw));
+        let line = |label: &str| {
+            t.lines()
+                .find(|l| l.starts_with(&format!("| {label} |")) && l.contains("share"))
+                .unwrap_or_else(|| panic!("no regime row for {label} in\n{t}"))
+                .to_string()
+        };
+        let hogs = line("slice=0.1x (pinned beside 2 hogs on CPU 0)");
+        assert!(
+            hogs.contains("| 3.7% | 3.7% | 33.3% | 0.11 | inside its share"),
+            "{hogs}"
+        );
+        let hb = line("slice=0.1x (hackbench -g 2 -l 70)");
+        assert!(hb.contains("| 2.4% | 1.52 | over its share"), "{hb}");
     }
 
     fn raw_with(rates: &[(Kernel, f64)]) -> Raw {
