@@ -698,6 +698,19 @@ mod tests {
         o
     }
 
+    /// A boot of `kernel` that ran `outcomes`.
+    fn boot_run(kernel: Kernel, outcomes: Vec<Outcome>) -> BootRun {
+        BootRun {
+            kernel,
+            rep: 0,
+            batch: 0,
+            wall_s: 1.0,
+            exit: Some(0),
+            info: BootInfo::default(),
+            outcomes,
+        }
+    }
+
     fn waker(run_avg_us: f64) -> Record {
         Record::Waker(eevdf_guest::WakerResult {
             policy: "other".into(),
@@ -735,21 +748,18 @@ mod tests {
             .collect();
         let boots = [Kernel::Rust, Kernel::Stock]
             .into_iter()
-            .map(|k| BootRun {
-                kernel: k,
-                rep: 0,
-                batch: 0,
-                wall_s: 1.0,
-                exit: Some(0),
-                info: BootInfo::default(),
-                outcomes: cells
-                    .iter()
-                    .map(|c| {
-                        let mut o = Outcome::new(&c.id(), 0);
-                        o.records.push(waker(37.0));
-                        o
-                    })
-                    .collect(),
+            .map(|k| {
+                boot_run(
+                    k,
+                    cells
+                        .iter()
+                        .map(|c| {
+                            let mut o = Outcome::new(&c.id(), 0);
+                            o.records.push(waker(37.0));
+                            o
+                        })
+                        .collect(),
+                )
             })
             .collect();
         let raw = Raw {
@@ -817,18 +827,15 @@ mod tests {
             stand_ins: vec![],
             boots: rates
                 .iter()
-                .map(|&(k, r)| BootRun {
-                    kernel: k,
-                    rep: 0,
-                    batch: 0,
-                    wall_s: 1.0,
-                    exit: Some(0),
-                    info: BootInfo::default(),
-                    outcomes: vec![outcome(&pp, r), {
-                        let mut o = Outcome::new(&evdf_id, 0);
-                        o.status = Status::Unavailable("ELIGIBLE".into());
-                        o
-                    }],
+                .map(|&(k, r)| {
+                    boot_run(
+                        k,
+                        vec![outcome(&pp, r), {
+                            let mut o = Outcome::new(&evdf_id, 0);
+                            o.status = Status::Unavailable("ELIGIBLE".into());
+                            o
+                        }],
+                    )
                 })
                 .collect(),
         }
