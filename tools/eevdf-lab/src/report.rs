@@ -164,7 +164,8 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
                 }
                 Status::Ok => {
                     outcomes_of.entry(ci).or_default().push(o);
-                    for (m, v) in parse::metrics(&raw.cells[ci], o) {
+                    let ms = parse::metrics(&raw.cells[ci], o);
+                    for (m, v) in with_instructions(raw, ms) {
                         let key = (ci, m);
                         if !samples.contains_key(&key) {
                             order.push(key.clone());
@@ -210,6 +211,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
                 _ => None,
             };
             let (unit, better, bar) = metric_meta(&metric);
+            let deterministic = INSTRUCTION_METRICS.contains(&metric.as_str());
             let ideal = parse::ideal_shares(outcomes_of.get(&ci).map(Vec::as_slice).unwrap_or(&[]))
                 .get(&metric)
                 .copied();
@@ -221,7 +223,11 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
                 kernels,
                 unavailable: unavailable.get(&ci).cloned().unwrap_or_default(),
                 failed: failed.get(&ci).cloned().unwrap_or_default(),
-                bar_pass: if bar {
+                bar_pass: if deterministic {
+                    // Instructions under icount repeat to a few in thousands: the bar is
+                    // the medians' order itself, rust <= stock.
+                    ratio.as_ref().map(|r| r.value <= 1.0)
+                } else if bar {
                     ratio.as_ref().and_then(|r| bar_pass(better, r))
                 } else {
                     None
@@ -231,6 +237,38 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
             }
         })
         .collect()
+}
+
+/// The deterministic rows: guest instructions per switch, derived under icount on one vCPU
+/// (guest time counts instructions, 2^shift ns each, and no other vCPU spends any). They
+/// carry the performance bar as rust <= stock (issue 17). The ping-pong's only: the yielding
+/// tasks' cells run with schedstats on (they read /proc/schedstat's switch count), which
+/// makes the Rust kernel classify and count every decision, so their instructions would
+/// measure the counters too.
+pub const INSTRUCTION_METRICS: [&str; 1] = ["pingpong_insns_per_switch"];
+
+/// `ms` with the deterministic rows added where the run allows them (icount, one vCPU): the
+/// ping-pong's `1e9 / (2^shift * switches/s)`, instructions a switch of the whole guest
+/// (kernel and user).
+fn with_instructions(raw: &Raw, mut ms: Vec<(String, f64)>) -> Vec<(String, f64)> {
+    let Some(TimingInfo::Icount { shift }) = raw.timing else {
+        return ms;
+    };
+    if raw.cpus != 1 {
+        return ms;
+    }
+    let ns = (1u64 << shift) as f64;
+    let derived: Vec<(String, f64)> = ms
+        .iter()
+        .filter_map(|(m, v)| match m.as_str() {
+            "pingpong_switches_per_s" if *v > 0.0 => {
+                Some(("pingpong_insns_per_switch".to_string(), 1e9 / (ns * v)))
+            }
+            _ => None,
+        })
+        .collect();
+    ms.extend(derived);
+    ms
 }
 
 pub(crate) fn fmt_num(v: f64) -> String {
@@ -312,6 +350,8 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
             let better = metric_meta(&r.metric).1;
             let bar = match (r.bar_pass, r.ratio.as_ref()) {
                 (Some(true), _) => "pass",
+                // Deterministic: the medians' order is the verdict.
+                (Some(false), _) if INSTRUCTION_METRICS.contains(&r.metric.as_str()) => "FAIL",
                 (Some(false), Some(x)) if better == Better::Lower && x.lo > 1.0 => "FAIL",
                 (Some(false), Some(x)) if better == Better::Higher && x.hi < 1.0 => "FAIL",
                 (Some(false), _) => "open",
@@ -877,6 +917,58 @@ mod tests {
             &["ratios.png".into()],
         );
         assert!(md.contains("```sh\neevdf-lab\n```") && md.contains("![ratios.png](ratios.png)"));
+    }
+
+    /// Under icount on one vCPU the ping-pong also gets its instructions a switch, whose bar
+    /// is rust <= stock; with realtime guest time, or two vCPUs, it does not.
+    #[test]
+    fn instructions_per_switch_rows_and_their_bar() {
+        let rates = [
+            (Kernel::Rust, 30000.0),
+            (Kernel::Stock, 30100.0),
+            (Kernel::Rust, 30001.0),
+            (Kernel::Stock, 30101.0),
+            (Kernel::Rust, 30002.0),
+            (Kernel::Stock, 30102.0),
+        ];
+        let mut raw = raw_with(&rates);
+        raw.timing = Some(TimingInfo::Icount { shift: 3 });
+        raw.cpus = 1;
+        let rows = summarise(&raw);
+        let insns = rows
+            .iter()
+            .find(|r| r.metric == "pingpong_insns_per_switch")
+            .expect("an instructions row");
+        let rust = insns.kernels[&Kernel::Rust].value;
+        assert!((rust - 1e9 / (8.0 * 30001.0)).abs() < 1e-6, "{rust}");
+        assert_eq!(insns.bar_pass, Some(false), "rust executes more a switch");
+        let t = tables(&raw, &rows);
+        let line = t
+            .lines()
+            .find(|l| l.contains("pingpong_insns_per_switch"))
+            .unwrap();
+        assert!(line.ends_with("| FAIL |"), "{line}");
+        // Faster rust: pass.
+        let swapped: Vec<(Kernel, f64)> = rates
+            .iter()
+            .map(|&(k, v)| (k, if k == Kernel::Rust { v + 200.0 } else { v }))
+            .collect();
+        let mut raw = raw_with(&swapped);
+        raw.timing = Some(TimingInfo::Icount { shift: 3 });
+        raw.cpus = 1;
+        let rows = summarise(&raw);
+        let insns = rows
+            .iter()
+            .find(|r| r.metric == "pingpong_insns_per_switch")
+            .unwrap();
+        assert_eq!(insns.bar_pass, Some(true));
+        for (timing, cpus) in [(Some(TimingInfo::Realtime), 1), (raw.timing, 2)] {
+            raw.timing = timing;
+            raw.cpus = cpus;
+            assert!(!summarise(&raw)
+                .iter()
+                .any(|r| r.metric == "pingpong_insns_per_switch"));
+        }
     }
 
     #[test]
