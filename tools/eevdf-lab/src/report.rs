@@ -241,15 +241,13 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
 
 /// The deterministic rows: guest instructions per switch, derived under icount on one vCPU
 /// (guest time counts instructions, 2^shift ns each, and no other vCPU spends any). They
-/// carry the performance bar as rust <= stock (issue 17). The ping-pong's only: the yielding
-/// tasks' cells run with schedstats on (they read /proc/schedstat's switch count), which
-/// makes the Rust kernel classify and count every decision, so their instructions would
-/// measure the counters too.
-pub const INSTRUCTION_METRICS: [&str; 1] = ["pingpong_insns_per_switch"];
+/// carry the performance bar as rust <= stock (issue 17). Both run with schedstats off
+/// ([`Cell::schedstats`]), so the Rust kernel's counters do not count.
+pub const INSTRUCTION_METRICS: [&str; 2] = ["pingpong_insns_per_switch", "yield_insns_per_switch"];
 
 /// `ms` with the deterministic rows added where the run allows them (icount, one vCPU): the
-/// ping-pong's `1e9 / (2^shift * switches/s)`, instructions a switch of the whole guest
-/// (kernel and user).
+/// ping-pong's `1e9 / (2^shift * switches/s)` and the yielding tasks' `ns per switch /
+/// 2^shift`, instructions a switch of the whole guest (kernel and user).
 fn with_instructions(raw: &Raw, mut ms: Vec<(String, f64)>) -> Vec<(String, f64)> {
     let Some(TimingInfo::Icount { shift }) = raw.timing else {
         return ms;
@@ -264,6 +262,7 @@ fn with_instructions(raw: &Raw, mut ms: Vec<(String, f64)>) -> Vec<(String, f64)
             "pingpong_switches_per_s" if *v > 0.0 => {
                 Some(("pingpong_insns_per_switch".to_string(), 1e9 / (ns * v)))
             }
+            "ns_per_switch" => Some(("yield_insns_per_switch".to_string(), v / ns)),
             _ => None,
         })
         .collect();
