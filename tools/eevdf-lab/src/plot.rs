@@ -186,6 +186,102 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
     c.write_png(path)
 }
 
+/// One quantile-quantile panel: its title and its (percentile, stock µs, rust µs) points.
+pub type QqPanel = (String, Vec<(f64, f64, f64)>);
+
+/// Quantile-quantile panels, one a latency cell: each point is one quantile of the wakeup
+/// latency, stock's on x against rust's on y (µs, both log), with the diagonal where the two
+/// distributions agree. A point above it: rust is later at that quantile. `panels` holds
+/// each cell's title and its (percentile, stock µs, rust µs) points.
+pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
+    let side = 300.0;
+    let pw = side + 110.0;
+    let w = (pw * panels.len().max(2) as f64 + 40.0) as u32;
+    let h = 60 + side as u32 + 70;
+    let mut c = Canvas::new(w, h, WHITE);
+    let title_scale = if Canvas::text_width(title, 2) > w as i64 - 40 {
+        1
+    } else {
+        2
+    };
+    c.text(20, 10, title, BLACK, title_scale);
+    let usable = |v: f64| v.is_finite() && v > 0.0;
+    for (i, (ptitle, pts)) in panels.iter().enumerate() {
+        let vals: Vec<f64> = pts
+            .iter()
+            .flat_map(|&(_, s, r)| [s, r])
+            .filter(|&v| usable(v))
+            .collect();
+        let lo = vals
+            .iter()
+            .copied()
+            .reduce(f64::min)
+            .map_or(0.0, |m| m.max(0.1).log10().floor());
+        let hi = vals
+            .iter()
+            .copied()
+            .fold(1.0, f64::max)
+            .log10()
+            .ceil()
+            .max(lo + 1.0);
+        let f = Frame {
+            x0: 70.0 + i as f64 * pw,
+            y0: 60.0,
+            x1: 70.0 + i as f64 * pw + side,
+            y1: 60.0 + side,
+            xmin: lo,
+            xmax: hi,
+            ymin: lo,
+            ymax: hi,
+        };
+        c.text(f.x0 as i64, 40, ptitle, BLACK, 1);
+        let mut e = lo;
+        while e <= hi {
+            let (x, y) = f.px(e, e);
+            c.line((f.x0, y), (f.x1, y), GREY, 1, 0);
+            c.line((x, f.y0), (x, f.y1), GREY, 1, 0);
+            let lbl = format!("{}", 10f64.powf(e));
+            c.text(
+                f.x0 as i64 - 8 - Canvas::text_width(&lbl, 1),
+                y as i64 - 4,
+                &lbl,
+                BLACK,
+                1,
+            );
+            c.text(
+                x as i64 - Canvas::text_width(&lbl, 1) / 2,
+                f.y1 as i64 + 6,
+                &lbl,
+                BLACK,
+                1,
+            );
+            e += 1.0;
+        }
+        c.line(f.px(lo, lo), f.px(hi, hi), RED, 1, 0);
+        f.border(&mut c);
+        let xy: Vec<(f64, f64)> = pts
+            .iter()
+            .filter(|&&(_, s, r)| usable(s) && usable(r))
+            .map(|&(_, s, r)| f.px(s.log10(), r.log10()))
+            .collect();
+        for w2 in xy.windows(2) {
+            c.line(w2[0], w2[1], PALETTE[0], 2, 0);
+        }
+        for &p in &xy {
+            c.rect(
+                p.0 as i64 - 2,
+                p.1 as i64 - 2,
+                p.0 as i64 + 2,
+                p.1 as i64 + 2,
+                PALETTE[0],
+            );
+        }
+    }
+    let axes = "x: stock's latency quantile (us, log)   y: rust's   red: equal";
+    c.text(70, h as i64 - 20, axes, BLACK, 1);
+    c.write_png(path)
+}
+
 /// One row of a ratio plot: label, estimate, interval, and whether lower is better.
 pub struct RatioRow {
     pub label: String,
@@ -306,6 +402,18 @@ mod tests {
             points: vec![(50.0, f64::NAN)],
         };
         latency_panels("e", &[("1x".into(), vec![no_points])], &dir.join("e.png")).unwrap();
+        let qq = vec![
+            (50.0, 100.0, 110.0),
+            (99.0, 1000.0, 900.0),
+            (100.0, f64::NAN, 5.0),
+        ];
+        qq_panels(
+            "q",
+            &[("1x".into(), qq), ("0.1x".into(), vec![])],
+            &dir.join("q.png"),
+        )
+        .unwrap();
+        assert!(dir.join("q.png").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -685,6 +685,39 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
         )?;
         names.push(name);
     }
+    // Quantile-quantile: every latency cell both kernels ran, stock's quantiles against
+    // rust's (medians over the runs at each percentile).
+    let qq: Vec<plot::QqPanel> = raw
+        .cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c.workload, Workload::Latency { .. }))
+        .filter_map(|(ci, c)| {
+            let stock = median_quantiles(raw, ci, Kernel::Stock);
+            let rust = median_quantiles(raw, ci, Kernel::Rust);
+            let pts: Vec<(f64, f64, f64)> = stock
+                .iter()
+                .filter_map(|&(p, s)| {
+                    let r = rust.iter().find(|q| (q.0 - p).abs() < 1e-9)?.1;
+                    Some((p, s, r))
+                })
+                .collect();
+            (!pts.is_empty()).then(|| (format!("{} {}", c.label(), c.features.name()), pts))
+        })
+        .collect();
+    if !qq.is_empty() {
+        let name = "qq.png".to_string();
+        plot::qq_panels(
+            &format!(
+                "wakeup latency, rust against stock, quantile by quantile ({} pair; median of \
+                 runs)",
+                raw.pair.name()
+            ),
+            &qq,
+            &dir.join(&name),
+        )?;
+        names.push(name);
+    }
     let ratio_rows: Vec<plot::RatioRow> = rows
         .iter()
         // Ratios of performance metrics only: a ratio of two small share errors or of two
