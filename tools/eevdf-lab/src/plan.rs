@@ -730,7 +730,24 @@ pub enum MatrixKind {
     Next,
     /// `--next --smoke`: one pair of short cells per feature, one boot.
     NextSmoke,
+    /// `--bar`: the performance bar decided (issue 17): the waker's latency cells (EEVDF,
+    /// against hackbench and inside its share, three slices) long enough to pool at least
+    /// [`BAR_WAKEUPS`] wakeups a kernel and cell, and the throughput cells.
+    Bar,
 }
+
+/// Wakeups the `--bar` matrix pools a kernel and latency cell, at the least.
+pub const BAR_WAKEUPS: u64 = 50_000;
+
+/// `--bar`'s boots a kernel and runs a boot: 12 runs a cell.
+pub const BAR_BOOTS: u32 = 6;
+pub const BAR_INNER_REPS: u32 = 2;
+
+/// How long each `--bar` latency run lasts, ms: the waker wakes once a millisecond, so
+/// 12 runs pool 62,400 wakeups. hackbench -g 2 -l 70 took 1.6-1.7 s under icount
+/// (`eevdf-lab --quick`), so -l 220 lasts about as long.
+pub const BAR_RUN_MS: u64 = 5200;
+const BAR_HB_LOOPS: u32 = 220;
 
 impl MatrixKind {
     /// The `--next` matrices.
@@ -749,6 +766,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     let mut cells = Vec::new();
     let (lat_sets, slices, hb): (Vec<F>, &[f64], (u32, u32)) = match kind {
         MatrixKind::Smoke => (vec![F::eevdf()], &[1.0], (1, 20)),
+        MatrixKind::Bar => (vec![F::eevdf()], &[10.0, 1.0, 0.1], (2, BAR_HB_LOOPS)),
         MatrixKind::Quick => (
             vec![F::eevdf(), F::evdf(), F::bias()],
             &[10.0, 1.0, 0.1],
@@ -776,6 +794,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     let (in_share, hog_ms): (&[f64], u64) = match kind {
         MatrixKind::Quick => (&[10.0, 0.1], 500),
         MatrixKind::Smoke => (&[], 0),
+        MatrixKind::Bar => (slices, BAR_RUN_MS),
         _ => (slices, 1000),
     };
     for &slice_x in in_share {
@@ -795,7 +814,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     }
     let hackbench: Vec<(bool, bool, u32, u32)> = match kind {
         MatrixKind::Smoke => vec![(false, true, 1, 20)],
-        MatrixKind::Quick => vec![(false, true, 2, 70), (true, false, 2, 70)],
+        MatrixKind::Quick | MatrixKind::Bar => vec![(false, true, 2, 70), (true, false, 2, 70)],
         _ => {
             let mut v = Vec::new();
             for threads in [false, true] {
@@ -822,7 +841,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     }
     let (pp_ms, share_ms, scale_ms) = match kind {
         MatrixKind::Smoke => (300, 300, 300),
-        MatrixKind::Quick => (600, 600, 600),
+        MatrixKind::Quick | MatrixKind::Bar => (600, 600, 600),
         _ => (2000, 2000, 1000),
     };
     cells.push(Cell::new(
@@ -831,6 +850,8 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         Workload::PingPong { duration_ms: pp_ms },
     ));
     let shares: Vec<(ShareKind, F)> = match kind {
+        // Shares have an ideal, not a bar.
+        MatrixKind::Bar => vec![],
         MatrixKind::Smoke => vec![(ShareKind::NiceSplit, F::eevdf())],
         MatrixKind::Quick => vec![
             (ShareKind::NiceSplit, F::eevdf()),
@@ -856,7 +877,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     }
     let tasks: &[u32] = match kind {
         MatrixKind::Smoke => &[10],
-        MatrixKind::Quick => &[10, 100],
+        MatrixKind::Quick | MatrixKind::Bar => &[10, 100],
         _ => &[10, 100, 1000],
     };
     for &n in tasks {
@@ -1122,6 +1143,36 @@ mod tests {
         }
         let only = matrix(MatrixKind::Quick, &[Experiment::Scale]);
         assert!(only.iter().all(|c| c.experiment == Experiment::Scale) && !only.is_empty());
+    }
+
+    /// `--bar` pools at least BAR_WAKEUPS wakeups a kernel in every latency cell: the hog
+    /// cells run BAR_RUN_MS, the hackbench cells about as long (hackbench -g 2 -l 70 lasts
+    /// 1.6-1.7 s under icount, so -l 220 about 5.2 s).
+    #[test]
+    fn bar_pools_enough_wakeups() {
+        let cells = matrix(MatrixKind::Bar, &[]);
+        let runs = u64::from(BAR_BOOTS * BAR_INNER_REPS);
+        let mut n = 0;
+        for c in &cells {
+            let ms = match c.workload {
+                Workload::Latency { hogs: Some(h), .. } => h.duration_ms,
+                Workload::Latency { hb_loops, .. } => u64::from(hb_loops) * 1600 / 70,
+                _ => continue,
+            };
+            n += 1;
+            assert!(
+                runs * ms >= BAR_WAKEUPS,
+                "{}: {} wakeups",
+                c.id(),
+                runs * ms
+            );
+        }
+        assert_eq!(n, 6, "two regimes x three slices");
+        assert!(cells.iter().all(|c| c.features == FeatureSet::eevdf()));
+        assert!(!cells.iter().any(|c| c.experiment == Experiment::Fairness));
+        assert!(cells
+            .iter()
+            .any(|c| matches!(c.workload, Workload::PingPong { .. })));
     }
 
     #[test]
