@@ -743,11 +743,16 @@ pub const BAR_WAKEUPS: u64 = 50_000;
 pub const BAR_BOOTS: u32 = 6;
 pub const BAR_INNER_REPS: u32 = 2;
 
-/// How long each `--bar` latency run lasts, ms: the waker wakes once a millisecond, so
-/// 12 runs pool 62,400 wakeups. hackbench -g 2 -l 70 took 1.6-1.7 s under icount
-/// (`eevdf-lab --quick`), so -l 220 lasts about as long.
+/// How long each `--bar` in-share latency run lasts, ms: the waker wakes once a millisecond,
+/// so 12 runs pool 62,400 wakeups.
 pub const BAR_RUN_MS: u64 = 5200;
-const BAR_HB_LOOPS: u32 = 220;
+/// hackbench's loops in the `--bar` latency cells. Over its share the waker misses most
+/// periods (measured: `-l 220` ran about 4.6 s and gave 1618-1808 wakeups, the rest of the
+/// periods missed), so -l 600 for about 4,600 wakeups a run, 55,000 in 12.
+const BAR_HB_LOOPS: u32 = 600;
+/// Wakeups a hackbench loop gave the `--bar` waker (the measurement above: 1700 / 220).
+#[cfg(test)]
+const BAR_WAKEUPS_PER_HB_LOOP: f64 = 1700.0 / 220.0;
 
 impl MatrixKind {
     /// The `--next` matrices.
@@ -1146,8 +1151,8 @@ mod tests {
     }
 
     /// `--bar` pools at least BAR_WAKEUPS wakeups a kernel in every latency cell: the hog
-    /// cells run BAR_RUN_MS, the hackbench cells about as long (hackbench -g 2 -l 70 lasts
-    /// 1.6-1.7 s under icount, so -l 220 about 5.2 s).
+    /// cells run BAR_RUN_MS, the hackbench cells BAR_HB_LOOPS loops (the waker measured
+    /// there gets a wakeup in about a third of its periods).
     #[test]
     fn bar_pools_enough_wakeups() {
         let cells = matrix(MatrixKind::Bar, &[]);
@@ -1156,7 +1161,9 @@ mod tests {
         for c in &cells {
             let ms = match c.workload {
                 Workload::Latency { hogs: Some(h), .. } => h.duration_ms,
-                Workload::Latency { hb_loops, .. } => u64::from(hb_loops) * 1600 / 70,
+                Workload::Latency { hb_loops, .. } => {
+                    (f64::from(hb_loops) * BAR_WAKEUPS_PER_HB_LOOP) as u64
+                }
                 _ => continue,
             };
             n += 1;

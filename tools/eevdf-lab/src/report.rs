@@ -409,9 +409,55 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
         s.push('\n');
         if e == Experiment::Latency {
             s.push_str(&regimes(raw, &rs));
+            if raw.matrix == MatrixKind::Bar {
+                s.push_str(&pools(raw));
+            }
         }
     }
     s
+}
+
+/// `--bar`: the wakeups each latency cell pooled a kernel, against the [`BAR_WAKEUPS`] that
+/// its p99 row needs to be judged.
+fn pools(raw: &Raw) -> String {
+    let mut n: BTreeMap<(usize, Kernel), u64> = BTreeMap::new();
+    let index: BTreeMap<String, usize> = raw
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id(), i))
+        .collect();
+    for b in &raw.boots {
+        for o in b.outcomes.iter().filter(|o| o.status == Status::Ok) {
+            let Some(&ci) = index.get(&o.id) else {
+                continue;
+            };
+            for r in &o.records {
+                if let eevdf_guest::Record::Waker(w) = r {
+                    *n.entry((ci, b.kernel)).or_default() += w.samples;
+                }
+            }
+        }
+    }
+    let mut t = format!(
+        "Wakeups pooled over the runs: a p99 row is judged on at least {BAR_WAKEUPS} a \
+         kernel.\n\n| workload | stock | rust | p99 judged |\n|---|---|---|---|\n"
+    );
+    for (ci, c) in raw.cells.iter().enumerate() {
+        if !matches!(c.workload, Workload::Latency { .. }) {
+            continue;
+        }
+        let get = |k| n.get(&(ci, k)).copied().unwrap_or(0);
+        let (s, r) = (get(Kernel::Stock), get(Kernel::Rust));
+        let judged = if s.min(r) >= BAR_WAKEUPS {
+            "yes"
+        } else {
+            "no: too few"
+        };
+        let _ = writeln!(t, "| {} | {s} | {r} | {judged} |", c.label());
+    }
+    t.push('\n');
+    t
 }
 
 /// The waker's fair share of a CPU in latency cell `c`, %: 1/(n + 1) of CPU 0 beside `n`
