@@ -813,6 +813,9 @@ mod tests {
         );
         assert_eq!(kind(&["eevdf-lab", "--smoke"]).unwrap(), MatrixKind::Smoke);
         assert_eq!(kind(&["eevdf-lab"]).unwrap(), MatrixKind::Quick);
+        assert_eq!(kind(&["eevdf-lab", "--bar"]).unwrap(), MatrixKind::Bar);
+        assert!(kind(&["eevdf-lab", "--bar", "--quick"]).is_err());
+        assert!(kind(&["eevdf-lab", "--bar", "--next"]).is_err());
         assert!(kind(&["eevdf-lab", "--next", "--full"]).is_err());
         assert!(kind(&["eevdf-lab", "--next", "--quick"]).is_err());
         // Stand-ins only with --next, and only as NAME=OTHER.
