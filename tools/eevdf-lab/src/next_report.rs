@@ -10,7 +10,7 @@
 use crate::next::NextFeature;
 use crate::parse::{self, metric_meta, Status, COUNTER_PREFIX};
 use crate::plan::{Experiment, Kernel};
-use crate::report::{fmt_est, fmt_num, Raw, TimingInfo};
+use crate::report::{cell_index, fmt_est, fmt_num, Raw, TimingInfo};
 use crate::stats::{self, Estimate};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -113,12 +113,7 @@ pub struct Summary {
 type Samples = BTreeMap<(usize, String), Vec<f64>>;
 
 pub fn summarise(raw: &Raw) -> Summary {
-    let index: BTreeMap<String, usize> = raw
-        .cells
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id(), i))
-        .collect();
+    let index = cell_index(raw);
     let mut samples: Samples = BTreeMap::new();
     let mut problems = Vec::new();
     let mut seen: Vec<String> = Vec::new();

@@ -50,6 +50,49 @@ impl Frame {
     }
 }
 
+/// The decades (log10, whole) that span the positive, finite `values`, at least one wide.
+/// With no such value (every run of a panel failed) the minimum would be infinite and a
+/// loop over the decades would never end: the axis is then 1-10.
+fn log_decades(values: &[f64]) -> (f64, f64) {
+    let usable = values.iter().copied().filter(|v| v.is_finite() && *v > 0.0);
+    let lo = usable
+        .clone()
+        .reduce(f64::min)
+        .map_or(0.0, |min| min.max(0.1).log10().floor());
+    let hi = usable.fold(1.0, f64::max).log10().ceil().max(lo + 1.0);
+    (lo, hi)
+}
+
+/// The grid line and label of decade `e` (10^e) on frame `f`'s log y axis.
+fn y_decade(c: &mut Canvas, f: &Frame, e: f64) {
+    let (_, y) = f.px(f.xmin, e);
+    c.line((f.x0, y), (f.x1, y), GREY, 1, 0);
+    let lbl = format!("{}", 10f64.powf(e));
+    c.text(
+        f.x0 as i64 - 8 - Canvas::text_width(&lbl, 1),
+        y as i64 - 4,
+        &lbl,
+        BLACK,
+        1,
+    );
+}
+
+/// A series: `pts` (pixels) joined by a line, each marked with a small square.
+fn polyline(c: &mut Canvas, pts: &[(f64, f64)], colour: Rgb) {
+    for w2 in pts.windows(2) {
+        c.line(w2[0], w2[1], colour, 2, 0);
+    }
+    for &p in pts {
+        c.rect(
+            p.0 as i64 - 2,
+            p.1 as i64 - 2,
+            p.0 as i64 + 2,
+            p.1 as i64 + 2,
+            colour,
+        );
+    }
+}
+
 /// One series of a latency-distribution panel: percentile → µs.
 pub struct Curve {
     pub name: String,
@@ -83,23 +126,8 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
     let all: Vec<f64> = panels
         .iter()
         .flat_map(|(_, cs)| cs.iter().flat_map(|cv| cv.points.iter().map(|p| p.1)))
-        .filter(|v| v.is_finite() && *v > 0.0)
         .collect();
-    // With no point at all (every run of the panels failed) the minimum would be infinite
-    // and the decade loop below would never end: empty panels get 1-10 us axes.
-    let lo = all
-        .iter()
-        .copied()
-        .reduce(f64::min)
-        .map_or(0.0, |min| min.max(0.1).log10().floor());
-    let hi = all
-        .iter()
-        .copied()
-        .fold(0.0, f64::max)
-        .max(1.0)
-        .log10()
-        .ceil()
-        .max(lo + 1.0);
+    let (lo, hi) = log_decades(&all);
     let mut legend: Vec<(String, Rgb)> = Vec::new();
     for (i, (ptitle, curves)) in panels.iter().enumerate() {
         let f = Frame {
@@ -115,16 +143,7 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
         c.text(f.x0 as i64, 40, ptitle, BLACK, 1);
         let mut e = lo;
         while e <= hi {
-            let (_, y) = f.px(0.0, e);
-            c.line((f.x0, y), (f.x1, y), GREY, 1, 0);
-            let lbl = format!("{}", 10f64.powf(e));
-            c.text(
-                f.x0 as i64 - 8 - Canvas::text_width(&lbl, 1),
-                y as i64 - 4,
-                &lbl,
-                BLACK,
-                1,
-            );
+            y_decade(&mut c, &f, e);
             e += 1.0;
         }
         for (p, lbl) in [
@@ -152,18 +171,7 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
                 .filter(|p| p.1.is_finite() && p.1 > 0.0)
                 .map(|&(p, v)| f.px(nines(p), v.log10()))
                 .collect();
-            for w2 in pts.windows(2) {
-                c.line(w2[0], w2[1], cv.colour, 2, 0);
-            }
-            for &p in &pts {
-                c.rect(
-                    p.0 as i64 - 2,
-                    p.1 as i64 - 2,
-                    p.0 as i64 + 2,
-                    p.1 as i64 + 2,
-                    cv.colour,
-                );
-            }
+            polyline(&mut c, &pts, cv.colour);
             if !legend.iter().any(|(n, _)| *n == cv.name) {
                 legend.push((cv.name.clone(), cv.colour));
             }
@@ -207,23 +215,8 @@ pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
     c.text(20, 10, title, BLACK, title_scale);
     let usable = |v: f64| v.is_finite() && v > 0.0;
     for (i, (ptitle, pts)) in panels.iter().enumerate() {
-        let vals: Vec<f64> = pts
-            .iter()
-            .flat_map(|&(_, s, r)| [s, r])
-            .filter(|&v| usable(v))
-            .collect();
-        let lo = vals
-            .iter()
-            .copied()
-            .reduce(f64::min)
-            .map_or(0.0, |m| m.max(0.1).log10().floor());
-        let hi = vals
-            .iter()
-            .copied()
-            .fold(1.0, f64::max)
-            .log10()
-            .ceil()
-            .max(lo + 1.0);
+        let vals: Vec<f64> = pts.iter().flat_map(|&(_, s, r)| [s, r]).collect();
+        let (lo, hi) = log_decades(&vals);
         let f = Frame {
             x0: 70.0 + i as f64 * pw,
             y0: 60.0,
@@ -237,17 +230,10 @@ pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
         c.text(f.x0 as i64, 40, ptitle, BLACK, 1);
         let mut e = lo;
         while e <= hi {
-            let (x, y) = f.px(e, e);
-            c.line((f.x0, y), (f.x1, y), GREY, 1, 0);
+            let (x, _) = f.px(e, e);
+            y_decade(&mut c, &f, e);
             c.line((x, f.y0), (x, f.y1), GREY, 1, 0);
             let lbl = format!("{}", 10f64.powf(e));
-            c.text(
-                f.x0 as i64 - 8 - Canvas::text_width(&lbl, 1),
-                y as i64 - 4,
-                &lbl,
-                BLACK,
-                1,
-            );
             c.text(
                 x as i64 - Canvas::text_width(&lbl, 1) / 2,
                 f.y1 as i64 + 6,
@@ -264,18 +250,7 @@ pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
             .filter(|&&(_, s, r)| usable(s) && usable(r))
             .map(|&(_, s, r)| f.px(s.log10(), r.log10()))
             .collect();
-        for w2 in xy.windows(2) {
-            c.line(w2[0], w2[1], PALETTE[0], 2, 0);
-        }
-        for &p in &xy {
-            c.rect(
-                p.0 as i64 - 2,
-                p.1 as i64 - 2,
-                p.0 as i64 + 2,
-                p.1 as i64 + 2,
-                PALETTE[0],
-            );
-        }
+        polyline(&mut c, &xy, PALETTE[0]);
     }
     let axes = "x: stock's latency quantile (us, log)   y: rust's   red: equal";
     c.text(70, h as i64 - 20, axes, BLACK, 1);

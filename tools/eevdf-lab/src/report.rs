@@ -161,6 +161,15 @@ pub fn bar_for(kind: MatrixKind, metric: &str, r: &Estimate) -> Option<bool> {
     }
 }
 
+/// Each cell's index in the matrix, by its ID (the guest's outcomes name cells by ID).
+pub(crate) fn cell_index(raw: &Raw) -> BTreeMap<String, usize> {
+    raw.cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id(), i))
+        .collect()
+}
+
 pub fn summarise(raw: &Raw) -> Vec<Row> {
     // (cell, metric) -> kernel -> samples, keeping first-seen metric order.
     let mut order: Vec<(usize, String)> = Vec::new();
@@ -170,12 +179,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
     let mut outcomes_of: BTreeMap<usize, Vec<&Outcome>> = BTreeMap::new();
     // The waker's wakeups pooled over the runs, by cell and kernel.
     let mut wakeups: BTreeMap<(usize, Kernel), u64> = BTreeMap::new();
-    let index: BTreeMap<String, usize> = raw
-        .cells
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id(), i))
-        .collect();
+    let index = cell_index(raw);
     for b in &raw.boots {
         for o in &b.outcomes {
             let Some(&ci) = index.get(&o.id) else {
@@ -421,12 +425,7 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
 /// its p99 row needs to be judged.
 fn pools(raw: &Raw) -> String {
     let mut n: BTreeMap<(usize, Kernel), u64> = BTreeMap::new();
-    let index: BTreeMap<String, usize> = raw
-        .cells
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id(), i))
-        .collect();
+    let index = cell_index(raw);
     for b in &raw.boots {
         for o in b.outcomes.iter().filter(|o| o.status == Status::Ok) {
             let Some(&ci) = index.get(&o.id) else {
@@ -1073,18 +1072,24 @@ mod tests {
             (Kernel::Rust, 30002.0),
             (Kernel::Stock, 30102.0),
         ];
-        let mut raw = raw_with(&rates);
-        raw.timing = Some(TimingInfo::Icount { shift: 3 });
-        raw.cpus = 1;
-        let rows = summarise(&raw);
-        let insns = rows
-            .iter()
-            .find(|r| r.metric == "pingpong_insns_per_switch")
-            .expect("an instructions row");
+        let icount_raw = |rates: &[(Kernel, f64)]| {
+            let mut raw = raw_with(rates);
+            raw.timing = Some(TimingInfo::Icount { shift: 3 });
+            raw.cpus = 1;
+            raw
+        };
+        let insns_row = |raw: &Raw| {
+            summarise(raw)
+                .into_iter()
+                .find(|r| r.metric == "pingpong_insns_per_switch")
+                .expect("an instructions row")
+        };
+        let raw = icount_raw(&rates);
+        let insns = insns_row(&raw);
         let rust = insns.kernels[&Kernel::Rust].value;
         assert!((rust - 1e9 / (8.0 * 30001.0)).abs() < 1e-6, "{rust}");
         assert_eq!(insns.bar_pass, Some(false), "rust executes more a switch");
-        let t = tables(&raw, &rows);
+        let t = tables(&raw, &summarise(&raw));
         let line = t
             .lines()
             .find(|l| l.contains("pingpong_insns_per_switch"))
@@ -1095,15 +1100,8 @@ mod tests {
             .iter()
             .map(|&(k, v)| (k, if k == Kernel::Rust { v + 200.0 } else { v }))
             .collect();
-        let mut raw = raw_with(&swapped);
-        raw.timing = Some(TimingInfo::Icount { shift: 3 });
-        raw.cpus = 1;
-        let rows = summarise(&raw);
-        let insns = rows
-            .iter()
-            .find(|r| r.metric == "pingpong_insns_per_switch")
-            .unwrap();
-        assert_eq!(insns.bar_pass, Some(true));
+        let mut raw = icount_raw(&swapped);
+        assert_eq!(insns_row(&raw).bar_pass, Some(true));
         for (timing, cpus) in [(Some(TimingInfo::Realtime), 1), (raw.timing, 2)] {
             raw.timing = timing;
             raw.cpus = cpus;

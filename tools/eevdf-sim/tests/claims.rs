@@ -506,8 +506,14 @@ fn in_share_waker_a_short_slice_cuts_latency() {
     };
     let (short_avg, short_p99, short_share) = lat("waker_in_share_0.1x.toml");
     let (long_avg, long_p99, long_share) = lat("waker_in_share_10x.toml");
-    assert!(short_p99 < 1.0 && short_avg < 1.0, "0.1x: {short_avg} / {short_p99}");
-    assert!(long_avg > 50.0 && long_p99 >= 700.0, "10x: {long_avg} / {long_p99}");
+    assert!(
+        short_p99 < 1.0 && short_avg < 1.0,
+        "0.1x: {short_avg} / {short_p99}"
+    );
+    assert!(
+        long_avg > 50.0 && long_p99 >= 700.0,
+        "10x: {long_avg} / {long_p99}"
+    );
     // Inside its share either way: it gets all it asks for (40 us a millisecond).
     for s in [short_share, long_share] {
         assert!((0.039..=0.041).contains(&s), "share {s}");
