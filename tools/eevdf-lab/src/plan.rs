@@ -747,12 +747,14 @@ pub const BAR_INNER_REPS: u32 = 2;
 /// so 12 runs pool 62,400 wakeups.
 pub const BAR_RUN_MS: u64 = 5200;
 /// hackbench's loops in the `--bar` latency cells. Over its share the waker misses most
-/// periods (measured: `-l 220` ran about 4.6 s and gave 1618-1808 wakeups, the rest of the
-/// periods missed), so -l 600 for about 4,600 wakeups a run, 55,000 in 12.
-const BAR_HB_LOOPS: u32 = 600;
-/// Wakeups a hackbench loop gave the `--bar` waker (the measurement above: 1700 / 220).
+/// periods: `-l 220` ran about 4.6 s and gave 1618-1808 wakeups a run, and a whole `--bar`
+/// run at `-l 600` pooled 48,194 (10x, the fewest) to 54,057 (0.1x) over 12 runs, 80 a loop
+/// at 10x. So -l 700: 56,000 at the fewest.
+const BAR_HB_LOOPS: u32 = 700;
+/// Wakeups a hackbench loop gave the `--bar` waker over 12 runs, at the fewest (the
+/// measurement above: 48,194 / 600).
 #[cfg(test)]
-const BAR_WAKEUPS_PER_HB_LOOP: f64 = 1700.0 / 220.0;
+const BAR_WAKEUPS_PER_HB_LOOP_12: f64 = 48194.0 / 600.0;
 
 impl MatrixKind {
     /// The `--next` matrices.
@@ -1162,7 +1164,7 @@ mod tests {
             let ms = match c.workload {
                 Workload::Latency { hogs: Some(h), .. } => h.duration_ms,
                 Workload::Latency { hb_loops, .. } => {
-                    (f64::from(hb_loops) * BAR_WAKEUPS_PER_HB_LOOP) as u64
+                    (f64::from(hb_loops) * BAR_WAKEUPS_PER_HB_LOOP_12) as u64 / runs
                 }
                 _ => continue,
             };
