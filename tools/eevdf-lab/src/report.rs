@@ -416,9 +416,93 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
             if raw.matrix == MatrixKind::Bar {
                 s.push_str(&pools(raw));
             }
+            s.push_str(&simulated(raw, &rs));
         }
     }
     s
+}
+
+/// The simulator against the kernel (issue 17), for the in-share latency cells: the same
+/// waker (its measured CPU per wakeup, `need_pct`, every 1 ms, its slice) beside the same
+/// hogs, run in `eevdf-sim`'s kernel-faithful mode for 5 s at the pair's HZ and the boot's
+/// base slice. The simulator's wakeup latency is the wait for the CPU alone, so it stands
+/// beside the kernel's run delay per wakeup (schedstat), not its timer-to-run latency.
+fn simulated(raw: &Raw, rs: &[&Row]) -> String {
+    let base_us = raw
+        .boots
+        .iter()
+        .map(|b| b.info.base_slice_ns / 1000)
+        .find(|&b| b > 0)
+        .unwrap_or(700);
+    let hz = match raw.pair {
+        Pair::Tiny => 1000,
+        Pair::Distro => 250,
+    };
+    let median = |ci: usize, metric: &str, k: Kernel| {
+        rs.iter()
+            .find(|r| r.cell == ci && r.metric == metric)
+            .and_then(|r| r.kernels.get(&k))
+            .map(|e| e.value)
+    };
+    let mut t = format!(
+        "The simulator against the kernel (`eevdf-sim`, kernel-faithful, HZ={hz}, base slice \
+         {base_us} µs, 5 s), for the cells inside the waker's share: the kernel's run delay \
+         per wakeup (median over runs) against the simulator's average wait for the same \
+         waker, its CPU per wakeup as measured.\n\n| workload | run delay, stock (µs) | run \
+         delay, rust (µs) | simulator's wait, avg (µs) | simulator's wait, p99 (µs) |\n\
+         |---|---|---|---|---|\n"
+    );
+    let mut any = false;
+    for (ci, c) in raw.cells.iter().enumerate() {
+        let Workload::Latency {
+            slice_x,
+            hogs: Some(h),
+            ..
+        } = c.workload
+        else {
+            continue;
+        };
+        let Some(need) =
+            median(ci, "need_pct", Kernel::Rust).or(median(ci, "need_pct", Kernel::Stock))
+        else {
+            continue;
+        };
+        let toml = format!(
+            "name = \"{id}\"\ndescription = \"the lab's cell {id}\"\nduration_ms = 5000\n\
+             hz = {hz}\nbase_slice_us = {base_us}\nseed = 1\n\n[[task]]\nname = \"waker\"\n\
+             slice_us = {slice}\nbehaviour = {{ kind = \"periodic\", period_us = 1000, \
+             run_us = {run}, offset_us = 250 }}\n\n[[task]]\nname = \"hog\"\ncount = {n}\n\
+             behaviour = {{ kind = \"hog\" }}\n",
+            id = c.id(),
+            slice = ((slice_x * base_us as f64).round() as u64).max(1),
+            run = ((need * 10.0).round() as u64).max(1),
+            n = h.n,
+        );
+        let sim = eevdf_sim::scenario::Scenario::parse(&toml)
+            .and_then(|sc| eevdf_sim::sim::Sim::run(&sc, &eevdf_sim::sim::RunOptions::default()));
+        let (avg, p99) = match sim.as_ref().ok().and_then(|o| o.report.task("waker")) {
+            Some(w) => (
+                fmt_num(w.wakeup_latency_avg_ns / 1e3),
+                fmt_num(w.wakeup_latency_p99_ns as f64 / 1e3),
+            ),
+            None => ("-".into(), "-".into()),
+        };
+        let k = |k| median(ci, "run_delay_avg_us", k).map_or("-".into(), fmt_num);
+        any = true;
+        let _ = writeln!(
+            t,
+            "| {} | {} | {} | {avg} | {p99} |",
+            c.label(),
+            k(Kernel::Stock),
+            k(Kernel::Rust)
+        );
+    }
+    if any {
+        t.push('\n');
+        t
+    } else {
+        String::new()
+    }
 }
 
 /// `--bar`: the wakeups each latency cell pooled a kernel, against the [`BAR_WAKEUPS`] that
@@ -944,6 +1028,20 @@ mod tests {
         );
         let hb = line("slice=0.1x (hackbench -g 2 -l 70)");
         assert!(hb.contains("| 2.4% | 1.52 | over its share"), "{hb}");
+        // The simulator against the kernel, for the in-share cells: the same waker (37 us
+        // every 1 ms) waits nothing at 0.1x (its slice preempts a hog at once), and at 10x
+        // behind a hog's protected slice at times.
+        let sim = |label: &str| {
+            t.lines()
+                .skip_while(|l| !l.starts_with("The simulator against the kernel"))
+                .find(|l| l.starts_with(&format!("| {label} |")))
+                .unwrap_or_else(|| panic!("no simulator row for {label} in\n{t}"))
+                .to_string()
+        };
+        let short = sim("slice=0.1x (pinned beside 2 hogs on CPU 0)");
+        assert!(short.ends_with("| 10.0 | 0.000 | 0.000 |"), "{short}");
+        let long = sim("slice=10x (pinned beside 2 hogs on CPU 0)");
+        assert!(!long.ends_with("| 0.000 | 0.000 |"), "{long}");
     }
 
     fn raw_with(rates: &[(Kernel, f64)]) -> Raw {
