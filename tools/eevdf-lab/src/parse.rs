@@ -192,8 +192,9 @@ pub fn metric_meta(name: &str) -> (&'static str, Better, bool) {
     match name {
         "hackbench_s" => ("s", Better::Lower, true),
         "lat_avg_us" => ("µs", Better::Lower, true),
-        // A tail: a bar only in --bar, with its own tolerance (report::bar_for).
-        "lat_p99_us" => ("µs", Better::Lower, true),
+        // Tails: a bar only in --bar, on the pooled p99, with its own tolerance
+        // (report::bar_for).
+        "lat_p99_us" | "lat_p99_pooled_us" => ("µs", Better::Lower, true),
         "lat_min_us" | "lat_max_us" => ("µs", Better::Lower, false),
         // The waker's wait on the runqueue per wakeup (schedstat run_delay): the part of the
         // latency the pick decides, without timer lateness or host stalls of an idle vCPU.

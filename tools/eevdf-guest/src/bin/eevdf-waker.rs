@@ -10,7 +10,7 @@
 //! summary and one `@@json` result line (see the eevdf-guest library).
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use eevdf_guest::{summarise_latencies_ns, sys, Record, WakerResult};
+use eevdf_guest::{latency_histogram, summarise_latencies_ns, sys, Record, WakerResult};
 use std::ffi::CString;
 
 #[derive(Parser, Debug)]
@@ -181,6 +181,7 @@ fn main() -> Result<()> {
         bg_status,
         run_delay_avg_us,
         run_avg_us,
+        hist: latency_histogram(&lat),
     });
     println!("{}", r.to_line());
     Ok(())
