@@ -162,6 +162,36 @@ fn percentile_interval(mut stats: Vec<f64>, conf: f64) -> (f64, f64) {
     (q((1.0 - conf) / 2.0), q(1.0 - (1.0 - conf) / 2.0))
 }
 
+/// `value` with the percentile-bootstrap interval at `conf` of `resamples` draws, or
+/// none when there are no samples (`n` = 0) or no resamples.
+fn bootstrapped(
+    value: f64,
+    n: usize,
+    conf: f64,
+    resamples: usize,
+    seed: u64,
+    mut draw: impl FnMut(&mut SplitMix) -> f64,
+) -> Estimate {
+    let (lo, hi) = if n == 0 || resamples == 0 {
+        (f64::NAN, f64::NAN)
+    } else {
+        let mut rng = SplitMix(seed);
+        percentile_interval((0..resamples).map(|_| draw(&mut rng)).collect(), conf)
+    };
+    Estimate {
+        value,
+        lo,
+        hi,
+        coverage: if lo.is_nan() { 0.0 } else { conf },
+        n,
+    }
+}
+
+/// The `p`-th percentile (µs) of all the wakeups of `runs` pooled.
+fn pooled(runs: &[Hist], p: f64) -> f64 {
+    eevdf_guest::hist_quantile_us(runs.iter().map(Vec::as_slice), p)
+}
+
 /// The `p`-th percentile of all the wakeups of `runs` pooled, with a bootstrap interval at
 /// `conf` that resamples the runs (with replacement): the runs, not the wakeups, are the
 /// independent samples (one boot's wakeups share its timing).
@@ -172,25 +202,9 @@ pub fn pooled_quantile_ci(
     resamples: usize,
     seed: u64,
 ) -> Estimate {
-    let value = eevdf_guest::hist_quantile_us(runs.iter().map(Vec::as_slice), p);
-    let mut rng = SplitMix(seed);
-    let (lo, hi) = if runs.is_empty() || resamples == 0 {
-        (f64::NAN, f64::NAN)
-    } else {
-        percentile_interval(
-            (0..resamples)
-                .map(|_| resampled_pool(runs, p, &mut rng))
-                .collect(),
-            conf,
-        )
-    };
-    Estimate {
-        value,
-        lo,
-        hi,
-        coverage: if lo.is_nan() { 0.0 } else { conf },
-        n: runs.len(),
-    }
+    bootstrapped(pooled(runs, p), runs.len(), conf, resamples, seed, |rng| {
+        resampled_pool(runs, p, rng)
+    })
 }
 
 /// The ratio of two sets of runs' pooled `p`-th percentiles, with a bootstrap interval at
@@ -203,26 +217,15 @@ pub fn pooled_ratio_ci(
     resamples: usize,
     seed: u64,
 ) -> Estimate {
-    let pool = |runs: &[Hist]| eevdf_guest::hist_quantile_us(runs.iter().map(Vec::as_slice), p);
-    let value = pool(num) / pool(den);
-    let mut rng = SplitMix(seed);
-    let (lo, hi) = if num.is_empty() || den.is_empty() || resamples == 0 {
-        (f64::NAN, f64::NAN)
-    } else {
-        percentile_interval(
-            (0..resamples)
-                .map(|_| resampled_pool(num, p, &mut rng) / resampled_pool(den, p, &mut rng))
-                .collect(),
-            conf,
-        )
-    };
-    Estimate {
-        value,
-        lo,
-        hi,
-        coverage: if lo.is_nan() { 0.0 } else { conf },
-        n: num.len().min(den.len()),
-    }
+    let n = num.len().min(den.len());
+    bootstrapped(
+        pooled(num, p) / pooled(den, p),
+        n,
+        conf,
+        resamples,
+        seed,
+        |rng| resampled_pool(num, p, rng) / resampled_pool(den, p, rng),
+    )
 }
 
 #[cfg(test)]
