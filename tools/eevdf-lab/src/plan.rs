@@ -574,7 +574,7 @@ impl Cell {
                 hogs: Some(h),
                 ..
             } => format!(
-                "eevdf-waker --cpu 0 --interval-us 1000 --slice-base-x {slice_x} \
+                "eevdf-waker --cpu 0 --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
                  --duration-ms 600000 -- eevdf-share --cpu 0 --duration-ms {} {}",
                 h.duration_ms,
                 vec!["--hog 0"; h.n as usize].join(" ")
@@ -585,7 +585,8 @@ impl Cell {
                 hb_loops,
                 ..
             } => format!(
-                "eevdf-waker --interval-us 1000 --slice-base-x {slice_x} --duration-ms 600000 -- \
+                "eevdf-waker --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
+                 --duration-ms 600000 -- \
                  hackbench -g {hb_groups} -l {hb_loops}"
             ),
             Workload::Hackbench {
@@ -735,6 +736,10 @@ pub enum MatrixKind {
     /// [`BAR_WAKEUPS`] wakeups a kernel and cell, and the throughput cells.
     Bar,
 }
+
+/// The latency cells' waker wakes this often, µs (`eevdf-waker --interval-us`): its need is
+/// its CPU per wakeup over this period.
+pub const WAKER_PERIOD_US: u64 = 1000;
 
 /// Wakeups the `--bar` matrix pools a kernel and latency cell, at the least.
 pub const BAR_WAKEUPS: u64 = 50_000;

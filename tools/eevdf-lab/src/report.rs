@@ -3,7 +3,9 @@
 
 use crate::next_report::StandIn;
 use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
-use crate::plan::{Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload, BAR_WAKEUPS};
+use crate::plan::{
+    Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload, BAR_WAKEUPS, WAKER_PERIOD_US,
+};
 use crate::plot;
 use crate::stats::{self, Estimate};
 use anyhow::Result;
@@ -178,10 +180,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
     let mut unavailable: BTreeMap<usize, BTreeMap<Kernel, String>> = BTreeMap::new();
     let mut failed: BTreeMap<usize, BTreeMap<Kernel, usize>> = BTreeMap::new();
     let mut outcomes_of: BTreeMap<usize, Vec<&Outcome>> = BTreeMap::new();
-    // The waker's wakeups pooled over the runs, by cell and kernel.
-    let mut wakeups: BTreeMap<(usize, Kernel), u64> = BTreeMap::new();
-    // Their histograms, a run each, for the pooled p99.
-    let mut hists: BTreeMap<(usize, Kernel), Vec<stats::Hist>> = BTreeMap::new();
+    let pools = waker_pools(raw);
     let index = cell_index(raw);
     for b in &raw.boots {
         for o in &b.outcomes {
@@ -200,17 +199,6 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
                 }
                 Status::Ok => {
                     outcomes_of.entry(ci).or_default().push(o);
-                    for r in &o.records {
-                        if let eevdf_guest::Record::Waker(w) = r {
-                            *wakeups.entry((ci, b.kernel)).or_default() += w.samples;
-                            if !w.hist.is_empty() {
-                                hists
-                                    .entry((ci, b.kernel))
-                                    .or_default()
-                                    .push(w.hist.clone());
-                            }
-                        }
-                    }
                     let ms = parse::metrics(&raw.cells[ci], o);
                     for (m, v) in with_instructions(raw, ms) {
                         let key = (ci, m);
@@ -277,7 +265,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
         .flat_map(|row| {
             // After each cell's p99 of the runs, the p99 of all its wakeups pooled.
             let pooled = (row.metric == "lat_p99_us")
-                .then(|| pooled_p99_row(raw, &row, &hists, &wakeups))
+                .then(|| pooled_p99_row(raw, &row, &pools))
                 .flatten();
             std::iter::once(row).chain(pooled)
         })
@@ -288,14 +276,9 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
 /// the waker's histograms, beside `p99_row` (the median of the runs' p99s): each kernel's
 /// value with a bootstrap interval over its runs, and their ratio. A tail is judged on a pool
 /// of [`BAR_WAKEUPS`] wakeups a kernel, or not at all.
-fn pooled_p99_row(
-    raw: &Raw,
-    p99_row: &Row,
-    hists: &BTreeMap<(usize, Kernel), Vec<stats::Hist>>,
-    wakeups: &BTreeMap<(usize, Kernel), u64>,
-) -> Option<Row> {
+fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
     let ci = p99_row.cell;
-    let runs = |k| hists.get(&(ci, k)).map(Vec::as_slice).unwrap_or(&[]);
+    let runs = |k| pools.get(&(ci, k)).map_or(&[][..], |p| p.hists.as_slice());
     let seed = raw.seed.wrapping_add(0x9001).wrapping_add(ci as u64);
     let kernels: BTreeMap<Kernel, Estimate> = [Kernel::Rust, Kernel::Stock]
         .into_iter()
@@ -327,7 +310,7 @@ fn pooled_p99_row(
     let metric = "lat_p99_pooled_us";
     let pooled_enough = [Kernel::Rust, Kernel::Stock]
         .iter()
-        .all(|&k| wakeups.get(&(ci, k)).copied().unwrap_or(0) >= BAR_WAKEUPS);
+        .all(|&k| pools.get(&(ci, k)).map_or(0, |p| p.wakeups) >= BAR_WAKEUPS);
     Some(Row {
         cell: ci,
         cell_id: p99_row.cell_id.clone(),
@@ -538,12 +521,13 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         let toml = format!(
             "name = \"{id}\"\ndescription = \"the lab's cell {id}\"\nduration_ms = 5000\n\
              hz = {hz}\nbase_slice_us = {base_us}\nseed = 1\n\n[[task]]\nname = \"waker\"\n\
-             slice_us = {slice}\nbehaviour = {{ kind = \"periodic\", period_us = 1000, \
+             slice_us = {slice}\nbehaviour = {{ kind = \"periodic\", period_us = \
+             {WAKER_PERIOD_US}, \
              run_us = {run}, offset_us = 250 }}\n\n[[task]]\nname = \"hog\"\ncount = {n}\n\
              behaviour = {{ kind = \"hog\" }}\n",
             id = c.id(),
             slice = ((slice_x * base_us as f64).round() as u64).max(1),
-            run = ((need * 10.0).round() as u64).max(1),
+            run = ((need / 100.0 * WAKER_PERIOD_US as f64).round() as u64).max(1),
             n = h.n,
         );
         let sim = eevdf_sim::scenario::Scenario::parse(&toml)
@@ -573,11 +557,22 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
     }
 }
 
-/// `--bar`: the wakeups each latency cell pooled a kernel, against the [`BAR_WAKEUPS`] that
-/// its p99 row needs to be judged.
-fn pools(raw: &Raw) -> String {
-    let mut n: BTreeMap<(usize, Kernel), u64> = BTreeMap::new();
+/// What a latency cell's waker reported over a kernel's successful runs: its wakeups, and
+/// their histograms, a run each (runs from before the histogram was kept have none).
+#[derive(Default)]
+struct WakerPool {
+    wakeups: u64,
+    hists: Vec<stats::Hist>,
+}
+
+/// The waker's pools by (cell, kernel).
+type WakerPools = BTreeMap<(usize, Kernel), WakerPool>;
+
+/// [`WakerPools`] of `raw`: the one pass over the waker's records that the pooled p99 and
+/// the `--bar` table of pools read.
+fn waker_pools(raw: &Raw) -> WakerPools {
     let index = cell_index(raw);
+    let mut pools = WakerPools::new();
     for b in &raw.boots {
         for o in b.outcomes.iter().filter(|o| o.status == Status::Ok) {
             let Some(&ci) = index.get(&o.id) else {
@@ -585,11 +580,22 @@ fn pools(raw: &Raw) -> String {
             };
             for r in &o.records {
                 if let eevdf_guest::Record::Waker(w) = r {
-                    *n.entry((ci, b.kernel)).or_default() += w.samples;
+                    let p = pools.entry((ci, b.kernel)).or_default();
+                    p.wakeups += w.samples;
+                    if !w.hist.is_empty() {
+                        p.hists.push(w.hist.clone());
+                    }
                 }
             }
         }
     }
+    pools
+}
+
+/// `--bar`: the wakeups each latency cell pooled a kernel, against the [`BAR_WAKEUPS`] that
+/// its p99 row needs to be judged.
+fn pools(raw: &Raw) -> String {
+    let n = waker_pools(raw);
     let mut t = format!(
         "Wakeups pooled over the runs: a p99 row is judged on at least {BAR_WAKEUPS} a \
          kernel.\n\n| workload | stock | rust | p99 judged |\n|---|---|---|---|\n"
@@ -598,7 +604,7 @@ fn pools(raw: &Raw) -> String {
         if !matches!(c.workload, Workload::Latency { .. }) {
             continue;
         }
-        let get = |k| n.get(&(ci, k)).copied().unwrap_or(0);
+        let get = |k| n.get(&(ci, k)).map_or(0, |p| p.wakeups);
         let (s, r) = (get(Kernel::Stock), get(Kernel::Rust));
         let judged = if s.min(r) >= BAR_WAKEUPS {
             "yes"

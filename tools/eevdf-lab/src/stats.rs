@@ -113,34 +113,19 @@ pub fn ratio_ci(num: &[f64], den: &[f64], conf: f64, resamples: usize, seed: u64
     let num: Vec<f64> = num.iter().copied().filter(|x| x.is_finite()).collect();
     let den: Vec<f64> = den.iter().copied().filter(|x| x.is_finite()).collect();
     let value = median(&num) / median(&den);
-    if num.is_empty() || den.is_empty() || resamples == 0 {
-        return Estimate {
-            value,
-            lo: f64::NAN,
-            hi: f64::NAN,
-            coverage: 0.0,
-            n: num.len().min(den.len()),
-        };
-    }
-    let mut rng = SplitMix(seed);
     let mut buf = Vec::new();
-    let mut ratios: Vec<f64> = (0..resamples)
-        .map(|_| {
-            let a = resampled_median(&num, &mut rng, &mut buf);
-            let b = resampled_median(&den, &mut rng, &mut buf);
-            a / b
-        })
-        .filter(|r| r.is_finite())
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let q = |p: f64| eevdf_guest::quantile(&ratios, p * 100.0);
-    Estimate {
+    bootstrapped(
         value,
-        lo: q((1.0 - conf) / 2.0),
-        hi: q(1.0 - (1.0 - conf) / 2.0),
-        coverage: conf,
-        n: num.len().min(den.len()),
-    }
+        num.len().min(den.len()),
+        conf,
+        resamples,
+        seed,
+        |rng| {
+            let a = resampled_median(&num, rng, &mut buf);
+            let b = resampled_median(&den, rng, &mut buf);
+            a / b
+        },
+    )
 }
 
 /// A run's wakeup latencies as eevdf-waker's histogram (`eevdf_guest::latency_histogram`).
