@@ -2,9 +2,10 @@
 //! SCHED_OTHER slice (sched_setattr `sched_runtime`) and nice value.
 //!
 //! - A periodic task (`--task period_us=P,run_us=R`) wakes on an absolute CLOCK_MONOTONIC
-//!   grid every P µs (rt-app's `timer`), runs R µs of CPU time and sleeps to the next point.
-//!   An activation that ends after its period is a missed period; whole periods it is still
-//!   behind by are skipped.
+//!   grid every P µs anchored at the window's start (rt-app's `timer`), runs R µs of CPU
+//!   time and sleeps to the next point. An activation that ends after its period is a missed
+//!   period; whole periods it is still behind by are skipped, and so are the window's points
+//!   before a late-starting thread's first activation.
 //! - A sleeper (`--task sleep_us=S,run_us=R`) runs R µs of CPU time, then sleeps S µs
 //!   (rt-app's `sleep`): the long sleepers whose lag the kernel clamps at each dequeue.
 //! - A hog (`--hog`) never sleeps.
@@ -150,7 +151,25 @@ fn run_task(spec: &TaskSpec, sh: &Shared) -> TaskOut {
         }
         TaskKind::Periodic { period_us } => {
             let period = period_us * 1000;
-            let mut next = sys::now_ns() + period;
+            // The grid is the window's, window_start + i·period for every integer i, so
+            // that periodic tasks with one period wake together and the window holds
+            // exactly duration/period grid points. The first activation is the first grid
+            // point after now. A thread that passed the barrier after the window opened
+            // (thread creation is slow on a loaded debug kernel) is behind from the start:
+            // the window's points it never reached are skipped.
+            let now = sys::now_ns();
+            let mut next = if now < sh.window_start {
+                sh.window_start - (sh.window_start - now) / period * period
+            } else {
+                sh.window_start + ((now - sh.window_start) / period + 1) * period
+            };
+            let mut missed_point = sh.window_start;
+            while missed_point < next {
+                if in_window(sh, missed_point) {
+                    out.skipped += 1;
+                }
+                missed_point += period;
+            }
             while !stopped(sh, sys::now_ns()) {
                 let slept = sys::now_ns() < next;
                 if slept {
