@@ -18,7 +18,7 @@ APT_PACKAGES=(linux-source-6.12 linux-config-6.12 clang lld llvm libclang-dev fl
 	git python3-ply # python3-ply: checkpatch.pl checks the SPDX lines of new files with it
 	dpkg-dev debhelper kmod rsync # make bindeb-pkg's build dependencies (tools/build-kernel.sh --deb)
 	debootstrap fdisk # the package's install test (tools/install-test.sh)
-	linux-perf) # perf sched in the guest (eevdf-vm --perf)
+	libtraceevent-dev) # perf sched in the guest: tools/build-perf.sh builds 6.12's perf with it
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

@@ -30,6 +30,8 @@ mod process;
 mod progress;
 mod protocol;
 mod report;
+mod seeds;
+mod seeds_report;
 mod stats;
 
 use anyhow::{bail, Context, Result};
@@ -81,6 +83,17 @@ struct Args {
     /// is an error before anything runs (see --feature-stand-in).
     #[arg(long, conflicts_with_all = ["quick", "full"])]
     next: bool,
+
+    /// The experiments of seeds 001 to 004 on the booted kernels (issue 17), rust against
+    /// stock where stock can run them: a partial-slice sleeper beside 2-8 hogs (001),
+    /// massive_intr against an interactive load under `perf sched record` for EEVDF, EVDF
+    /// and EVDF + NO_RUN_TO_PARITY (002; the EVDF sets on rust alone), a long sleeper that
+    /// wakes on another CPU at 2 and 4 vCPUs (003), a fork-heavy job at 100% and 300% load
+    /// with cyclictest beside it (004). The report quotes each seed beside ours
+    /// (--results-page Documentation/seeds.md). 3 boots x 2 runs a cell by default; with
+    /// --smoke one short cell of each, one boot a guest shape.
+    #[arg(long, conflicts_with_all = ["quick", "full", "next", "bar"])]
+    seeds: bool,
 
     /// With --next: write sched_feat NAME as OTHER in every cell (`NAME=OTHER`; `NAME=NO_X`
     /// writes X inverted), so that the pipeline runs on a kernel without NAME. Repeatable.
@@ -189,6 +202,13 @@ fn matrix_kind(args: &Args) -> MatrixKind {
     if args.bar {
         return MatrixKind::Bar;
     }
+    if args.seeds {
+        return if args.smoke {
+            MatrixKind::SeedsSmoke
+        } else {
+            MatrixKind::Seeds
+        };
+    }
     match (args.next, args.full, args.smoke) {
         (true, _, true) => MatrixKind::NextSmoke,
         (true, _, false) => MatrixKind::Next,
@@ -203,10 +223,12 @@ fn parse_experiment(s: &str) -> Result<Experiment, String> {
         .into_iter()
         .find(|e| format!("{e:?}").eq_ignore_ascii_case(s))
         .or_else(|| next::NextFeature::parse(s).map(Experiment::Next))
+        .or_else(|| seeds::parse(s))
         .ok_or_else(|| {
             format!(
                 "unknown experiment '{s}' (latency, throughput, fairness, scale; with --next: \
-                 run_to_parity_min_slice, lag_clamp_max_slice, next_buddy_eevdf, protect_at_pick)"
+                 run_to_parity_min_slice, lag_clamp_max_slice, next_buddy_eevdf, \
+                 protect_at_pick; with --seeds: seed001, seed002, seed003, seed004)"
             )
         })
 }
@@ -241,7 +263,7 @@ fn run_checked(cmd: &mut Command, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn build(root: &Path, pair: Pair, kernels: &[Kernel]) -> Result<()> {
+fn build(root: &Path, pair: Pair, kernels: &[Kernel], perf: bool) -> Result<()> {
     for &k in kernels {
         let build = pair.build(k);
         eprintln!(
@@ -254,6 +276,13 @@ fn build(root: &Path, pair: Pair, kernels: &[Kernel]) -> Result<()> {
                 .arg(root.join("tools/build-kernel.sh"))
                 .arg(build),
             &format!("tools/build-kernel.sh {build}"),
+        )?;
+    }
+    if perf {
+        eprintln!("==> eevdf-lab: building perf for the guest (tools/build-perf.sh)");
+        run_checked(
+            Command::new("bash").arg(root.join("tools/build-perf.sh")),
+            "tools/build-perf.sh",
         )?;
     }
     eprintln!("==> eevdf-lab: building eevdf-vm and the static guest programs");
@@ -365,7 +394,7 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
     let mut vm = Vm::spawn(&VmCommand {
         root: cx.root,
         build,
-        cpus: cx.args.cpus,
+        cpus: b.cpus.unwrap_or(cx.args.cpus),
         mem_mib: cx.args.mem_mib,
         timeout_s: (est * 4.0) as u64 + 180,
         icount_shift: match cx.args.timing {
@@ -374,6 +403,7 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
         },
         log: cx.dir.join(format!("{stem}.console")),
         script: &script,
+        perf: b.perf,
     })?;
     let label = BootLabel {
         n,
@@ -443,6 +473,7 @@ echo \"@@features $(cat /sys/kernel/debug/sched/features)\"\n",
         icount_shift: None,
         log: dir.join(format!("preflight-{build}.console")),
         script: &script,
+        perf: false,
     })?;
     let out = vm.read_stdout(|_| {})?;
     let (status, err) = vm.wait()?;
@@ -516,6 +547,10 @@ fn finish_next(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()>
 fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
     if raw.matrix.is_next() {
         finish_next(raw, dir, results_page)?;
+        return Ok(cells_ok(raw));
+    }
+    if raw.matrix.is_seeds() {
+        seeds_report::finish(raw, dir, results_page)?;
         return Ok(cells_ok(raw));
     }
     let rows = report::summarise(raw);
@@ -613,13 +648,17 @@ fn real_main() -> Result<bool> {
     }
     let kind = matrix_kind(&args);
     let boots_per_kernel = args.boots_per_kernel.unwrap_or(match kind {
-        MatrixKind::Smoke | MatrixKind::NextSmoke => 1,
+        MatrixKind::Smoke | MatrixKind::NextSmoke | MatrixKind::SeedsSmoke => 1,
         MatrixKind::Next => 6,
+        MatrixKind::Seeds => 3,
         MatrixKind::Quick => 5,
         MatrixKind::Full => 8,
         MatrixKind::Bar => plan::BAR_BOOTS,
     });
-    let smoke = matches!(kind, MatrixKind::Smoke | MatrixKind::NextSmoke);
+    let smoke = matches!(
+        kind,
+        MatrixKind::Smoke | MatrixKind::NextSmoke | MatrixKind::SeedsSmoke
+    );
     let inner_reps = args.inner_reps.unwrap_or(match kind {
         _ if smoke => 1,
         MatrixKind::Bar => plan::BAR_INNER_REPS,
@@ -676,13 +715,15 @@ fn real_main() -> Result<bool> {
     if args.dry_run {
         for (i, b) in boots.iter().enumerate() {
             println!(
-                "boot {:>2}: {:<12} rep {} batch {}: {} cells x {}",
+                "boot {:>2}: {:<12} rep {} batch {}: {} cells x {}, {} vCPUs{}",
                 i + 1,
                 pair.build(b.kernel),
                 b.rep + 1,
                 b.batch + 1,
                 b.cells.len(),
-                b.inner_reps
+                b.inner_reps,
+                b.cpus.unwrap_or(args.cpus),
+                if b.perf { ", perf" } else { "" }
             );
         }
         for c in &cells {
@@ -693,7 +734,7 @@ fn real_main() -> Result<bool> {
     }
     let t0 = Instant::now();
     if !args.no_build {
-        build(&root, pair, &kernels)?;
+        build(&root, pair, &kernels, cells.iter().any(Cell::needs_perf))?;
         eprintln!(
             "==> eevdf-lab: built in {}",
             fmt_dur(t0.elapsed().as_secs_f64())

@@ -46,6 +46,11 @@ pub struct Outcome {
     /// The counters before the run, until its `after` line comes.
     #[serde(skip)]
     counters_before: Option<BTreeMap<String, u64>>,
+    /// Text the report reads as it came: `perf latency ...` and `perf timehist ...` (the
+    /// guest's `@@perf` lines, seed 002), `cyclictest T: ...` (cyclictest's summary lines,
+    /// seed 004).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub text: Vec<String>,
 }
 
 impl Outcome {
@@ -59,6 +64,7 @@ impl Outcome {
             hackbench_s: Vec::new(),
             counters: None,
             counters_before: None,
+            text: Vec::new(),
         }
     }
 }
@@ -145,6 +151,10 @@ pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
                     }
                     _ => {}
                 }
+            } else if let Some(rest) = line.strip_prefix("@@perf ") {
+                o.text.push(format!("perf {rest}"));
+            } else if line.trim_start().starts_with("T:") && line.contains("Avg:") {
+                o.text.push(format!("cyclictest {}", line.trim()));
             } else if let Some(r) = Record::from_line(line) {
                 match r {
                     Ok(r) => o.records.push(r),
@@ -309,10 +319,44 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
             }
         }
     }
-    if matches!(cell.workload, Workload::Hackbench { .. }) {
+    if matches!(
+        cell.workload,
+        Workload::Hackbench { .. } | Workload::MigrateHackbench { .. }
+    ) {
         if let Some(t) = hb {
             m.push(("hackbench_s".into(), t));
         }
+    }
+    // Seed 002: perf's view of the two groups (the seed's columns).
+    let rows = perf_lat_rows(o);
+    for r in rows
+        .iter()
+        .filter(|r| matches!(r.task.as_str(), "massive_intr" | "interactive"))
+    {
+        let g = &r.task;
+        m.push((format!("perf_{g}_runtime_ms"), r.runtime_ms));
+        m.push((format!("perf_{g}_switches"), r.switches as f64));
+        m.push((format!("perf_{g}_avg_delay_ms"), r.avg_delay_ms));
+        m.push((format!("perf_{g}_max_delay_ms"), r.max_delay_ms));
+        m.push((format!("perf_{g}_sum_delay_ms"), r.sum_delay_ms()));
+    }
+    // Seed 004: cyclictest's threads, its mean average and its largest maximum.
+    let cyc: Vec<(f64, f64, f64)> = o
+        .text
+        .iter()
+        .filter_map(|l| l.strip_prefix("cyclictest "))
+        .filter_map(cyclictest_line)
+        .collect();
+    if !cyc.is_empty() {
+        let n = cyc.len() as f64;
+        m.push((
+            "cyc_avg_us".into(),
+            cyc.iter().map(|c| c.1).sum::<f64>() / n,
+        ));
+        m.push((
+            "cyc_max_us".into(),
+            cyc.iter().map(|c| c.2).fold(0.0, f64::max),
+        ));
     }
     for (k, &v) in o.counters.iter().flatten() {
         m.push((format!("{COUNTER_PREFIX}{k}"), v as f64));
@@ -323,9 +367,78 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
 /// What a counter's metric name starts with: `ctr:lag_clamped`.
 pub const COUNTER_PREFIX: &str = "ctr:";
 
+/// One task row of `perf sched latency` (perf 6.1: `name:pid | runtime ms | switches |
+/// avg: x ms | max: y ms | max start: ... | max end: ...`; a group of same-named tasks is
+/// `name:(n)`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PerfLatRow {
+    /// The task's name, without `:pid` or `:(n)`.
+    pub task: String,
+    /// `(n)` for a group, the pid otherwise.
+    pub which: String,
+    pub runtime_ms: f64,
+    /// What perf calls switches: the delays it measured (its average's divisor).
+    pub switches: u64,
+    pub avg_delay_ms: f64,
+    pub max_delay_ms: f64,
+}
+
+impl PerfLatRow {
+    /// The seed's "Sum delay ms": perf's average times its count (what Mike Galbraith's
+    /// table sums, to the average's rounding).
+    pub fn sum_delay_ms(&self) -> f64 {
+        self.avg_delay_ms * self.switches as f64
+    }
+}
+
+/// A `perf sched latency` task line, or None (headers, rules, TOTAL).
+pub fn perf_lat_row(line: &str) -> Option<PerfLatRow> {
+    let f: Vec<&str> = line.split('|').map(str::trim).collect();
+    if f.len() < 5 || f[0].starts_with("Task") || f[0].starts_with("TOTAL") {
+        return None;
+    }
+    let (task, which) = f[0].rsplit_once(':')?;
+    let ms = |s: &str, key: &str| -> Option<f64> {
+        s.strip_prefix(key)?
+            .trim()
+            .strip_suffix("ms")?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some(PerfLatRow {
+        task: task.to_string(),
+        which: which.to_string(),
+        runtime_ms: ms(f[1], "")?,
+        switches: f[2].parse().ok()?,
+        avg_delay_ms: ms(f[3], "avg:")?,
+        max_delay_ms: ms(f[4], "max:")?,
+    })
+}
+
+/// The `perf sched latency` rows of an outcome.
+pub fn perf_lat_rows(o: &Outcome) -> Vec<PerfLatRow> {
+    o.text
+        .iter()
+        .filter_map(|l| l.strip_prefix("perf latency "))
+        .filter_map(perf_lat_row)
+        .collect()
+}
+
+/// cyclictest's summary line (`T: 0 ( 123) P: 0 I:1000 C: 99 Min: 3 Act: 5 Avg: 8 Max:
+/// 120`, µs): (min, avg, max).
+pub fn cyclictest_line(line: &str) -> Option<(f64, f64, f64)> {
+    let after = |key: &str| -> Option<f64> {
+        let (_, rest) = line.split_once(key)?;
+        rest.split_whitespace().next()?.parse().ok()
+    };
+    Some((after("Min:")?, after("Avg:")?, after("Max:")?))
+}
+
 /// The metrics of an rt-app record: over the tasks that sleep, the pooled wakeup latency
 /// and the percentage of missed periods; over all tasks, the largest share error; per task
-/// (`<name>.`), its share error (signed: above its fair share is positive) and its p99.
+/// (`<name>.`), its share error (signed: above its fair share is positive) its p99 and
+/// maximum, and for a sleeper its slowdown (seed 001).
 fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
     if let Some(q) = &r.wakeup {
         m.push(("wake_p50_us".into(), q.p50_us));
@@ -345,6 +458,16 @@ fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
         ));
         if let Some(q) = &t.wakeup {
             m.push((format!("{}.p99_us", t.name), q.p99_us));
+            m.push((format!("{}.max_us", t.name), q.max_us));
+        }
+        // How long an activation (run and sleep) took, against its length alone: seed
+        // 001's "% of the baseline".
+        if t.kind == "sleeper" && t.periods > 0 && r.duration_s > 0.0 {
+            let alone_s = (t.run_us + t.sleep_us) as f64 / 1e6;
+            m.push((
+                format!("{}.slowdown_pct", t.name),
+                100.0 * r.duration_s / t.periods as f64 / alone_s,
+            ));
         }
     }
 }
@@ -492,5 +615,61 @@ Time: 0.26
             ]
         );
         assert_eq!(metric_meta("pingpong_switches_per_s").1, Better::Higher);
+    }
+
+    #[test]
+    fn perf_sched_latency_rows_parse() {
+        // Debian's perf 6.1 against the 6.12 guest (a real line, pids and times shortened).
+        let l = "  massive_intr:(3)      |   3378.018 ms |      395 | avg:  23.627 ms | \
+                 max: 187.745 ms | max start:    61.045221 s | max end:    61.232966 s";
+        let r = perf_lat_row(l).unwrap();
+        assert_eq!((r.task.as_str(), r.which.as_str()), ("massive_intr", "(3)"));
+        assert_eq!((r.runtime_ms, r.switches), (3378.018, 395));
+        assert_eq!((r.avg_delay_ms, r.max_delay_ms), (23.627, 187.745));
+        assert!((r.sum_delay_ms() - 9332.665).abs() < 1e-6);
+        // A name with colons keeps them; headers, rules and the total are not rows.
+        let k = perf_lat_row("  kworker/0:1-mm_:11    |    110.727 ms |        4 | avg:  23.551 ms | max:  46.474 ms | max start: 1 s | max end: 2 s").unwrap();
+        assert_eq!(
+            (k.task.as_str(), k.which.as_str()),
+            ("kworker/0:1-mm_", "11")
+        );
+        for l in [
+            "  Task                  |   Runtime ms  | Switches | Avg delay ms    | Max delay ms    |",
+            " -----------------------------------------------",
+            "  TOTAL:                |  11014.023 ms |      798 |",
+            "",
+        ] {
+            assert_eq!(perf_lat_row(l), None, "{l:?}");
+        }
+        // The seed's own format (a sum column, no max start) parses too.
+        let seed = "massive_intr:(9) |1827981.908 ms | 9163472 | avg: 0.040 ms | max: 13.026 ms | sum:366012.231 ms |";
+        assert_eq!(perf_lat_row(seed).unwrap().switches, 9163472);
+    }
+
+    #[test]
+    fn perf_and_cyclictest_lines_become_metrics() {
+        let out = "@@cell mixed-3c2i/EEVDF begin rep=0
+@@json {\"kind\":\"fork_job\",\"policy\":\"other\",\"jobs\":2,\"cpus\":2,\"files\":60,\"nice\":0,\"cpu_s\":1.8,\"elapsed_s\":0.975}
+@@perf latency   interactive:(2)       |   2281.394 ms |      288 | avg:  19.570 ms | max: 104.191 ms | max start: 1 s | max end: 2 s
+@@perf timehist            time    cpu  task name
+T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
+@@cell mixed-3c2i/EEVDF end rc=0
+";
+        let (_, o) = parse_boot(out);
+        assert_eq!(o[0].status, Status::Ok);
+        assert_eq!(o[0].text.len(), 3, "{:?}", o[0].text);
+        let cells = matrix(MatrixKind::Seeds, &[]);
+        let c = cells.iter().find(|c| c.id() == "mixed-3c2i/EEVDF").unwrap();
+        let m: BTreeMap<String, f64> = metrics(c, &o[0]).into_iter().collect();
+        assert_eq!(m["perf_interactive_switches"], 288.0);
+        assert_eq!(m["perf_interactive_max_delay_ms"], 104.191);
+        assert_eq!((m["cyc_avg_us"], m["cyc_max_us"]), (87.0, 2052.0));
+        assert_eq!(
+            cyclictest_line(
+                "T: 0 ( 1) P:80 I:10000 C: 10 Min: 1831 Act: 2245 Avg: 2413 Max: 12687"
+            ),
+            Some((1831.0, 2413.0, 12687.0))
+        );
+        assert_eq!(cyclictest_line("T: 0 ( 1) no numbers"), None);
     }
 }

@@ -161,6 +161,8 @@ pub enum Experiment {
     Scale,
     /// `--next`: one of upstream's post-6.12 EEVDF features, off against on.
     Next(NextFeature),
+    /// `--seeds`: seed N's experiment (1 to 4; seed 000's is the latency experiment).
+    Seed(u8),
 }
 
 impl Experiment {
@@ -178,6 +180,7 @@ impl Experiment {
             Experiment::Fairness => "Fairness",
             Experiment::Scale => "Scale",
             Experiment::Next(f) => f.name(),
+            Experiment::Seed(n) => crate::seeds::title(n),
         }
     }
 }
@@ -424,6 +427,36 @@ pub enum Workload {
         change: StormChange,
         duration_ms: u64,
     },
+    /// Seed 002: eevdf-mixed on CPU 0 (`compute` massive_intr-shaped processes, 8 ms run /
+    /// 1 ms sleep, against `interactive` ones that burn 2 ms a 16.7 ms frame) under `perf
+    /// sched record`; the guest prints `perf sched latency` and the first `timehist_lines`
+    /// lines of `perf sched timehist` (`@@perf` lines).
+    Mixed {
+        compute: u32,
+        interactive: u32,
+        duration_ms: u64,
+        timehist_lines: u32,
+    },
+    /// Seed 003: eevdf-migrate's sleeper, moved by affinity from CPU 0 to CPU `to` while
+    /// it sleeps `sleep_ms` (a hog on each), `rounds` times.
+    Migrate {
+        to: u32,
+        rounds: u32,
+        sleep_ms: u64,
+    },
+    /// Seed 003: hackbench, with eevdf-migrate's unpinned sleeper beside it for
+    /// `sleeper_rounds` rounds (`--move natural`), or alone (0).
+    MigrateHackbench {
+        groups: u32,
+        loops: u32,
+        sleeper_rounds: u32,
+    },
+    /// Seed 004: eevdf-forkjob's `jobs` slots over `files` files, with `cyclictest
+    /// --policy=other` beside it on CPU 0 (stopped when the job ends).
+    ForkJob {
+        jobs: u32,
+        files: u32,
+    },
 }
 
 /// The in-share latency cells' background: `n` nice-0 hogs (eevdf-share) pinned to CPU 0
@@ -472,6 +505,10 @@ pub struct Cell {
     /// from before `--next`).
     #[serde(default)]
     pub ab: Option<Ab>,
+    /// The guest's vCPUs for this cell; None: the run's `--cpus`. Cells with their own
+    /// count boot apart from the others (the multi-CPU cells of `--full`, seed 003's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
 }
 
 impl Cell {
@@ -481,12 +518,29 @@ impl Cell {
             features,
             workload,
             ab: None,
+            cpus: None,
         }
+    }
+
+    /// The same cell on a guest of `cpus` vCPUs.
+    pub fn on_cpus(mut self, cpus: u32) -> Cell {
+        self.cpus = Some(cpus);
+        self
+    }
+
+    /// The vCPUs the cell runs on, in a run of `run_cpus` (`--cpus`).
+    pub fn cpus_in(&self, run_cpus: u32) -> u32 {
+        self.cpus.unwrap_or(run_cpus)
+    }
+
+    /// Whether the guest needs Debian's perf (`eevdf-vm --perf`) for this cell.
+    pub fn needs_perf(&self) -> bool {
+        matches!(self.workload, Workload::Mixed { .. })
     }
 
     /// The workload's name without the feature set: what a table row is labelled with.
     pub fn label(&self) -> String {
-        match &self.workload {
+        let l = match &self.workload {
             Workload::Latency {
                 slice_x,
                 hogs: Some(h),
@@ -526,6 +580,32 @@ impl Cell {
                 StormChange::Slice => "T's slice set every 200 us (sched_setattr)".into(),
                 StormChange::Nice => "T reniced 0/1 every 200 us".into(),
             },
+            Workload::Mixed {
+                compute,
+                interactive,
+                ..
+            } => format!("{compute} massive_intr vs {interactive} interactive (CPU 0)"),
+            Workload::Migrate { to, .. } => {
+                format!("sleeper moved CPU 0 -> {to} (a hog on each)")
+            }
+            Workload::MigrateHackbench {
+                groups,
+                sleeper_rounds,
+                ..
+            } => {
+                if *sleeper_rounds > 0 {
+                    format!("hackbench -g {groups} with an unpinned long sleeper")
+                } else {
+                    format!("hackbench -g {groups} alone")
+                }
+            }
+            Workload::ForkJob { jobs, files } => {
+                format!("fork job -j {jobs}, {files} files, cyclictest beside")
+            }
+        };
+        match self.cpus {
+            Some(n) => format!("{l}, {n} vCPUs"),
+            None => l,
         }
     }
 
@@ -562,8 +642,30 @@ impl Cell {
                 ..
             } => format!("msgr-{messengers}x{workers}"),
             Workload::Storm { change, .. } => format!("storm-{}", change.arg()),
+            Workload::Mixed {
+                compute,
+                interactive,
+                ..
+            } => format!("mixed-{compute}c{interactive}i"),
+            Workload::Migrate { to, .. } => format!("migrate-0to{to}"),
+            Workload::MigrateHackbench {
+                groups,
+                sleeper_rounds,
+                ..
+            } => format!(
+                "hbmig-g{groups}-{}",
+                if *sleeper_rounds > 0 {
+                    "sleeper"
+                } else {
+                    "alone"
+                }
+            ),
+            Workload::ForkJob { jobs, .. } => format!("forkjob-j{jobs}"),
         };
-        format!("{w}/{}", self.features.name())
+        match self.cpus {
+            Some(n) => format!("{w}@{n}cpu/{}", self.features.name()),
+            None => format!("{w}/{}", self.features.name()),
+        }
     }
 
     /// The guest command line.
@@ -648,6 +750,42 @@ impl Cell {
                 "eevdf-storm --cpu 0 --driver self --change {} --duration-ms {duration_ms}",
                 change.arg()
             ),
+            Workload::Mixed {
+                compute,
+                interactive,
+                duration_ms,
+                timehist_lines,
+            } => format!(
+                "/tmp/eevdf-perfsched {timehist_lines} eevdf-mixed --cpus 0 --compute {compute} \
+                 --interactive {interactive} --warmup-ms {MIXED_WARMUP_MS} --duration-ms {duration_ms}"
+            ),
+            Workload::Migrate {
+                to,
+                rounds,
+                sleep_ms,
+            } => format!(
+                "eevdf-migrate --move affinity --from 0 --to {to} --rounds {rounds} \
+                 --sleep-ms {sleep_ms}"
+            ),
+            Workload::MigrateHackbench {
+                groups,
+                loops,
+                sleeper_rounds,
+            } => {
+                let hb = format!("hackbench -g {groups} -l {loops}");
+                if *sleeper_rounds > 0 {
+                    format!(
+                        "/tmp/eevdf-beside wait 'eevdf-migrate --move natural --rounds \
+                         {sleeper_rounds} --run-before-ms 50 --sleep-ms 300 --after-ms 200' {hb}"
+                    )
+                } else {
+                    hb
+                }
+            }
+            Workload::ForkJob { jobs, files } => format!(
+                "/tmp/eevdf-beside stop 'cyclictest --policy=other -q -t 1 -a 0 -i 1000' \
+                 eevdf-forkjob --jobs {jobs} --files {files}"
+            ),
         }
     }
 
@@ -688,6 +826,21 @@ impl Cell {
             }
             // Calibration: about 0.1 s more.
             Workload::Msgr { duration_ms, .. } => 0.3 + 0.5 * (0.4 + *duration_ms as f64 / 1000.0),
+            // perf's record, then its latency and timehist passes over the data.
+            Workload::Mixed { duration_ms, .. } => {
+                8.0 + 0.5 * (MIXED_WARMUP_MS + *duration_ms) as f64 / 1000.0
+            }
+            // Each round: 100 ms beside the hog, the sleep, 500 ms after it.
+            Workload::Migrate {
+                rounds, sleep_ms, ..
+            } => 0.5 + 0.5 * *rounds as f64 * (0.6 + *sleep_ms as f64 / 1000.0),
+            Workload::MigrateHackbench {
+                groups,
+                loops,
+                sleeper_rounds,
+            } => (0.3 + 0.007 * (*groups * *loops) as f64).max(0.5 * *sleeper_rounds as f64 * 0.55),
+            // 10-50 ms of CPU a file over the vCPUs, at half of wall time under icount.
+            Workload::ForkJob { files, .. } => 1.0 + 0.5 * 0.03 * *files as f64 / 2.0,
         }
     }
 
@@ -735,7 +888,14 @@ pub enum MatrixKind {
     /// against hackbench and inside its share, three slices) long enough to pool at least
     /// [`BAR_WAKEUPS`] wakeups a kernel and cell, and the throughput cells.
     Bar,
+    /// `--seeds`: the experiments of seeds 001 to 004 on the booted kernels (src/seeds.rs).
+    Seeds,
+    /// `--seeds --smoke`: one short cell of each, one boot a guest shape.
+    SeedsSmoke,
 }
+
+/// eevdf-mixed's warm-up in the seed 002 cells, ms.
+pub const MIXED_WARMUP_MS: u64 = 300;
 
 /// The latency cells' waker wakes this often, µs (`eevdf-waker --interval-us`): its need is
 /// its CPU per wakeup over this period.
@@ -766,6 +926,11 @@ impl MatrixKind {
     pub fn is_next(self) -> bool {
         matches!(self, MatrixKind::Next | MatrixKind::NextSmoke)
     }
+
+    /// The `--seeds` matrices.
+    pub fn is_seeds(self) -> bool {
+        matches!(self, MatrixKind::Seeds | MatrixKind::SeedsSmoke)
+    }
 }
 
 /// The cells of a matrix, in run order, limited to `only` experiments (all when empty).
@@ -774,6 +939,9 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     use FeatureSet as F;
     if kind.is_next() {
         return crate::next::matrix(kind == MatrixKind::NextSmoke, only);
+    }
+    if kind.is_seeds() {
+        return crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only);
     }
     let mut cells = Vec::new();
     let (lat_sets, slices, hb): (Vec<F>, &[f64], (u32, u32)) = match kind {
@@ -915,11 +1083,24 @@ pub struct Boot {
     pub batch: usize,
     pub cells: Vec<usize>,
     pub inner_reps: u32,
+    /// The guest's vCPUs, when the batch's cells ask for their own (None: `--cpus`).
+    #[serde(default)]
+    pub cpus: Option<u32>,
+    /// Boot with Debian's perf in the guest (`eevdf-vm --perf`).
+    #[serde(default)]
+    pub perf: bool,
 }
 
-/// Split the matrix into the fewest batches of about `budget_s` estimated seconds or less
-/// (a batch may overrun by one cell), then order the boots batch by batch, repetition by repetition,
-/// alternating the kernels inside each repetition: A B A B ...
+/// What a boot's guest must be for its cells: its vCPUs (None: `--cpus`), and whether perf
+/// is in its initramfs.
+type GuestShape = (Option<u32>, bool);
+
+/// Split the matrix into boots. Cells that need a different guest (their own vCPU count,
+/// or perf in the initramfs) never share a boot: the cells are grouped by that, in the
+/// order the groups first appear. Each group is split into the fewest batches of about
+/// `budget_s` estimated seconds or less (a batch may overrun by one cell); then the boots
+/// are ordered batch by batch, repetition by repetition, alternating the kernels inside
+/// each repetition: A B A B ...
 pub fn plan_boots(
     cells: &[Cell],
     kernels: &[Kernel],
@@ -927,28 +1108,38 @@ pub fn plan_boots(
     inner_reps: u32,
     budget_s: f64,
 ) -> Vec<Boot> {
-    // As few batches as the budget allows, filled evenly (not greedily, which would leave a
-    // last batch of one cell that still costs a boot per kernel and repetition).
-    let cost = |c: &Cell| c.estimate_s() * inner_reps as f64;
-    let total: f64 = cells.iter().map(cost).sum();
-    let n_batches = (total / budget_s.max(1.0)).ceil().max(1.0);
-    let target = total / n_batches;
-    let mut batches: Vec<Vec<usize>> = Vec::new();
-    let mut cur = Vec::new();
-    let mut cur_s = 0.0;
+    let mut groups: Vec<(GuestShape, Vec<usize>)> = Vec::new();
     for (i, c) in cells.iter().enumerate() {
-        cur.push(i);
-        cur_s += cost(c);
-        if cur_s >= target - 1e-9 && (batches.len() as f64) < n_batches - 1.0 {
-            batches.push(std::mem::take(&mut cur));
-            cur_s = 0.0;
+        let key = (c.cpus, c.needs_perf());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((key, vec![i])),
         }
     }
-    if !cur.is_empty() {
-        batches.push(cur);
+    // As few batches as the budget allows, filled evenly (not greedily, which would leave a
+    // last batch of one cell that still costs a boot per kernel and repetition).
+    let cost = |i: usize| cells[i].estimate_s() * inner_reps as f64;
+    let mut batches: Vec<(GuestShape, Vec<usize>)> = Vec::new();
+    for (key, members) in groups {
+        let total: f64 = members.iter().map(|&i| cost(i)).sum();
+        let n_batches = (total / budget_s.max(1.0)).ceil().max(1.0);
+        let target = total / n_batches;
+        let (mut cur, mut cur_s, mut made) = (Vec::new(), 0.0, 0.0);
+        for i in members {
+            cur.push(i);
+            cur_s += cost(i);
+            if cur_s >= target - 1e-9 && made < n_batches - 1.0 {
+                batches.push((key, std::mem::take(&mut cur)));
+                cur_s = 0.0;
+                made += 1.0;
+            }
+        }
+        if !cur.is_empty() {
+            batches.push((key, cur));
+        }
     }
     let mut boots = Vec::new();
-    for (b, batch) in batches.iter().enumerate() {
+    for (b, ((cpus, perf), batch)) in batches.iter().enumerate() {
         for rep in 0..boots_per_kernel {
             for &k in kernels {
                 boots.push(Boot {
@@ -957,6 +1148,8 @@ pub fn plan_boots(
                     batch: b,
                     cells: batch.clone(),
                     inner_reps,
+                    cpus: *cpus,
+                    perf: *perf,
                 });
             }
         }
@@ -986,6 +1179,38 @@ counters() {
 }
 SS=/proc/sys/kernel/sched_schedstats
 echo 0 > $SS
+# /tmp/eevdf-beside stop|wait 'BG' CMD...: the command line BG in the background while CMD
+# runs; when CMD ends, BG is stopped with SIGINT (stop: cyclictest then prints its summary)
+# or waited for (wait); BG's output follows CMD's. The status is CMD's, then (wait) BG's.
+cat > /tmp/eevdf-beside <<'EOF'
+#!/bin/sh
+how=$1 bg=$2
+shift 2
+sh -c "exec $bg" >/tmp/eevdf-beside.out 2>&1 &
+p=$!
+"$@"
+rc=$?
+[ "$how" = stop ] && kill -INT $p 2>/dev/null
+wait $p
+brc=$?
+cat /tmp/eevdf-beside.out
+[ $rc = 0 ] || exit $rc
+[ "$how" = stop ] || exit $brc
+EOF
+# /tmp/eevdf-perfsched N CMD...: CMD under `perf sched record`; then `perf sched latency`
+# of it and the first N lines of `perf sched timehist`, as @@perf lines.
+cat > /tmp/eevdf-perfsched <<'EOF'
+#!/bin/sh
+n=$1
+shift
+[ -d /sys/kernel/tracing/events/sched ] || mount -t tracefs none /sys/kernel/tracing
+perf sched record -q -o /tmp/perf.data -- "$@" || exit $?
+perf sched latency -i /tmp/perf.data --sort=runtime 2>&1 | sed 's/^/@@perf latency /'
+[ "$n" -gt 0 ] && perf sched timehist -i /tmp/perf.data 2>/dev/null | head -n "$n" | sed 's/^/@@perf timehist /'
+rm -f /tmp/perf.data
+exit 0
+EOF
+chmod +x /tmp/eevdf-beside /tmp/eevdf-perfsched
 "#;
 
 /// The guest script for one boot. Each cell run: its `begin` line; for each feature its
@@ -1229,6 +1454,41 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn boots_never_mix_guest_shapes() {
+        // The seeds' matrix has cells on 1 vCPU, 1 vCPU with perf, 2 and 4 vCPUs.
+        let cells = matrix(MatrixKind::Seeds, &[]);
+        let boots = plan_boots(&cells, &[Kernel::Rust, Kernel::Stock], 2, 2, 60.0);
+        let mut seen = vec![0; cells.len()];
+        for b in &boots {
+            for &i in &b.cells {
+                assert_eq!(cells[i].cpus, b.cpus, "{}", cells[i].id());
+                assert_eq!(cells[i].needs_perf(), b.perf, "{}", cells[i].id());
+                if b.rep == 0 && b.kernel == Kernel::Rust {
+                    seen[i] += 1;
+                }
+            }
+        }
+        assert!(
+            seen.iter().all(|&n| n == 1),
+            "every cell in one batch: {seen:?}"
+        );
+        for shape in [
+            (None, false),
+            (None, true),
+            (Some(2), false),
+            (Some(4), false),
+        ] {
+            assert!(boots.iter().any(|b| (b.cpus, b.perf) == shape), "{shape:?}");
+        }
+        // The helpers the seeds' commands call are in every script.
+        let script = guest_script(&boots[0], &cells);
+        assert!(script.contains("cat > /tmp/eevdf-beside <<'EOF'"));
+        assert!(script.contains("perf sched record -q -o /tmp/perf.data"));
+        // Cells on their own vCPU count have their own IDs.
+        assert!(cells.iter().any(|c| c.id() == "migrate-0to3@4cpu/EEVDF"));
     }
 
     #[test]

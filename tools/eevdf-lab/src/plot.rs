@@ -194,6 +194,92 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
     c.write_png(path)
 }
 
+/// Curves of (x, y) on linear axes from 0, x ticks at the points' x values, y ticks at
+/// "nice" steps; a legend under the frame.
+pub fn xy_plot(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    curves: &[Curve],
+    path: &Path,
+) -> Result<()> {
+    let (w, h) = (640u32, 420u32);
+    let mut c = Canvas::new(w, h, WHITE);
+    let title_scale = if Canvas::text_width(title, 2) > w as i64 - 20 {
+        1
+    } else {
+        2
+    };
+    c.text(10, 10, title, BLACK, title_scale);
+    let pts = || {
+        curves
+            .iter()
+            .flat_map(|cv| cv.points.iter())
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+    };
+    let xmax = pts().map(|p| p.0).fold(1.0, f64::max) * 1.1;
+    let ymax_raw = pts().map(|p| p.1).fold(0.0, f64::max).max(1e-9);
+    let step = [0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+        .into_iter()
+        .find(|st| ymax_raw / st <= 8.0)
+        .unwrap_or(ymax_raw / 8.0);
+    let ymax = (ymax_raw / step).ceil() * step;
+    let f = Frame {
+        x0: 70.0,
+        y0: 50.0,
+        x1: w as f64 - 30.0,
+        y1: h as f64 - 80.0,
+        xmin: 0.0,
+        xmax,
+        ymin: 0.0,
+        ymax,
+    };
+    let mut t = 0.0;
+    while t <= ymax + 1e-9 {
+        let (_, y) = f.px(0.0, t);
+        c.line((f.x0, y), (f.x1, y), GREY, 1, 0);
+        let lbl = format!("{t}");
+        c.text(
+            f.x0 as i64 - 8 - Canvas::text_width(&lbl, 1),
+            y as i64 - 4,
+            &lbl,
+            BLACK,
+            1,
+        );
+        t += step;
+    }
+    let mut xs: Vec<f64> = pts().map(|p| p.0).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    for x in xs {
+        let (px, _) = f.px(x, 0.0);
+        let lbl = format!("{x}");
+        c.text(
+            px as i64 - Canvas::text_width(&lbl, 1) / 2,
+            f.y1 as i64 + 6,
+            &lbl,
+            BLACK,
+            1,
+        );
+    }
+    f.border(&mut c);
+    for cv in curves {
+        let mut p: Vec<(f64, f64)> = cv.points.clone();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let px: Vec<(f64, f64)> = p.iter().map(|&(x, y)| f.px(x, y)).collect();
+        polyline(&mut c, &px, cv.colour);
+    }
+    let axes = format!("x: {x_label}   y: {y_label}");
+    c.text(70, h as i64 - 56, &axes, BLACK, 1);
+    let mut x = 70;
+    for cv in curves {
+        c.rect(x, h as i64 - 30, x + 14, h as i64 - 20, cv.colour);
+        c.text(x + 20, h as i64 - 29, &cv.name, BLACK, 1);
+        x += 40 + Canvas::text_width(&cv.name, 1);
+    }
+    c.write_png(path)
+}
+
 /// One quantile-quantile panel: its title and its (percentile, stock µs, rust µs) points.
 pub type QqPanel = (String, Vec<(f64, f64, f64)>);
 

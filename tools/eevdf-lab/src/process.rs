@@ -27,6 +27,8 @@ pub struct VmCommand<'a> {
     pub log: PathBuf,
     /// The guest script to run.
     pub script: &'a Path,
+    /// Put Debian's perf into the guest (`--perf`).
+    pub perf: bool,
 }
 
 /// A running eevdf-vm.
@@ -51,6 +53,7 @@ impl Vm {
                 Some(shift) => vec!["--icount-shift".to_string(), shift.to_string()],
                 None => vec![],
             })
+            .args(if vc.perf { &["--perf"][..] } else { &[] })
             .arg("--log")
             .arg(&vc.log)
             .arg(vc.script)

@@ -149,7 +149,9 @@ fn bar_pass_within(better: Better, r: &Estimate, tolerance: f64) -> Option<bool>
 /// deterministic rows (instructions a switch) at rust <= stock.
 pub fn bar_for(kind: MatrixKind, metric: &str, r: &Estimate) -> Option<bool> {
     let (_, better, bar) = metric_meta(metric);
-    if !bar {
+    // The bar is the main matrix's; the seeds' cells say how the seeds' experiments come
+    // out, with their intervals.
+    if !bar || kind.is_seeds() {
         return None;
     }
     if INSTRUCTION_METRICS.contains(&metric) {
@@ -200,7 +202,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
                 Status::Ok => {
                     outcomes_of.entry(ci).or_default().push(o);
                     let ms = parse::metrics(&raw.cells[ci], o);
-                    for (m, v) in with_instructions(raw, ms) {
+                    for (m, v) in with_instructions(raw, &raw.cells[ci], ms) {
                         let key = (ci, m);
                         if !samples.contains_key(&key) {
                             order.push(key.clone());
@@ -337,11 +339,11 @@ pub const INSTRUCTION_METRICS: [&str; 2] = ["pingpong_insns_per_switch", "yield_
 /// `ms` with the deterministic rows added where the run allows them (icount, one vCPU): the
 /// ping-pong's `1e9 / (2^shift * switches/s)` and the yielding tasks' `ns per switch /
 /// 2^shift`, instructions a switch of the whole guest (kernel and user).
-fn with_instructions(raw: &Raw, mut ms: Vec<(String, f64)>) -> Vec<(String, f64)> {
+fn with_instructions(raw: &Raw, cell: &Cell, mut ms: Vec<(String, f64)>) -> Vec<(String, f64)> {
     let Some(TimingInfo::Icount { shift }) = raw.timing else {
         return ms;
     };
-    if raw.cpus != 1 {
+    if cell.cpus_in(raw.cpus) != 1 {
         return ms;
     }
     let ns = (1u64 << shift) as f64;
@@ -403,7 +405,14 @@ fn kernel_cell(row: &Row, k: Kernel) -> String {
 /// One Markdown table per experiment.
 pub fn tables(raw: &Raw, rows: &[Row]) -> String {
     let mut s = String::new();
-    for e in Experiment::ALL {
+    // The experiments in the matrix's order (the seeds' too).
+    let mut experiments: Vec<Experiment> = Vec::new();
+    for c in &raw.cells {
+        if !experiments.contains(&c.experiment) {
+            experiments.push(c.experiment);
+        }
+    }
+    for e in experiments {
         let rs: Vec<&Row> = rows
             .iter()
             .filter(|r| raw.cells[r.cell].experiment == e)
@@ -645,7 +654,7 @@ fn regimes(raw: &Raw, rs: &[&Row]) -> String {
     let mut any = false;
     for r in rs.iter().filter(|r| r.metric == "need_pct") {
         let c = &raw.cells[r.cell];
-        let Some(share) = waker_share_pct(c, raw.cpus) else {
+        let Some(share) = waker_share_pct(c, c.cpus_in(raw.cpus)) else {
             continue;
         };
         let need = |k| r.kernels.get(&k).map(|e: &Estimate| e.value);
@@ -713,8 +722,33 @@ pub struct ReportPaths<'a> {
 
 /// The whole Markdown report.
 pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String]) -> String {
+    let mut s = preamble(raw, "eevdf-lab results");
+    let _ = writeln!(
+        s,
+        "\n## Results\n\nEach entry is the median with its 95% interval `[lo, hi]` over all runs of \
+         the cell on that kernel (boots × repetitions); † marks an interval whose coverage is \
+         below 95% because there are fewer than 6 runs. rust/stock is the ratio of medians with \
+         a bootstrap 95% interval. The bar column applies the project's goal: ≤ 1.00 with the \
+         upper end ≤ 1.02 for times and latencies, ≥ 1.00 with the lower end ≥ 0.98 for \
+         ping-pong switches/s: pass; FAIL when the whole interval is on the wrong side of \
+         1.00; open when the interval is too wide to decide. Documentation/lab.md explains \
+         each metric.\n"
+    );
+    s.push_str(&tables(raw, rows));
+    if !images.is_empty() {
+        let _ = writeln!(s, "## Plots\n");
+        for i in images {
+            let _ = writeln!(s, "![{i}]({}{i})\n", p.img_prefix);
+        }
+    }
+    s
+}
+
+/// The report's start: its title, the run (when, which matrix, how to reproduce it), the
+/// kernel pair and the kernels, and the boots that failed.
+pub fn preamble(raw: &Raw, title: &str) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "# eevdf-lab results\n");
+    let _ = writeln!(s, "# {title}\n");
     let _ = writeln!(
         s,
         "Run {} UTC, matrix `{:?}`, {} boots per kernel × {} repetitions per boot, {} vCPUs \
@@ -772,24 +806,6 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
         .collect();
     if !failed_boots.is_empty() {
         let _ = writeln!(s, "\n**Failed boots:** {}", failed_boots.join(", "));
-    }
-    let _ = writeln!(
-        s,
-        "\n## Results\n\nEach entry is the median with its 95% interval `[lo, hi]` over all runs of \
-         the cell on that kernel (boots × repetitions); † marks an interval whose coverage is \
-         below 95% because there are fewer than 6 runs. rust/stock is the ratio of medians with \
-         a bootstrap 95% interval. The bar column applies the project's goal: ≤ 1.00 with the \
-         upper end ≤ 1.02 for times and latencies, ≥ 1.00 with the lower end ≥ 0.98 for \
-         ping-pong switches/s: pass; FAIL when the whole interval is on the wrong side of \
-         1.00; open when the interval is too wide to decide. Documentation/lab.md explains \
-         each metric.\n"
-    );
-    s.push_str(&tables(raw, rows));
-    if !images.is_empty() {
-        let _ = writeln!(s, "## Plots\n");
-        for i in images {
-            let _ = writeln!(s, "![{i}]({}{i})\n", p.img_prefix);
-        }
     }
     s
 }

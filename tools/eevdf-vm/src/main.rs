@@ -107,11 +107,12 @@ struct Args {
     #[arg(long = "file")]
     files: Vec<String>,
 
-    /// Also put Debian's `perf` (package linux-perf, 6.1; about 19 MB with its 26 shared
-    /// libraries) into the guest at /usr/bin/perf, for `perf sched record` / `latency` /
-    /// `timehist` (tracefs is mounted at /sys/kernel/tracing). Costs initramfs size and so
-    /// boot time and guest memory; the kernel needs PERF_EVENTS and the sched tracepoints
-    /// (the distro flavours have them, the tiny ones do not).
+    /// Also put perf, built from the 6.12 tree by tools/build-perf.sh (about 3.5 MB with
+    /// its 5 shared libraries), into the guest at /usr/bin/perf, for `perf sched record` /
+    /// `latency` / `timehist` (tracefs is mounted at /sys/kernel/tracing). Costs initramfs
+    /// size and so boot time and guest memory; the kernel needs PERF_EVENTS and the sched
+    /// tracepoints (every flavour has them). Not Debian's perf 6.1: on these kernels its
+    /// `perf sched latency` loses most delays (Documentation/lab.md).
     #[arg(long)]
     perf: bool,
 
@@ -364,7 +365,14 @@ fn build_initramfs(args: &Args, init: &str) -> Result<Vec<u8>> {
     add_binary(&mut a, "/usr/bin/hackbench", "/usr/bin/hackbench")?;
     add_binary(&mut a, "/usr/bin/cyclictest", "/usr/bin/cyclictest")?;
     if args.perf {
-        add_binary(&mut a, "/usr/bin/perf", "/usr/bin/perf")?;
+        let perf = cache_dir().join("build/perf/perf");
+        if !perf.is_file() {
+            bail!(
+                "--perf: no {} (build it with tools/build-perf.sh)",
+                perf.display()
+            );
+        }
+        add_binary(&mut a, &perf.display().to_string(), "/usr/bin/perf")?;
     }
     // The repository whose tools/guest and tests/guest go into the guest.
     let root = repo_root();

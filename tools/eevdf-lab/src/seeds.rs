@@ -1,0 +1,236 @@
+//! The `--seeds` matrix: the experiments of seeds 001 to 004 (../shared/seeds/, quoted in
+//! the report) on the booted kernels, Rust against stock where stock can run them. Seed
+//! 000's latency-against-throughput experiment is the main matrix's (`--quick`, `--full`,
+//! `--bar`).
+//!
+//! - **001** (FreeBSD ULE's partial-slice starvation): a task that runs 100 µs and sleeps
+//!   1 ms (a seventh of its 0.7 ms base slice on one vCPU) beside 2, 4 and 8 hogs on one
+//!   CPU, with the base slice and with a 100 µs custom slice. Its need (9.1% of a CPU) is
+//!   inside its share (1/9 at 8 hogs), so every wait measures the pick, not fairness.
+//! - **002** (Mike Galbraith's EVDF table): three massive_intr-shaped processes (8 ms run,
+//!   1 ms sleep) against two interactive ones (2 ms of work a 16.7 ms frame) on one CPU,
+//!   under `perf sched record`, for EEVDF, EVDF (NO_ELIGIBLE) and EVDF + NO_RUN_TO_PARITY.
+//!   Stock 6.12 has no ELIGIBLE feature, so the EVDF cells run on the Rust kernel alone.
+//! - **003** (a long sleeper's vruntime across CPUs): at 2 and 4 vCPUs, a sleeper moved by
+//!   affinity to another CPU while that CPU's hog runs its virtual time ahead, and
+//!   hackbench with and without an unpinned long sleeper beside it.
+//! - **004** (the BFS/VRQ sanity tests): a fork-heavy CPU-bound job (the kernel build's
+//!   stand-in, `eevdf-forkjob`) at 100% and 300% load on 2 vCPUs, with `cyclictest
+//!   --policy=other` beside it, for EEVDF and EVDF.
+
+use crate::plan::{Cell, Experiment, FeatureSet, Workload};
+
+/// The seeds this matrix covers.
+pub const SEEDS: [u8; 4] = [1, 2, 3, 4];
+
+/// The experiment's title, for the tables and `--only` (`seed001` .. `seed004`).
+pub fn title(n: u8) -> &'static str {
+    match n {
+        1 => "Seed 001: a partial-slice sleeper beside hogs (FreeBSD ULE)",
+        2 => "Seed 002: massive_intr against an interactive load (EEVDF, EVDF)",
+        3 => "Seed 003: a long sleeper that wakes on another CPU",
+        4 => "Seed 004: a fork-heavy job at 100% and 300% load, cyclictest beside it",
+        _ => "Seed (unknown)",
+    }
+}
+
+/// `seed001` .. `seed004` (or `001` .. `004`), for `--only`.
+pub fn parse(s: &str) -> Option<Experiment> {
+    let n = s.strip_prefix("seed").unwrap_or(s);
+    SEEDS
+        .into_iter()
+        .find(|&k| n == format!("{k:03}") || n == k.to_string())
+        .map(Experiment::Seed)
+}
+
+/// Seed 001's sleeper: its run and sleep, µs.
+pub const S001_RUN_US: u64 = 100;
+pub const S001_SLEEP_US: u64 = 1000;
+/// The short custom slice of seed 001's second case, µs (the kernel's minimum, 0.1 ms): a
+/// request that fits the burst.
+pub const S001_SHORT_SLICE_US: u64 = 100;
+
+/// The 002 cells' feature sets: the seed's three.
+pub fn seed002_sets() -> [FeatureSet; 3] {
+    [
+        FeatureSet::eevdf(),
+        FeatureSet::evdf(),
+        FeatureSet::new(
+            "EVDF+NO_RUN_TO_PARITY",
+            &["NO_ELIGIBLE", "NO_RUN_TO_PARITY"],
+        ),
+    ]
+}
+
+/// The cells, in run order, limited to `only` (all seeds when empty or when it names none
+/// of them).
+pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
+    let want = |n: u8| {
+        only.is_empty()
+            || only.contains(&Experiment::Seed(n))
+            || !only.iter().any(|e| matches!(e, Experiment::Seed(_)))
+    };
+    let mut cells = Vec::new();
+    if want(1) {
+        let hogs: &[u32] = if smoke { &[4] } else { &[2, 4, 8] };
+        for &n in hogs {
+            for (tag, slice_us) in [("base", 0), ("short", S001_SHORT_SLICE_US)] {
+                let slice_words = if slice_us == 0 {
+                    "the base slice".to_string()
+                } else {
+                    format!("a {slice_us} us slice")
+                };
+                cells.push(Cell::new(
+                    Experiment::Seed(1),
+                    FeatureSet::eevdf(),
+                    Workload::RtApp {
+                        case: format!("s001-h{n}-{tag}"),
+                        what: format!(
+                            "sleeper ({S001_RUN_US} us run, {S001_SLEEP_US} us sleep, \
+                             {slice_words}) beside {n} hogs"
+                        ),
+                        tasks: vec![format!(
+                            "sleep_us={S001_SLEEP_US},run_us={S001_RUN_US},\
+                             slice_us={slice_us},name=sleeper"
+                        )],
+                        hogs: vec![format!("count={n},name=hog")],
+                        duration_ms: if smoke { 500 } else { 2000 },
+                    },
+                ));
+            }
+        }
+    }
+    if want(2) {
+        let sets: Vec<FeatureSet> = if smoke {
+            vec![FeatureSet::eevdf()]
+        } else {
+            seed002_sets().to_vec()
+        };
+        for (i, f) in sets.into_iter().enumerate() {
+            cells.push(Cell::new(
+                Experiment::Seed(2),
+                f,
+                Workload::Mixed {
+                    compute: 3,
+                    interactive: 2,
+                    duration_ms: if smoke { 1000 } else { 3000 },
+                    // One cell's timeline for the report.
+                    timehist_lines: if i == 0 { 40 } else { 0 },
+                },
+            ));
+        }
+    }
+    if want(3) {
+        let shapes: &[u32] = if smoke { &[2] } else { &[2, 4] };
+        for &cpus in shapes {
+            cells.push(
+                Cell::new(
+                    Experiment::Seed(3),
+                    FeatureSet::eevdf(),
+                    Workload::Migrate {
+                        to: cpus - 1,
+                        rounds: if smoke { 1 } else { 3 },
+                        sleep_ms: if smoke { 300 } else { 1000 },
+                    },
+                )
+                .on_cpus(cpus),
+            );
+            for sleeper_rounds in [0, if smoke { 1 } else { 4 }] {
+                cells.push(
+                    Cell::new(
+                        Experiment::Seed(3),
+                        FeatureSet::eevdf(),
+                        Workload::MigrateHackbench {
+                            groups: 2,
+                            loops: if smoke { 30 } else { 150 },
+                            sleeper_rounds,
+                        },
+                    )
+                    .on_cpus(cpus),
+                );
+            }
+        }
+    }
+    if want(4) {
+        let sets: Vec<FeatureSet> = if smoke {
+            vec![FeatureSet::eevdf()]
+        } else {
+            vec![FeatureSet::eevdf(), FeatureSet::evdf()]
+        };
+        for f in &sets {
+            // 100% and 300% of the 2 vCPUs.
+            for jobs in [2, 6] {
+                cells.push(
+                    Cell::new(
+                        Experiment::Seed(4),
+                        f.clone(),
+                        Workload::ForkJob {
+                            jobs,
+                            files: if smoke { 20 } else { 60 },
+                        },
+                    )
+                    .on_cpus(2),
+                );
+            }
+        }
+    }
+    cells
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_seed_has_cells_with_unique_ids() {
+        for smoke in [false, true] {
+            let cells = matrix(smoke, &[]);
+            for n in SEEDS {
+                assert!(
+                    cells.iter().any(|c| c.experiment == Experiment::Seed(n)),
+                    "seed {n}, smoke {smoke}"
+                );
+            }
+            let mut ids: Vec<String> = cells.iter().map(Cell::id).collect();
+            ids.sort();
+            let n = ids.len();
+            ids.dedup();
+            assert_eq!(ids.len(), n, "duplicate cell IDs");
+        }
+        // --only keeps one seed.
+        let only = matrix(false, &[Experiment::Seed(3)]);
+        assert!(only.iter().all(|c| c.experiment == Experiment::Seed(3)));
+        assert!(
+            only.iter().all(|c| c.cpus.is_some()),
+            "003 runs on 2 and 4 vCPUs"
+        );
+    }
+
+    #[test]
+    fn seed_names_parse() {
+        assert_eq!(parse("seed002"), Some(Experiment::Seed(2)));
+        assert_eq!(parse("004"), Some(Experiment::Seed(4)));
+        assert_eq!(parse("1"), Some(Experiment::Seed(1)));
+        assert_eq!(parse("seed005"), None);
+        assert_eq!(parse("latency"), None);
+    }
+
+    #[test]
+    fn seed001_sleeper_is_inside_its_share() {
+        // Its need against 1/(n + 1) of a CPU at the most hogs.
+        let need = S001_RUN_US as f64 / (S001_RUN_US + S001_SLEEP_US) as f64;
+        assert!(need < 1.0 / 9.0, "{need}");
+    }
+
+    #[test]
+    fn seed002_and_004_need_perf_and_two_cpus() {
+        let cells = matrix(false, &[]);
+        for c in &cells {
+            match c.workload {
+                Workload::Mixed { .. } => assert!(c.needs_perf() && c.cpus.is_none()),
+                Workload::ForkJob { .. } => assert_eq!(c.cpus, Some(2)),
+                _ => assert!(!c.needs_perf()),
+            }
+        }
+    }
+}
