@@ -210,7 +210,7 @@ pub fn metric_meta(name: &str) -> (&'static str, Better, bool) {
         // latency the pick decides, without timer lateness or host stalls of an idle vCPU.
         "run_delay_avg_us" => ("µs", Better::Lower, true),
         // The waker's CPU per wakeup over its period, % of a CPU: its regime, not a result.
-        "need_pct" => ("% of a CPU", Better::Neither, false),
+        "need_pct" | "waker_share_pct" => ("% of a CPU", Better::Neither, false),
         "ctxsw_per_s" => ("/s", Better::Neither, false),
         "switches_per_s" => ("/s", Better::Higher, false),
         "pingpong_switches_per_s" => ("/s", Better::Higher, true),
@@ -247,6 +247,14 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                     m.push((
                         "need_pct".into(),
                         100.0 * w.run_avg_us / w.interval_us as f64,
+                    ));
+                }
+                // What it got: its CPU time over the run (it misses periods when it needs
+                // more than its share).
+                if w.duration_s > 0.0 && w.run_avg_us > 0.0 {
+                    m.push((
+                        "waker_share_pct".into(),
+                        100.0 * w.run_avg_us * w.samples as f64 / (w.duration_s * 1e6),
                     ));
                 }
                 if let Some(t) = hb {

@@ -1019,6 +1019,43 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
             },
         ));
     }
+    // --full: the latency and throughput experiments again at 2 and 4 vCPUs, where wakeups
+    // migrate and the load balancer runs (the same C code in both kernels); each shape
+    // boots on its own.
+    if kind == MatrixKind::Full {
+        for cpus in [2, 4] {
+            for &slice_x in slices {
+                cells.push(
+                    Cell::new(
+                        E::Latency,
+                        F::eevdf(),
+                        Workload::Latency {
+                            slice_x,
+                            hb_groups: hb.0,
+                            hb_loops: hb.1,
+                            hogs: None,
+                        },
+                    )
+                    .on_cpus(cpus),
+                );
+            }
+            for threads in [false, true] {
+                cells.push(
+                    Cell::new(
+                        E::Throughput,
+                        F::eevdf(),
+                        Workload::Hackbench {
+                            threads,
+                            pipe: !threads,
+                            groups: 4,
+                            loops: 50,
+                        },
+                    )
+                    .on_cpus(cpus),
+                );
+            }
+        }
+    }
     let (pp_ms, share_ms, scale_ms) = match kind {
         MatrixKind::Smoke => (300, 300, 300),
         MatrixKind::Quick | MatrixKind::Bar => (600, 600, 600),
@@ -1356,8 +1393,8 @@ mod tests {
             .count();
         assert_eq!(
             lat,
-            5 * 3 + 3,
-            "5 feature sets x 3 slices, and 3 slices inside the share"
+            5 * 3 + 3 + 2 * 3,
+            "5 feature sets x 3 slices, 3 slices inside the share, 3 slices at 2 and 4 vCPUs"
         );
         assert!(full.iter().any(|c| matches!(
             c.workload,
@@ -1373,7 +1410,7 @@ mod tests {
             .iter()
             .filter(|c| matches!(c.workload, Workload::Hackbench { .. }))
             .count();
-        assert_eq!(hb, 2 * 2 * 4);
+        assert_eq!(hb, 2 * 2 * 4 + 2 * 2, "and two at 2 and 4 vCPUs");
         let quick = matrix(MatrixKind::Quick, &[]);
         for e in Experiment::ALL {
             assert!(quick.iter().any(|c| c.experiment == e), "{e:?}");
@@ -1448,12 +1485,39 @@ mod tests {
                 .map(|&i| cells[i].estimate_s() * 2.0)
                 .fold(0.0, f64::max);
             assert!(t <= 120.0 + biggest, "{t}");
-            assert!(t >= 30.0, "batches are balanced, not greedy: {t}");
+            // A shape that fits one batch is as small as it is (the multi-CPU cells).
+            if b.cpus.is_none() {
+                assert!(t >= 30.0, "batches are balanced, not greedy: {t}");
+            }
             for &i in &b.cells {
                 seen[i] += 1;
             }
         }
         assert!(seen.iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn full_has_multi_cpu_cells() {
+        let cells = matrix(MatrixKind::Full, &[]);
+        for n in [2, 4] {
+            let at: Vec<&Cell> = cells.iter().filter(|c| c.cpus == Some(n)).collect();
+            assert!(
+                at.iter().any(|c| c.experiment == Experiment::Latency),
+                "{n}"
+            );
+            assert!(
+                at.iter().any(|c| c.experiment == Experiment::Throughput),
+                "{n}"
+            );
+        }
+        assert!(matrix(MatrixKind::Quick, &[])
+            .iter()
+            .all(|c| c.cpus.is_none()));
+        let mut ids: Vec<String> = cells.iter().map(Cell::id).collect();
+        let n = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), n);
     }
 
     #[test]

@@ -482,11 +482,22 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
     s
 }
 
-/// The simulator against the kernel (issue 17), for the in-share latency cells: the same
+/// hackbench as the simulator models it in the latency cells: 40 tasks a group, each
+/// running exponential bursts (mean [`SIM_HB_RUN_US`]) between exponential sleeps (mean
+/// [`SIM_HB_SLEEP_US`]), the shape of tests/scenarios/hackbench_waker_*.toml. A model of
+/// the load's regime (a long runqueue and constant wakeups), not of its pipes.
+const SIM_HB_RUN_US: u64 = 40;
+const SIM_HB_SLEEP_US: u64 = 200;
+/// How long the simulator runs each latency cell: 5 s.
+const SIM_DURATION_NS: f64 = 5e9;
+
+/// The simulator against the kernel (issue 17), for every one-vCPU latency cell: the same
 /// waker (its measured CPU per wakeup, `need_pct`, every 1 ms, its slice) beside the same
-/// hogs, run in `eevdf-sim`'s kernel-faithful mode for 5 s at the pair's HZ and the boot's
-/// base slice. The simulator's wakeup latency is the wait for the CPU alone, so it stands
-/// beside the kernel's run delay per wakeup (schedstat), not its timer-to-run latency.
+/// hogs, or beside hackbench as [`SIM_HB_RUN_US`] models it, run in `eevdf-sim`'s
+/// kernel-faithful mode for 5 s at the pair's HZ and the boot's base slice. The
+/// simulator's wakeup latency is the wait for the CPU alone, so it stands beside the
+/// kernel's run delay per wakeup (schedstat), not its timer-to-run latency; its share is
+/// the waker's CPU time over the run, beside the kernel's `share_pct`.
 fn simulated(raw: &Raw, rs: &[&Row]) -> String {
     let base_us = raw
         .boots
@@ -506,60 +517,103 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
     };
     let mut t = format!(
         "The simulator against the kernel (`eevdf-sim`, kernel-faithful, HZ={hz}, base slice \
-         {base_us} µs, 5 s), for the cells inside the waker's share: the kernel's run delay \
-         per wakeup (median over runs) against the simulator's average wait for the same \
-         waker, its CPU per wakeup as measured.\n\n| workload | run delay, stock (µs) | run \
-         delay, rust (µs) | simulator's wait, avg (µs) | simulator's wait, p99 (µs) |\n\
-         |---|---|---|---|---|\n"
+         {base_us} µs, 5 s), for the latency cells: the same waker (its CPU per \
+         wakeup as the kernel measured it, every 1 ms, its slice) beside the same hogs, or \
+         beside hackbench modelled as 40 tasks a group running exponential {SIM_HB_RUN_US} µs \
+         bursts between {SIM_HB_SLEEP_US} µs sleeps (one-vCPU runs only). The kernel's run delay per wakeup \
+         (median over runs, rust) against the simulator's average wait, with their ratio; \
+         the waker's share of the CPU; the kernel's largest timer-to-run latency against the \
+         simulator's largest wait.\n\n| workload | run delay, stock (µs) | run delay, rust \
+         (µs) | simulator's wait, avg (µs) | rust/simulator | share, rust | simulator's share \
+         | max latency, rust (µs) | simulator's max wait (µs) |\n\
+         |---|---|---|---|---|---|---|---|---|\n"
     );
     let mut any = false;
     for (ci, c) in raw.cells.iter().enumerate() {
         let Workload::Latency {
             slice_x,
-            hogs: Some(h),
+            hogs,
+            hb_groups,
             ..
         } = c.workload
         else {
             continue;
         };
+        // The hogs' cells are pinned to CPU 0 whatever the vCPUs; hackbench spreads over
+        // them, and the simulator models one runqueue.
+        if hogs.is_none() && c.cpus_in(raw.cpus) != 1 {
+            continue;
+        }
         let Some(need) =
             median(ci, "need_pct", Kernel::Rust).or(median(ci, "need_pct", Kernel::Stock))
         else {
             continue;
+        };
+        let others = match hogs {
+            Some(h) => format!(
+                "[[task]]\nname = \"hog\"\ncount = {}\nbehaviour = {{ kind = \"hog\" }}\n",
+                h.n
+            ),
+            None => format!(
+                "[[task]]\nname = \"hackbench\"\ncount = {}\nbehaviour = {{ kind = \
+                 \"bursty\", run = {{ dist = \"exp\", mean_us = {SIM_HB_RUN_US} }}, sleep = \
+                 {{ dist = \"exp\", mean_us = {SIM_HB_SLEEP_US} }} }}\n",
+                40 * hb_groups
+            ),
         };
         let toml = format!(
             "name = \"{id}\"\ndescription = \"the lab's cell {id}\"\nduration_ms = 5000\n\
              hz = {hz}\nbase_slice_us = {base_us}\nseed = 1\n\n[[task]]\nname = \"waker\"\n\
              slice_us = {slice}\nbehaviour = {{ kind = \"periodic\", period_us = \
              {WAKER_PERIOD_US}, \
-             run_us = {run}, offset_us = 250 }}\n\n[[task]]\nname = \"hog\"\ncount = {n}\n\
-             behaviour = {{ kind = \"hog\" }}\n",
+             run_us = {run}, offset_us = 250 }}\n\n{others}",
             id = c.id(),
             slice = ((slice_x * base_us as f64).round() as u64).max(1),
             run = ((need / 100.0 * WAKER_PERIOD_US as f64).round() as u64).max(1),
-            n = h.n,
         );
         let sim = eevdf_sim::scenario::Scenario::parse(&toml)
             .and_then(|sc| eevdf_sim::sim::Sim::run(&sc, &eevdf_sim::sim::RunOptions::default()));
-        let (avg, p99) = match sim.as_ref().ok().and_then(|o| o.report.task("waker")) {
+        let w = sim.as_ref().ok().and_then(|o| o.report.task("waker"));
+        let k = |m: &str, k| median(ci, m, k).map_or("-".into(), fmt_num);
+        let rd_rust = median(ci, "run_delay_avg_us", Kernel::Rust);
+        let (avg, ratio, share, max) = match w {
             Some(w) => (
                 fmt_num(w.wakeup_latency_avg_ns / 1e3),
-                fmt_num(w.wakeup_latency_p99_ns as f64 / 1e3),
+                rd_rust
+                    .filter(|_| w.wakeup_latency_avg_ns > 0.0)
+                    .map_or("-".into(), |r| {
+                        format!("{:.2}", r / (w.wakeup_latency_avg_ns / 1e3))
+                    }),
+                format!("{:.1}%", w.runtime_ns as f64 / SIM_DURATION_NS * 100.0),
+                fmt_num(w.wakeup_latency_max_ns as f64 / 1e3),
             ),
-            None => ("-".into(), "-".into()),
+            None => ("-".into(), "-".into(), "-".into(), "-".into()),
         };
-        let k = |k| median(ci, "run_delay_avg_us", k).map_or("-".into(), fmt_num);
         any = true;
         let _ = writeln!(
             t,
-            "| {} | {} | {} | {avg} | {p99} |",
+            "| {} | {} | {} | {avg} | {ratio} | {} | {share} | {} | {max} |",
             c.label(),
-            k(Kernel::Stock),
-            k(Kernel::Rust)
+            k("run_delay_avg_us", Kernel::Stock),
+            k("run_delay_avg_us", Kernel::Rust),
+            median(ci, "waker_share_pct", Kernel::Rust).map_or("-".into(), |v| format!("{v:.1}%")),
+            k("lat_max_us", Kernel::Rust),
         );
     }
     if any {
-        t.push('\n');
+        t.push_str(
+            "\nWhere they differ, and why: (1) the kernel's run delay also holds the wakeup \
+             path (the timer interrupt, `try_to_wake_up()`, the switch), which the simulator \
+             does not model: under icount it is about 70 µs even where the waker preempts at \
+             once (the 0.1x cell, where the simulator's wait is 0), so the in-share rows agree \
+             where the kernel's delay minus that floor matches the simulator's wait. (2) Over \
+             its share (the hackbench rows) the waker misses periods: eevdf-waker skips to the \
+             next grid point, while the simulator's periodic task starts an overrun activation \
+             at once and counts it late from its due time, so its waits there grow with the \
+             backlog (seconds) and are not the kernel's; only the shares compare, and they \
+             show the regime: the waker gets about its fair share, not its need. (3) hackbench \
+             is a model in the simulator (bursty tasks without pipes).\n\n",
+        );
         t
     } else {
         String::new()
@@ -1173,7 +1227,7 @@ mod tests {
         let t = tables(&raw, &summarise(&raw));
         let line = |label: &str| {
             t.lines()
-                .find(|l| l.starts_with(&format!("| {label} |")) && l.contains("share"))
+                .find(|l| l.starts_with(&format!("| {label} |")) && l.contains("its share"))
                 .unwrap_or_else(|| panic!("no regime row for {label} in\n{t}"))
                 .to_string()
         };
@@ -1194,10 +1248,13 @@ mod tests {
                 .unwrap_or_else(|| panic!("no simulator row for {label} in\n{t}"))
                 .to_string()
         };
+        // Columns: run delay stock, rust, the simulator's average wait, rust/simulator,
+        // the shares, the maxima.
         let short = sim("slice=0.1x (pinned beside 2 hogs on CPU 0)");
-        assert!(short.ends_with("| 10.0 | 0.000 | 0.000 |"), "{short}");
+        assert!(short.contains("| 10.0 | 0.000 | - |"), "{short}");
+        assert!(short.ends_with("| 0.000 |"), "{short}");
         let long = sim("slice=10x (pinned beside 2 hogs on CPU 0)");
-        assert!(!long.ends_with("| 0.000 | 0.000 |"), "{long}");
+        assert!(!long.contains("| 0.000 | - |"), "{long}");
     }
 
     fn raw_with(rates: &[(Kernel, f64)]) -> Raw {
