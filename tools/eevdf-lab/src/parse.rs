@@ -476,6 +476,12 @@ fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
                 format!("{}.slowdown_pct", t.name),
                 100.0 * r.duration_s / t.periods as f64 / alone_s,
             ));
+            // How often its run is cut by a preemption (involuntary switches an
+            // activation): what stretches an activation beyond its wait and its run.
+            m.push((
+                format!("{}.preempt_per_act", t.name),
+                t.nivcsw as f64 / t.periods as f64,
+            ));
         }
     }
 }

@@ -144,6 +144,17 @@ fn sleeper_round(a: &Args, h: libc::pid_t, wake_at: u64) -> Result<MigrateRound>
     } else {
         (s1 - s0) as f64 / (sys::now_ns() - woke) as f64
     };
+    // No sample after the first 100 ms: S did not run between then and the window's end
+    // (it samples only while it runs), so its last sample holds all it got in the first
+    // 100 ms (beside a hog, whose CPU time at 100 ms is then unknown, the window's share:
+    // a lower bound). Without this the round's record held a NaN (JSON null) and failed.
+    if share_100.is_nan() {
+        share_100 = if h > 0 {
+            share
+        } else {
+            (s1 - s0) as f64 / (a.after_ms.min(100) * 1_000_000).max(1) as f64
+        };
+    }
     Ok(MigrateRound {
         woke_on: cpu,
         wake_latency_us: (woke - wake_at) as f64 / 1000.0,
