@@ -577,6 +577,15 @@ pub struct MigrateRound {
     /// Its lag at placement, µs of CPU time at nice 0, from how far it ran ahead of (or
     /// behind) the equal-weight hog on its new CPU (`affinity` only).
     pub lag_us: Option<f64>,
+    /// Its lag at placement read from the vruntimes themselves (`affinity` only, and
+    /// CONFIG_SCHED_DEBUG): right after waking, S reads its own `se.vruntime` and the hog's
+    /// from `/proc/<pid>/sched`. With two equal-weight tasks `V = (v_S + v_H) / 2`, so
+    /// `lag = V - v_S = (v_H - v_S) / 2`, in µs of virtual time (= CPU time at nice 0).
+    /// S's vruntime is the placement's (nothing ran S's `update_curr()` since), the hog's
+    /// as it left the CPU: it overstates S's lag by half of what the hog ran after S woke
+    /// (S's wake latency bounds that). Absent in records from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_vruntime_us: Option<f64>,
     /// Its share over the first 100 ms after waking: of its and the hog's CPU time
     /// (`affinity`, fair share 0.5), or of the wall time (`natural`).
     pub share_first_100ms: f64,

@@ -551,6 +551,26 @@ pub struct ProcSched {
     /// `se.load.weight`, as the file shows it: on 64-bit kernels scaled up by 1024
     /// (`scale_load()`), so nice 0 is 1048576.
     pub weight: Option<u64>,
+    /// `se.vruntime`, ns (the file prints it as a signed `ms.nnnnnn`).
+    pub vruntime_ns: Option<i64>,
+}
+
+/// A `PN()` value of a `sched` file, `[-]MS.NNNNNN` (ms and the ns below them), in ns.
+fn parse_split_ns(v: &str) -> Option<i64> {
+    let (neg, v) = match v.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, v),
+    };
+    let (ms, ns) = v.split_once('.')?;
+    if ns.len() != 6 {
+        return None;
+    }
+    let x = ms
+        .parse::<i64>()
+        .ok()?
+        .checked_mul(1_000_000)?
+        .checked_add(ns.parse::<i64>().ok()?)?;
+    Some(if neg { -x } else { x })
 }
 
 /// Parse the `NAME : VALUE` lines of a task's `sched` file that [`ProcSched`] keeps.
@@ -565,10 +585,19 @@ pub fn parse_proc_sched(s: &str) -> ProcSched {
             "policy" => p.policy = v.parse().ok(),
             "se.slice" => p.slice_ns = v.parse().ok(),
             "se.load.weight" => p.weight = v.parse().ok(),
+            "se.vruntime" => p.vruntime_ns = parse_split_ns(v),
             _ => {}
         }
     }
     p
+}
+
+/// Process `pid`'s [`ProcSched`] (`/proc/<pid>/sched`: its main thread's); `None`
+/// without CONFIG_SCHED_DEBUG.
+pub fn proc_sched(pid: libc::pid_t) -> Option<ProcSched> {
+    std::fs::read_to_string(format!("/proc/{pid}/sched"))
+        .ok()
+        .map(|s| parse_proc_sched(&s))
 }
 
 /// The calling thread's [`ProcSched`] (`/proc/thread-self/sched`); `None` without
@@ -582,6 +611,21 @@ pub fn own_proc_sched() -> Option<ProcSched> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sched_file_vruntime() {
+        let p = parse_proc_sched(
+            "eevdf-migrate (93, #threads: 1)\n---\nse.exec_start : 5123.456789\n\
+             se.vruntime                                  :          1234.000567\n\
+             se.slice : 1400000\n",
+        );
+        assert_eq!(p.vruntime_ns, Some(1_234_000_567));
+        assert_eq!(p.slice_ns, Some(1_400_000));
+        assert_eq!(parse_split_ns("-1.500000"), Some(-1_500_000));
+        assert_eq!(parse_split_ns("0.000001"), Some(1));
+        assert_eq!(parse_split_ns("12.5"), None);
+        assert_eq!(parse_split_ns("x.000000"), None);
+    }
 
     #[test]
     fn loadavg_tasks() {
@@ -647,7 +691,8 @@ mod tests {
             ProcSched {
                 policy: Some(0),
                 slice_ns: Some(100_000),
-                weight: Some(1_048_576)
+                weight: Some(1_048_576),
+                vruntime_ns: None,
             }
         );
         assert_eq!(parse_proc_sched("policy : 1\n").slice_ns, None);

@@ -282,6 +282,11 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 if let Some(l) = lags.iter().map(|l| l.abs()).reduce(f64::max) {
                     m.push(("migrate_max_abs_lag_us".into(), l));
                 }
+                // The lag read from the vruntimes: the placement's own number.
+                let vr: Vec<f64> = x.rounds.iter().filter_map(|r| r.lag_vruntime_us).collect();
+                if let Some(l) = vr.iter().map(|l| l.abs()).reduce(f64::max) {
+                    m.push(("migrate_max_abs_lag_vr_us".into(), l));
+                }
                 let share = x.rounds.iter().map(|r| r.share).sum::<f64>() / n;
                 m.push(("migrate_share".into(), share));
             }
@@ -467,6 +472,10 @@ fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
         if let Some(q) = &t.wakeup {
             m.push((format!("{}.p99_us", t.name), q.p99_us));
             m.push((format!("{}.max_us", t.name), q.max_us));
+            if t.kind == "sleeper" {
+                m.push((format!("{}.p90_us", t.name), q.p90_us));
+                m.push((format!("{}.p999_us", t.name), q.p999_us));
+            }
         }
         // How long an activation (run and sleep) took, against its length alone: seed
         // 001's "% of the baseline".

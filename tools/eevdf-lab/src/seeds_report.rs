@@ -329,6 +329,49 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
              seed; see the rows."
         }
     );
+    // Where the kernels' p99s part, the quantiles around it say whether the wait itself
+    // differs or only how many wakeups get it.
+    let mut parted = String::new();
+    for &(ci, c) in &cells {
+        let Some(x) = row(rows, ci, "sleeper.p99_us").and_then(|r| r.ratio.as_ref()) else {
+            continue;
+        };
+        if x.lo <= 1.1 && x.hi >= 0.9 {
+            continue;
+        }
+        let q = |k| {
+            [
+                "sleeper.p90_us",
+                "sleeper.p99_us",
+                "sleeper.p999_us",
+                "sleeper.max_us",
+            ]
+            .iter()
+            .map(|m| opt(med(rows, ci, m, k)))
+            .collect::<Vec<_>>()
+            .join(" / ")
+        };
+        let _ = write!(
+            parted,
+            " {}: stock {}, rust {}.",
+            c.label(),
+            q(Kernel::Stock),
+            q(Kernel::Rust)
+        );
+    }
+    if !parted.is_empty() {
+        let _ = writeln!(
+            s,
+            "**Where the kernels part.** In these cells the two kernels' p99 waits differ \
+             beyond 10% (p90 / p99 / p99.9 / max, µs, medians of the runs):{parted} Both \
+             kernels have the long waits (the maxima); what differs is how many wakeups get \
+             one, set by where the sleeper's 1.1 ms cycle falls against the 1 ms tick and the \
+             hogs' slices, and under icount each kernel's own instruction count moves that \
+             phase (the VERIFY oracle, which checks every pick of the Rust kernel against \
+             fair.c's on the same runqueue, finds no divergence in the guest suite, \
+             tools/test.sh).\n"
+        );
+    }
     if !sim_vs.is_empty() {
         let r: Vec<f64> = sim_vs.iter().map(|(sim, k)| k / sim.max(1.0)).collect();
         let _ = writeln!(
@@ -572,10 +615,13 @@ fn section_002(raw: &Raw, rows: &[Row], s: &mut String) {
                 0.257 / 0.167
             )),
             if v.0 < e.0 && v.1 > e.1 {
-                "The direction is the seed's: without the eligibility check the compute \
-                 processes, whose deadlines a full slice ahead are still the earliest when \
-                 they wake with negative lag, run longer stretches, and the interactive \
-                 tasks wait longer."
+                "The direction is the seed's: without the eligibility check a compute \
+                 process that wakes with negative lag is picked by its deadline anyway and \
+                 runs longer stretches, and the interactive tasks wait longer. The size is a \
+                 fraction of the seed's: his desktop ran about a hundred threads (chrome's, \
+                 X, kwin, kworkers) beside nine compute processes on eight CPUs, so many \
+                 ineligible entities with early deadlines competed at every pick; ours has \
+                 five tasks on one CPU, where the two orders seldom disagree."
             } else {
                 "The direction is not the seed's on this load: see the rows below."
             }
@@ -639,15 +685,17 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
         "**Ours**: `eevdf-migrate` at 2 and 4 vCPUs. The sleeper runs 100 ms beside a hog on \
          CPU 0, sleeps 1 s while that hog runs CPU 0's virtual time ahead, is moved by \
          affinity to the last CPU, where another hog runs, and wakes there (3 rounds a run). \
-         Its lag at placement is half of how far it runs ahead of the new CPU's hog (two \
-         equal tasks); the bound is 6.12's clamp, max(2 × slice, tick) with the guest's base \
-         slice (1 + log2 CPUs times 0.7 ms), and the estimate may exceed it by about a slice \
-         and a tick (the hog's protected slice, and runtime seen only at ticks and switches). \
-         Its share is its CPU time over its and the hog's in the 500 ms after the wakeup \
+         Its lag at placement is read from the vruntimes right after it wakes (`se.vruntime` \
+         in its own and the hog's `/proc/<pid>/sched`: with two equal tasks, lag = (v_hog - \
+         v_sleeper) / 2); the bound is 6.12's clamp, max(2 × slice, tick) with the guest's \
+         base slice (1 + log2 CPUs times 0.7 ms). Beside it, the estimate from CPU times \
+         (half of how far the sleeper runs ahead of the hog, or behind it) that any kernel \
+         allows: it carries the two tasks' alternation, up to a slice and a tick either \
+         way, and its sign is often the opposite of the placement's. Its share is its CPU time over its and the hog's in the 500 ms after the wakeup \
          (fair: 0.5). And hackbench (-g 2 -l 150) alone, and with an unpinned sleeper (50 ms \
          run, 300 ms sleep, 200 ms spin, 4 rounds) waking wherever the kernel puts it.\n\n\
-         | vCPUs | lag bound (µs) | largest \\|lag\\|, stock (µs) | largest \\|lag\\|, rust (µs) \
-         | share, stock | share, rust | hackbench alone, stock / rust (s) | with the sleeper, \
+         | vCPUs | lag bound (µs) | largest \\|lag\\| from the vruntimes, stock / rust (µs) \
+         | the CPU-time estimate, stock / rust (µs) | share, stock | share, rust | hackbench alone, stock / rust (s) | with the sleeper, \
          stock / rust (s) | with/alone, stock / rust | unpinned sleeper's share of a CPU \
          beside hackbench, stock / rust (nominal) |\n|---|---|---|---|---|---|---|---|---|---|"
     );
@@ -680,8 +728,10 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
         let bound = lag_bound_us(slice, hz(raw));
         let m = |ci: Option<usize>, metric: &str, k| ci.and_then(|ci| med(rows, ci, metric, k));
         for k in [Kernel::Stock, Kernel::Rust] {
-            if let Some(l) = m(mig, "migrate_max_abs_lag_us", k) {
-                lag_ok &= l <= bound + slice + 1e6 / hz(raw) as f64;
+            // The read overstates the lag by half of what the hog ran after the wakeup
+            // (about 80 µs of wake latency): 100 µs of slack.
+            if let Some(l) = m(mig, "migrate_max_abs_lag_vr_us", k) {
+                lag_ok &= l <= bound + 100.0;
             }
             if let Some(sh) = m(mig, "migrate_share", k) {
                 fair &= (0.4..=0.6).contains(&sh);
@@ -705,8 +755,14 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
             s,
             "| {n} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} ({:.3}) |",
             fmt_num(bound),
-            opt(m(mig, "migrate_max_abs_lag_us", Kernel::Stock)),
-            opt(m(mig, "migrate_max_abs_lag_us", Kernel::Rust)),
+            pair(
+                m(mig, "migrate_max_abs_lag_vr_us", Kernel::Stock),
+                m(mig, "migrate_max_abs_lag_vr_us", Kernel::Rust)
+            ),
+            pair(
+                m(mig, "migrate_max_abs_lag_us", Kernel::Stock),
+                m(mig, "migrate_max_abs_lag_us", Kernel::Rust)
+            ),
             opt(m(mig, "migrate_share", Kernel::Stock)),
             opt(m(mig, "migrate_share", Kernel::Rust)),
             pair(
@@ -736,11 +792,11 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
              (see the table)."
         },
         if lag_ok {
-            "Its lag at placement stays within the clamp plus the estimate's slice and tick: \
+            "Its lag at placement, read from the vruntimes, stays within 6.12's clamp: \
              what it brings to the new CPU is bounded, as EEVDF's lag placement promises, \
              where CFS's vruntime renormalisation was the seed's bug."
         } else {
-            "**Its lag at placement exceeded the clamp plus a slice and a tick** on a kernel \
+            "**Its lag at placement, read from the vruntimes, exceeded the clamp** on a kernel \
              (see the table)."
         }
     );

@@ -107,6 +107,15 @@ fn sleeper_round(a: &Args, h: libc::pid_t, wake_at: u64) -> Result<MigrateRound>
     spin_ms(a.run_before_ms);
     sys::sleep_until_ns(wake_at);
     let woke = sys::now_ns();
+    // The vruntimes first, before S's own reads of its CPU time run its update_curr().
+    let lag_vruntime_us = if h > 0 {
+        let own = sys::own_proc_sched().and_then(|p| p.vruntime_ns);
+        let hog = sys::proc_sched(h).and_then(|p| p.vruntime_ns);
+        own.zip(hog)
+            .map(|(s, hv)| hv.wrapping_sub(s) as f64 / 2.0 / 1000.0)
+    } else {
+        None
+    };
     let (s0, _) = sys::own_schedstat_ns()?;
     let h0 = if h > 0 { sys::task_runtime_ns(h)? } else { 0 };
     let mut cpu = 0;
@@ -163,6 +172,7 @@ fn sleeper_round(a: &Args, h: libc::pid_t, wake_at: u64) -> Result<MigrateRound>
         } else {
             None
         },
+        lag_vruntime_us,
         share_first_100ms: share_100,
         share,
     })
@@ -223,11 +233,13 @@ fn main() -> Result<()> {
         let r: MigrateRound =
             serde_json::from_slice(&buf[..n as usize]).context("parsing the sleeper's result")?;
         println!(
-            "eevdf-migrate: woke on CPU {} after {:.1} us; lag {} ; share {:.3} over \
-             the first 100 ms, {:.3} over {} ms",
+            "eevdf-migrate: woke on CPU {} after {:.1} us; lag {} (from the vruntimes: {}); \
+             share {:.3} over the first 100 ms, {:.3} over {} ms",
             r.woke_on,
             r.wake_latency_us,
             r.lag_us.map_or("-".to_string(), |l| format!("{l:.1} us")),
+            r.lag_vruntime_us
+                .map_or("-".to_string(), |l| format!("{l:.1} us")),
             r.share_first_100ms,
             r.share,
             a.after_ms
