@@ -14,7 +14,7 @@
 #
 #   --full: also build the rust, debug, distro, distro-stock and stock kernels and run
 #           their guest suites (distro in the three preemption modes at full load),
-#           smoke-test the experiment lab (eevdf-lab --smoke) on stock, and build (only)
+#           smoke-test the experiment lab (eevdf-lab --smoke, --seeds --smoke) on stock, and build (only)
 #           the rust kernel without SMP, without SCHED_DEBUG and without FAIR_GROUP_SCHED.
 #           Longer than CI's budget: Documentation/building.md#measured-times has the times.
 #
@@ -184,6 +184,9 @@ if [ "$full" = 1 ]; then
 	# checks the guest programs, the protocol and the report end to end.
 	cargo build --quiet --release --locked -p eevdf-lab
 	target/release/eevdf-lab --smoke --no-build --kernels stock --out-dir "$KBUILD_ROOT/lab-smoke"
+	stage "lab: eevdf-lab --seeds --smoke on the stock kernel (one boot a guest shape, perf in one)"
+	bash tools/build-perf.sh
+	target/release/eevdf-lab --seeds --smoke --no-build --kernels stock --out-dir "$KBUILD_ROOT/lab-smoke"
 
 	# Build-only: the glue builds without SMP, SCHED_DEBUG or FAIR_GROUP_SCHED, as the
 	# C core does (kernel/configs/nosmp.config, nodebug.config, nogroup.config).

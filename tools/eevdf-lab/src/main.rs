@@ -21,6 +21,7 @@
 //! `--quick` (the default) finishes in under 10 minutes on a 2-core host with TCG.
 //! Documentation/lab.md says how to read the report.
 
+mod insnprof;
 mod next;
 mod next_report;
 mod parse;
@@ -174,6 +175,12 @@ struct Args {
     /// the four features (Documentation/next.md); with --bar, Documentation/bar.md.
     #[arg(long, alias = "markdown")]
     results_page: Option<PathBuf>,
+
+    /// With --bar: skip the scheduler's instructions per switch (tools/insnprof under the
+    /// ping-pong after the boots: about a minute, and a few GB of QEMU logs, deleted, a
+    /// kernel). Without it the report has the guest's instructions per switch only.
+    #[arg(long)]
+    skip_insnprof: bool,
 
     /// Do not build: use the kernels and guest programs as they are.
     #[arg(long)]
@@ -781,6 +788,7 @@ fn real_main() -> Result<bool> {
             .collect(),
         boots: Vec::new(),
         stand_ins: args.stand_ins.clone(),
+        insnprof: Vec::new(),
     };
     let t_run = Instant::now();
     let cx = Ctx {
@@ -813,6 +821,23 @@ fn real_main() -> Result<bool> {
         boots.len(),
         fmt_dur(t_run.elapsed().as_secs_f64())
     );
+    // The scheduler's instructions per switch, in the lab's own setting (icount, 1 vCPU).
+    if kind == MatrixKind::Bar
+        && !args.skip_insnprof
+        && args.cpus == 1
+        && matches!(args.timing, report::Timing::Icount)
+    {
+        for &k in &kernels {
+            match insnprof::profile(&root, &cache_dir(), pair, k) {
+                Ok(p) => raw.insnprof.push(p),
+                Err(e) => eprintln!(
+                    "eevdf-lab: insnprof of the {} kernel failed: {e:#}",
+                    k.name()
+                ),
+            }
+        }
+        std::fs::write(dir.join("raw.json"), serde_json::to_string(&raw)?)?;
+    }
     std::io::stderr().flush()?;
     finish(&raw, &dir, args.results_page.as_deref())
 }

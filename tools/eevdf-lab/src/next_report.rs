@@ -894,6 +894,7 @@ mod tests {
             pair: Pair::Tiny,
             kernels: vec![],
             stand_ins: vec![],
+            insnprof: vec![],
             boots: (0..boots)
                 .map(|b| BootRun {
                     kernel: Kernel::Rust,

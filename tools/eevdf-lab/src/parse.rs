@@ -217,7 +217,7 @@ pub fn metric_meta(name: &str) -> (&'static str, Better, bool) {
         "ns_per_switch" => ("ns", Better::Lower, false),
         // Derived under icount on one vCPU (report::with_instructions): the guest's
         // instructions a switch, whose bar is rust <= stock.
-        "pingpong_insns_per_switch" | "yield_insns_per_switch" => {
+        "pingpong_insns_per_switch" | "yield_insns_per_switch" | "sched_insns_per_switch" => {
             ("instructions", Better::Lower, true)
         }
         "max_err_pp" => ("pp", Better::Lower, false),

@@ -203,7 +203,15 @@ pub fn xy_plot(
     curves: &[Curve],
     path: &Path,
 ) -> Result<()> {
-    let (w, h) = (640u32, 420u32);
+    // Wide enough for the legend's one line and the title.
+    let legend_w: i64 = curves
+        .iter()
+        .map(|cv| 40 + Canvas::text_width(&cv.name, 1))
+        .sum();
+    let w = (legend_w + 100)
+        .max(Canvas::text_width(title, 1) + 40)
+        .max(640) as u32;
+    let h = 420u32;
     let mut c = Canvas::new(w, h, WHITE);
     let title_scale = if Canvas::text_width(title, 2) > w as i64 - 20 {
         1

@@ -1,6 +1,7 @@
 //! The raw results of a run, the summary rows computed from them (one struct that feeds the
 //! terminal tables, the Markdown report and summary.json alike), and the plots.
 
+use crate::insnprof::{self, InsnProf};
 use crate::next_report::StandIn;
 use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
 use crate::plan::{
@@ -67,6 +68,10 @@ pub struct Raw {
     /// before it).
     #[serde(default)]
     pub stand_ins: Vec<StandIn>,
+    /// The scheduler's instructions per switch by kernel, from tools/insnprof after the
+    /// boots (`--bar`; absent otherwise and in runs from before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub insnprof: Vec<InsnProf>,
 }
 
 /// How guest time runs (`--timing`).
@@ -269,9 +274,53 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
             let pooled = (row.metric == "lat_p99_us")
                 .then(|| pooled_p99_row(raw, &row, &pools))
                 .flatten();
-            std::iter::once(row).chain(pooled)
+            // After the ping-pong's guest instructions, the scheduler's own (insnprof).
+            let sched = (row.metric == "pingpong_insns_per_switch")
+                .then(|| insnprof_row(raw, &row))
+                .flatten();
+            std::iter::once(row).chain(pooled).chain(sched)
         })
         .collect()
+}
+
+/// The fair class's instructions per switch of the ping-pong, as tools/insnprof counted
+/// them after the run's boots (`--bar`), beside `pp_row` (the ping-pong's guest
+/// instructions): one deterministic count a kernel (its interval is the count itself), and
+/// their ratio, whose bar is rust <= stock.
+fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
+    if raw.insnprof.is_empty() {
+        return None;
+    }
+    let point = |v: f64| Estimate {
+        value: v,
+        lo: v,
+        hi: v,
+        coverage: 1.0,
+        n: 1,
+    };
+    let kernels: BTreeMap<Kernel, Estimate> = raw
+        .insnprof
+        .iter()
+        .map(|p| (p.kernel, point(p.sched())))
+        .collect();
+    let ratio = match (kernels.get(&Kernel::Rust), kernels.get(&Kernel::Stock)) {
+        (Some(r), Some(s)) if s.value > 0.0 => Some(point(r.value / s.value)),
+        _ => None,
+    };
+    Some(Row {
+        cell: pp_row.cell,
+        cell_id: pp_row.cell_id.clone(),
+        metric: insnprof::METRIC.to_string(),
+        unit: metric_meta(insnprof::METRIC).0.to_string(),
+        kernels,
+        unavailable: BTreeMap::new(),
+        failed: BTreeMap::new(),
+        bar_pass: ratio
+            .as_ref()
+            .and_then(|r| bar_for(raw.matrix, insnprof::METRIC, r)),
+        ratio,
+        ideal: None,
+    })
 }
 
 /// The p99 of all the wakeups of a latency cell's runs pooled (`lat_p99_pooled_us`), from
@@ -334,7 +383,11 @@ fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
 /// (guest time counts instructions, 2^shift ns each, and no other vCPU spends any). They
 /// carry the performance bar as rust <= stock (issue 17). Both run with schedstats off
 /// ([`Cell::schedstats`]), so the Rust kernel's counters do not count.
-pub const INSTRUCTION_METRICS: [&str; 2] = ["pingpong_insns_per_switch", "yield_insns_per_switch"];
+pub const INSTRUCTION_METRICS: [&str; 3] = [
+    "pingpong_insns_per_switch",
+    "yield_insns_per_switch",
+    insnprof::METRIC,
+];
 
 /// `ms` with the deterministic rows added where the run allows them (icount, one vCPU): the
 /// ping-pong's `1e9 / (2^shift * switches/s)` and the yielding tasks' `ns per switch /
@@ -1124,6 +1177,7 @@ mod tests {
             pair: Pair::Tiny,
             kernels: vec![],
             stand_ins: vec![],
+            insnprof: vec![],
             boots: (0..12)
                 .flat_map(|_| {
                     [
@@ -1222,6 +1276,7 @@ mod tests {
             pair: Pair::Tiny,
             kernels: vec![],
             stand_ins: vec![],
+            insnprof: vec![],
             boots,
         };
         let t = tables(&raw, &summarise(&raw));
@@ -1287,6 +1342,7 @@ mod tests {
             pair: Pair::Tiny,
             kernels: vec![],
             stand_ins: vec![],
+            insnprof: vec![],
             boots: rates
                 .iter()
                 .map(|&(k, r)| {
@@ -1378,6 +1434,39 @@ mod tests {
 
     /// Under icount on one vCPU the ping-pong also gets its instructions a switch, whose bar
     /// is rust <= stock; with realtime guest time, or two vCPUs, it does not.
+    #[test]
+    fn insnprof_row_follows_the_ping_pong_and_carries_the_bar() {
+        let mut raw = raw_with(&[(Kernel::Rust, 30000.0), (Kernel::Stock, 30100.0)]);
+        raw.timing = Some(TimingInfo::Icount { shift: 3 });
+        raw.cpus = 1;
+        let prof = |k, fair, rust| InsnProf {
+            kernel: k,
+            fair,
+            rust,
+            kernel_total: 4100.0,
+            switches: 27000,
+        };
+        let rows = |raw: &Raw| summarise(raw);
+        assert!(!rows(&raw).iter().any(|r| r.metric == insnprof::METRIC));
+        raw.insnprof = vec![
+            prof(Kernel::Rust, 687.7, 336.3),
+            prof(Kernel::Stock, 1030.0, 0.0),
+        ];
+        let rs = rows(&raw);
+        let i = rs
+            .iter()
+            .position(|r| r.metric == "pingpong_insns_per_switch")
+            .unwrap();
+        let row = &rs[i + 1];
+        assert_eq!(row.metric, insnprof::METRIC);
+        assert_eq!(row.kernels[&Kernel::Rust].value, 1024.0);
+        assert_eq!(row.bar_pass, Some(true), "1024 <= 1030");
+        raw.insnprof[1].fair = 1000.0;
+        let rs = rows(&raw);
+        let row = rs.iter().find(|r| r.metric == insnprof::METRIC).unwrap();
+        assert_eq!(row.bar_pass, Some(false), "1024 > 1000");
+    }
+
     #[test]
     fn instructions_per_switch_rows_and_their_bar() {
         let rates = [
