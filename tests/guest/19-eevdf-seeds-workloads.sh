@@ -3,16 +3,19 @@
 # kernel with two CPUs or more (they use only what stock 6.12 has):
 #
 #   eevdf-migrate  seed 003: a sleeper moved by affinity from CPU 0 to CPU 1 while it
-#                  sleeps, a hog on each. Its share beside the hog is about half (no
-#                  starvation, no boost), and its lag at placement, read from the vruntimes
-#                  (/proc/<pid>/sched), is of the order of 6.12's clamp, max(2 x slice,
-#                  tick): within twice the clamp plus its wake latency. Not the clamp
-#                  itself: without icount a vCPU's host stalls are charged to the task that
-#                  is current, the hog; under plain TCG on a loaded host (2 vCPUs, 12
-#                  rounds each) the reads went up to 8.6 ms on rust and 6.4 ms on stock
-#                  against the 2.8 ms clamp, with 0.4-7 ms of wake latency, while under
-#                  icount (16 rounds each) every read was inside the clamp. The seed's
-#                  failure was of seconds.
+#                  sleeps, a hog on each. Its share beside the hog is about half in every
+#                  round that sampled (no starvation, no boost), and its lag at placement,
+#                  read from the vruntimes (/proc/<pid>/sched), is nowhere near the seed's
+#                  failure, which was of seconds: under 100 ms. Not 6.12's clamp itself
+#                  (max(2 x slice, tick), checked under icount by eevdf-lab --seeds, where
+#                  every read is inside it): without icount a vCPU that QEMU does not run
+#                  keeps its clock going, and the time is charged to the task that is
+#                  current, the hog. Measured: plain TCG on a loaded host (2 vCPUs, 12
+#                  rounds each), up to 8.6 ms on rust and 6.4 ms on stock against a 2.8 ms
+#                  clamp, with 0.4-7 ms of wake latency; single-threaded TCG on the
+#                  distro-debug kernel (4 vCPUs, preempt=none), one round read 26.6 ms and
+#                  sampled nothing in its 200 ms window (the vCPU did not run: share 0 of
+#                  0), the other 10.5 ms and 0.52.
 #   eevdf-forkjob  seed 004: every file was done, in a positive time.
 #   eevdf-mixed    seed 002: both groups ran and switched; frames were seen.
 base=$(cat /sys/kernel/debug/sched/base_slice_ns)
@@ -28,11 +31,10 @@ out=$(eevdf-migrate --move affinity --from 0 --to 1 --rounds 2 --run-before-ms 5
 	--sleep-ms 300 --after-ms 200) || fail "eevdf-migrate exited $?"
 echo "$out" | grep -v '^@@json'
 json=$(echo "$out" | grep '^@@json') || fail "no result line"
-# The clamp: max(2 x slice, tick), the tick at most 4 ms (HZ >= 250).
+# 2 x slice: 6.12's clamp but for the tick (at most 4 ms), for the log.
 bound=$((2 * base / 1000))
-[ "$bound" -ge 4000 ] || bound=4000
 rounds=${json#*\"rounds\":}
-n=0
+n=0 sampled=0
 while :; do
 	case "$rounds" in *'"woke_on"'*) ;; *) break ;; esac
 	r=${rounds#*\"woke_on\"}
@@ -42,14 +44,21 @@ while :; do
 	lat=$(num wake_latency_us "$r")
 	lag=$(num lag_vruntime_us "$r")
 	share=$(num share "$r")
-	awk -v s="$share" 'BEGIN { exit !(s >= 0.35 && s <= 0.65) }' ||
-		fail "round $n: the sleeper's share beside the hog is $share, not about half"
+	# A round whose sampling window saw no CPU time at all (its vCPU did not run) says
+	# nothing about the share: "share 0, estimate 0".
+	if [ "$share" = 0.0 ] && [ "$(num lag_us "$r")" = 0.0 ]; then
+		echo "round $n: no sample in the window (the vCPU did not run)"
+	else
+		awk -v s="$share" 'BEGIN { exit !(s >= 0.35 && s <= 0.65) }' ||
+			fail "round $n: the sleeper's share beside the hog is $share, not about half"
+		sampled=$((sampled + 1))
+	fi
 	[ -n "$lag" ] || { echo "round $n: no vruntime in /proc/<pid>/sched (SCHED_DEBUG off)"; continue; }
-	awk -v l="$lag" -v b="$bound" -v w="$lat" \
-		'BEGIN { if (l < 0) l = -l; exit !(l <= 2 * b + w) }' ||
-		fail "round $n: lag at placement $lag us beyond twice the clamp $bound us + $lat us of wake latency"
-	echo "round $n: lag $lag us within $bound us, share $share"
+	awk -v l="$lag" 'BEGIN { if (l < 0) l = -l; exit !(l <= 100000) }' ||
+		fail "round $n: lag at placement $lag us (over 100 ms)"
+	echo "round $n: lag $lag us (2 x slice: $bound us), share $share"
 done
+[ "$sampled" -ge 1 ] || fail "no round sampled its window"
 [ "$n" = 2 ] || fail "$n rounds reported, want 2"
 
 out=$(eevdf-forkjob --jobs 2 --files 10 --work-min-us 2000 --work-max-us 5000) ||
