@@ -70,6 +70,14 @@ impl Pair {
         }
     }
 
+    /// The pair's HZ: the base fragment's 1000, Debian's 250.
+    pub fn hz(self) -> u64 {
+        match self {
+            Pair::Tiny => 1000,
+            Pair::Distro => 250,
+        }
+    }
+
     /// Whether tools/build-kernel.sh starts the pair's builds from Debian's config (else
     /// from tinyconfig).
     pub fn starts_from_debian(self) -> bool {

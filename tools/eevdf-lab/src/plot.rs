@@ -77,6 +77,17 @@ fn y_decade(c: &mut Canvas, f: &Frame, e: f64) {
     );
 }
 
+/// `lbl` centred under frame `f` at pixel column `x`.
+fn label_under(c: &mut Canvas, f: &Frame, x: f64, lbl: &str) {
+    c.text(
+        x as i64 - Canvas::text_width(lbl, 1) / 2,
+        f.y1 as i64 + 6,
+        lbl,
+        BLACK,
+        1,
+    );
+}
+
 /// A series: `pts` (pixels) joined by a line, each marked with a small square.
 fn polyline(c: &mut Canvas, pts: &[(f64, f64)], colour: Rgb) {
     for w2 in pts.windows(2) {
@@ -261,14 +272,7 @@ pub fn xy_plot(
     xs.dedup();
     for x in xs {
         let (px, _) = f.px(x, 0.0);
-        let lbl = format!("{x}");
-        c.text(
-            px as i64 - Canvas::text_width(&lbl, 1) / 2,
-            f.y1 as i64 + 6,
-            &lbl,
-            BLACK,
-            1,
-        );
+        label_under(&mut c, &f, px, &format!("{x}"));
     }
     f.border(&mut c);
     for cv in curves {
@@ -403,14 +407,7 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
     while t <= xmax + 1e-9 {
         let (x, _) = f.px(t, 0.0);
         c.line((x, f.y0), (x, f.y1), GREY, 1, 0);
-        let lbl = format!("{t:.2}");
-        c.text(
-            x as i64 - Canvas::text_width(&lbl, 1) / 2,
-            f.y1 as i64 + 6,
-            &lbl,
-            BLACK,
-            1,
-        );
+        label_under(&mut c, &f, x, &format!("{t:.2}"));
         t += step;
     }
     let (x1, _) = f.px(1.0, 0.0);

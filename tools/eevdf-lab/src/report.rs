@@ -9,7 +9,7 @@ use crate::plan::{
 };
 use crate::plot;
 use crate::stats::{self, Estimate};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -558,10 +558,7 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         .map(|b| b.info.base_slice_ns / 1000)
         .find(|&b| b > 0)
         .unwrap_or(700);
-    let hz = match raw.pair {
-        Pair::Tiny => 1000,
-        Pair::Distro => 250,
-    };
+    let hz = raw.pair.hz();
     let median = |ci: usize, metric: &str, k: Kernel| {
         rs.iter()
             .find(|r| r.cell == ci && r.metric == metric)
@@ -1078,14 +1075,33 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
         )?;
         names.push(name);
     }
+    // Ratios of performance metrics only: a ratio of two small share errors or of two
+    // latency extremes says little.
+    let perf_rows = rows.iter().filter(|r| {
+        metric_meta(&r.metric).1 != Better::Neither
+            && !["max_err_pp", "lat_min_us", "lat_max_us"].contains(&r.metric.as_str())
+    });
+    names.extend(ratio_png(
+        perf_rows,
+        &format!(
+            "rust/stock ({} pair): ratio of medians, 95% bootstrap interval",
+            raw.pair.name()
+        ),
+        dir,
+        "ratios.png",
+    )?);
+    Ok(names)
+}
+
+/// The rust/stock ratios of `rows` (those that have one) as a ratio plot `name` in `dir`;
+/// its name, or None when no row has a ratio.
+pub fn ratio_png<'a>(
+    rows: impl Iterator<Item = &'a Row>,
+    title: &str,
+    dir: &Path,
+    name: &str,
+) -> Result<Option<String>> {
     let ratio_rows: Vec<plot::RatioRow> = rows
-        .iter()
-        // Ratios of performance metrics only: a ratio of two small share errors or of two
-        // latency extremes says little.
-        .filter(|r| {
-            metric_meta(&r.metric).1 != Better::Neither
-                && !["max_err_pp", "lat_min_us", "lat_max_us"].contains(&r.metric.as_str())
-        })
         .filter_map(|r| {
             let x = r.ratio.as_ref()?;
             Some(plot::RatioRow {
@@ -1096,19 +1112,52 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
             })
         })
         .collect();
-    if !ratio_rows.is_empty() {
-        let name = "ratios.png".to_string();
-        plot::ratio_plot(
-            &format!(
-                "rust/stock ({} pair): ratio of medians, 95% bootstrap interval",
-                raw.pair.name()
-            ),
-            &ratio_rows,
-            &dir.join(&name),
-        )?;
-        names.push(name);
+    if ratio_rows.is_empty() {
+        return Ok(None);
     }
-    Ok(names)
+    plot::ratio_plot(title, &ratio_rows, &dir.join(name))?;
+    Ok(Some(name.to_string()))
+}
+
+/// Write a run's report: report.md (returned) and summary.json into `dir`, and, if asked,
+/// the results page, with the plots copied to a directory named after the page beside it
+/// (results.md's to results/, bar.md's to bar/, seeds.md's to seeds/). `md` renders the
+/// report with an image prefix; `header` opens the page.
+pub fn write_report(
+    dir: &Path,
+    rows: &[Row],
+    images: &[String],
+    results_page: Option<&Path>,
+    header: &str,
+    md: impl Fn(&ReportPaths<'_>) -> String,
+) -> Result<String> {
+    let report = md(&ReportPaths { img_prefix: "" });
+    std::fs::write(dir.join("report.md"), &report)?;
+    std::fs::write(
+        dir.join("summary.json"),
+        serde_json::to_string_pretty(rows)?,
+    )?;
+    if let Some(page) = results_page {
+        let stem = page
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("results")
+            .to_string();
+        let img_dir = page.parent().unwrap_or(Path::new(".")).join(&stem);
+        let img_prefix = format!("{stem}/");
+        std::fs::create_dir_all(&img_dir)
+            .with_context(|| format!("creating {}", img_dir.display()))?;
+        for i in images {
+            std::fs::copy(dir.join(i), img_dir.join(i)).with_context(|| format!("copying {i}"))?;
+        }
+        let page_md = md(&ReportPaths {
+            img_prefix: &img_prefix,
+        });
+        std::fs::write(page, format!("{header}{page_md}"))
+            .with_context(|| format!("writing {}", page.display()))?;
+        eprintln!("==> eevdf-lab: wrote {}", page.display());
+    }
+    Ok(report)
 }
 
 #[cfg(test)]
