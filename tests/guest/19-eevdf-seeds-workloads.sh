@@ -13,9 +13,10 @@
 #                  current, the hog. Measured: plain TCG on a loaded host (2 vCPUs, 12
 #                  rounds each), up to 8.6 ms on rust and 6.4 ms on stock against a 2.8 ms
 #                  clamp, with 0.4-7 ms of wake latency; single-threaded TCG on the
-#                  distro-debug kernel (4 vCPUs, preempt=none), one round read 26.6 ms and
-#                  sampled nothing in its 200 ms window (the vCPU did not run: share 0 of
-#                  0), the other 10.5 ms and 0.52.
+#                  distro-debug kernel (4 vCPUs, preempt=none), reads of 10.5 to 40.7 ms,
+#                  in rounds that mostly sampled nothing in their 200 ms window (CPU 1 did
+#                  not run: share 0 of 0). Not explained beyond that; under icount both
+#                  kernels stay inside the clamp.
 #   eevdf-forkjob  seed 004: every file was done, in a positive time.
 #   eevdf-mixed    seed 002: both groups ran and switched; frames were seen.
 base=$(cat /sys/kernel/debug/sched/base_slice_ns)
@@ -27,8 +28,8 @@ num() {
 }
 [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ] || { echo "needs 2 CPUs"; exit 77; }
 
-out=$(eevdf-migrate --move affinity --from 0 --to 1 --rounds 2 --run-before-ms 50 \
-	--sleep-ms 300 --after-ms 200) || fail "eevdf-migrate exited $?"
+out=$(eevdf-migrate --move affinity --from 0 --to 1 --rounds 3 --run-before-ms 50 \
+	--sleep-ms 300 --after-ms 1000) || fail "eevdf-migrate exited $?"
 echo "$out" | grep -v '^@@json'
 json=$(echo "$out" | grep '^@@json') || fail "no result line"
 # 2 x slice: 6.12's clamp but for the tick (at most 4 ms), for the log.
@@ -58,8 +59,12 @@ while :; do
 		fail "round $n: lag at placement $lag us (over 100 ms)"
 	echo "round $n: lag $lag us (2 x slice: $bound us), share $share"
 done
-[ "$sampled" -ge 1 ] || fail "no round sampled its window"
-[ "$n" = 2 ] || fail "$n rounds reported, want 2"
+[ "$n" = 3 ] || fail "$n rounds reported, want 3"
+# Single-threaded TCG runs one vCPU at a time, each for up to QEMU's 100 ms kick period:
+# with four busy vCPUs a window can pass without CPU 1 running at all (seen in the
+# preempt=none suite beside another guest: every round of a run, 200 ms windows). Then
+# there is no share to check: the other workloads are still checked, and then the test
+# says it is skipped instead of passing.
 
 out=$(eevdf-forkjob --jobs 2 --files 10 --work-min-us 2000 --work-max-us 5000) ||
 	fail "eevdf-forkjob exited $?"
@@ -78,3 +83,4 @@ for g in massive_intr interactive; do
 	[ "$(num switches "$j")" -gt 0 ] || fail "$g never switched: $j"
 	[ "$(num loops "$j")" -gt 0 ] || fail "$g did no loops or frames: $j"
 done
+[ "$sampled" -ge 1 ] || { echo "no round of eevdf-migrate sampled its window: CPU 1 did not run"; exit 77; }

@@ -446,11 +446,14 @@ pub enum Workload {
         timehist_lines: u32,
     },
     /// Seed 003: eevdf-migrate's sleeper, moved by affinity from CPU 0 to CPU `to` while
-    /// it sleeps `sleep_ms` (a hog on each), `rounds` times.
+    /// it sleeps `sleep_ms` (a hog on each), `rounds` times; its share is measured over the
+    /// `after_ms` after each wakeup (500 in runs from before it was kept).
     Migrate {
         to: u32,
         rounds: u32,
         sleep_ms: u64,
+        #[serde(default = "migrate_after_ms_default")]
+        after_ms: u64,
     },
     /// Seed 003: hackbench, with eevdf-migrate's unpinned sleeper beside it for
     /// `sleeper_rounds` rounds (`--move natural`), or alone (0).
@@ -771,9 +774,10 @@ impl Cell {
                 to,
                 rounds,
                 sleep_ms,
+                after_ms,
             } => format!(
                 "eevdf-migrate --move affinity --from 0 --to {to} --rounds {rounds} \
-                 --sleep-ms {sleep_ms}"
+                 --sleep-ms {sleep_ms} --after-ms {after_ms}"
             ),
             Workload::MigrateHackbench {
                 groups,
@@ -838,10 +842,13 @@ impl Cell {
             Workload::Mixed { duration_ms, .. } => {
                 8.0 + 0.5 * (MIXED_WARMUP_MS + *duration_ms) as f64 / 1000.0
             }
-            // Each round: 100 ms beside the hog, the sleep, 500 ms after it.
+            // Each round: 100 ms beside the hog, the sleep, the window after it.
             Workload::Migrate {
-                rounds, sleep_ms, ..
-            } => 0.5 + 0.5 * *rounds as f64 * (0.6 + *sleep_ms as f64 / 1000.0),
+                rounds,
+                sleep_ms,
+                after_ms,
+                ..
+            } => 0.5 + 0.5 * *rounds as f64 * (0.1 + (*sleep_ms + *after_ms) as f64 / 1000.0),
             Workload::MigrateHackbench {
                 groups,
                 loops,
@@ -900,6 +907,11 @@ pub enum MatrixKind {
     Seeds,
     /// `--seeds --smoke`: one short cell of each, one boot a guest shape.
     SeedsSmoke,
+}
+
+/// eevdf-migrate's `--after-ms` default: the window of runs from before the lab kept it.
+fn migrate_after_ms_default() -> u64 {
+    500
 }
 
 /// eevdf-mixed's warm-up in the seed 002 cells, ms.

@@ -12,7 +12,8 @@
 //!   under `perf sched record`, for EEVDF, EVDF (NO_ELIGIBLE) and EVDF + NO_RUN_TO_PARITY.
 //!   Stock 6.12 has no ELIGIBLE feature, so the EVDF cells run on the Rust kernel alone.
 //! - **003** (a long sleeper's vruntime across CPUs): at 2 and 4 vCPUs, a sleeper moved by
-//!   affinity to another CPU while that CPU's hog runs its virtual time ahead, and
+//!   affinity to another CPU while that CPU's hog runs its virtual time ahead (its share
+//!   over the 2 s after each wakeup), and
 //!   hackbench with and without an unpinned long sleeper beside it.
 //! - **004** (the BFS/VRQ sanity tests): a fork-heavy CPU-bound job (the kernel build's
 //!   stand-in, `eevdf-forkjob`) at 100% and 300% load on 2 vCPUs, with `cyclictest
@@ -131,6 +132,8 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                         to: cpus - 1,
                         rounds: if smoke { 1 } else { 3 },
                         sleep_ms: if smoke { 300 } else { 1000 },
+                        // The share over the next seconds, as the issue asks.
+                        after_ms: if smoke { 300 } else { 2000 },
                     },
                 )
                 .on_cpus(cpus),

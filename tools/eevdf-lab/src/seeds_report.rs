@@ -644,6 +644,13 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
          version). EEVDF carries lag instead: the sleeper is placed at V - lag on the new \
          CPU, its lag clamped at dequeue.\n\n",
     );
+    let after = cells
+        .iter()
+        .find_map(|(_, c)| match c.workload {
+            Workload::Migrate { after_ms, .. } => Some(after_ms),
+            _ => None,
+        })
+        .unwrap_or(500);
     let _ = writeln!(
         s,
         "**Ours**: `eevdf-migrate` at 2 and 4 vCPUs. The sleeper runs 100 ms beside a hog on \
@@ -655,8 +662,8 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
          base slice (1 + log2 CPUs times 0.7 ms). Beside it, the estimate from CPU times \
          (half of how far the sleeper runs ahead of the hog, or behind it) that any kernel \
          allows: it carries the two tasks' alternation, up to a slice and a tick either \
-         way, and its sign is often the opposite of the placement's. Its share is its CPU time over its and the hog's in the 500 ms after the wakeup \
-         (fair: 0.5). And hackbench (-g 2 -l 150) alone, and with an unpinned sleeper (50 ms \
+         way, and its sign is often the opposite of the placement's. Its share is its CPU time over its and the hog's in the {after} ms after the \
+         wakeup (fair: 0.5). And hackbench (-g 2 -l 150) alone, and with an unpinned sleeper (50 ms \
          run, 300 ms sleep, 200 ms spin, 4 rounds) waking wherever the kernel puts it.\n\n\
          | vCPUs | lag bound (µs) | largest \\|lag\\| from the vruntimes, stock / rust (µs) \
          | the CPU-time estimate, stock / rust (µs) | share, stock | share, rust | hackbench alone, stock / rust (s) | with the sleeper, \
