@@ -75,8 +75,9 @@ cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eev
 # kernel report (WARN, lockdep, KASAN, UBSAN, VERIFY, ...) fails it. (eevdf-vm runs the
 # distro kernels, which patch their text at run time, with single-threaded TCG.) A test
 # gets 1200 s: 13-eevdf-cgroups at full load on distro-debug ran past 600 s on this
-# machine on a slow day (the whole full-load suite took 2306 s, against about 1050 s
-# the day before), where CI had run it well inside; a hang still ends the test.
+# machine on a slow day (killed at 610 s in the suite, which took 2306 s against about
+# 1050 s the day before; 702 s alone on the idle host), where CI had passed it; a hang
+# still ends the test.
 guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT [TEST_GLOBS]]
 	local tag script
 	tag=$(echo "${4:-default}" | tr -c 'a-z0-9=\n' '_')
