@@ -581,9 +581,10 @@ pub struct MigrateRound {
     /// CONFIG_SCHED_DEBUG): right after waking, S reads its own `se.vruntime` and the hog's
     /// from `/proc/<pid>/sched`. With two equal-weight tasks `V = (v_S + v_H) / 2`, so
     /// `lag = V - v_S = (v_H - v_S) / 2`, in µs of virtual time (= CPU time at nice 0).
-    /// S's vruntime is the placement's (nothing ran S's `update_curr()` since), the hog's
-    /// as it left the CPU: it overstates S's lag by half of what the hog ran after S woke
-    /// (S's wake latency bounds that). Absent in records from before it was kept.
+    /// S's vruntime is the placement's but for what a tick charged S before the read, the
+    /// hog's as it left the CPU: the read overstates S's lag by half of what the hog ran
+    /// after S woke (S's wake latency bounds that) and understates it by half of what S ran
+    /// before the read (a tick's worth at most). Absent in records from before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_vruntime_us: Option<f64>,
     /// Its share over the first 100 ms after waking: of its and the hog's CPU time

@@ -380,9 +380,9 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
 /// What a counter's metric name starts with: `ctr:lag_clamped`.
 pub const COUNTER_PREFIX: &str = "ctr:";
 
-/// One task row of `perf sched latency` (perf 6.1: `name:pid | runtime ms | switches |
-/// avg: x ms | max: y ms | max start: ... | max end: ...`; a group of same-named tasks is
-/// `name:(n)`).
+/// One task row of `perf sched latency` (perf 6.1 and 6.12: `name:pid | runtime ms |
+/// switches (6.12: count) | avg: x ms | max: y ms | max start: ... | max end: ...`; a group
+/// of same-named tasks is `name:(n)`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PerfLatRow {
     /// The task's name, without `:pid` or `:(n)`.

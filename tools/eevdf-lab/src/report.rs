@@ -853,15 +853,30 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
 pub fn preamble(raw: &Raw, title: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# {title}\n");
+    // Cells with their own vCPU count (`@Ncpu` in their IDs) ran on guests of that size.
+    let mut own: Vec<u32> = raw.cells.iter().filter_map(|c| c.cpus).collect();
+    own.sort_unstable();
+    own.dedup();
+    let cpus = if own.is_empty() {
+        format!("{} vCPUs", raw.cpus)
+    } else {
+        format!(
+            "{} vCPUs ({} for the cells marked `@Ncpu`)",
+            raw.cpus,
+            own.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )
+    };
     let _ = writeln!(
         s,
-        "Run {} UTC, matrix `{:?}`, {} boots per kernel × {} repetitions per boot, {} vCPUs \
+        "Run {} UTC, matrix `{:?}`, {} boots per kernel × {} repetitions per boot, {cpus} \
          ({}). Reproduce with:\n\n```sh\n{}\n```\n",
         raw.started_utc,
         raw.matrix,
         raw.boots_per_kernel,
         raw.inner_reps,
-        raw.cpus,
         TimingInfo::describe(raw.timing),
         raw.command
     );
