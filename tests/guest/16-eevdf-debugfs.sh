@@ -14,10 +14,14 @@ fi
 hogs="" hb="" readers="" toggler=""
 # Every exit (a failure included) stops the load and restores the features.
 cleanup() {
-	kill -CONT $hogs $hb $(pgrep hackbench) 2>/dev/null
+	kill -CONT $hogs $hb $(pidof hackbench) 2>/dev/null
 	kill $toggler $readers $hogs $hb 2>/dev/null
-	pkill hackbench 2>/dev/null
+	killall hackbench 2>/dev/null
 	wait 2>/dev/null
+	# hackbench's workers are not this shell's children: wait for them too
+	# (up to 5 s), so that the runner finds nothing left behind.
+	i=0
+	while [ -n "$(pidof hackbench)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	echo ELIGIBLE >$f
 	echo NO_BIAS_ELIGIBLE >$f
 	echo RUN_TO_PARITY >$f
@@ -144,13 +148,13 @@ echo "bad writes rejected, counters kept ($before -> $after picks)"
 # A good write resets. The load is stopped meanwhile: under it, a slow kernel
 # (KASAN under single-threaded TCG) counts more picks between the write and the
 # read than there were before it.
-kill -STOP $hogs $hb $(pgrep hackbench) 2>/dev/null
+kill -STOP $hogs $hb $(pidof hackbench) 2>/dev/null
 sleep 0.2
 cat $d/stats >/tmp/st2
 after=$(col /tmp/st2 picks)
 echo 0 >$d/stats || fail "write 0"
 cat $d/stats >/tmp/st3
-kill -CONT $hogs $hb $(pgrep hackbench) 2>/dev/null
+kill -CONT $hogs $hb $(pidof hackbench) 2>/dev/null
 reset=$(col /tmp/st3 picks)
 [ "$reset" -lt "$after" ] || fail "write 0 did not reset ($after -> $reset, load stopped)"
 check_stats /tmp/st3 || fail "stats format after reset"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The harness must fail when it should. Boots of a debug kernel ($1, default debug):
-#   1. a deliberately broken guest test  -> the harness reports it, exit != 0;
+#   1. a deliberately broken guest test, one that runs a command the guest lacks, and
+#      one that leaves a process behind -> the harness reports each, exit != 0;
 #   2. a kernel WARN (LKDTM's WARNING trigger) from a script that exits 0 -> 125;
 #   3. a guest that never finishes      -> the hard timeout, 124;
 #   4. with CONFIG_SCHED_EEVDF_RUST_VERIFY: a planted corruption of one augmented value
@@ -22,6 +23,8 @@ cat >"$tmp/broken.sh" <<'G'
 mkdir -p /tmp/t
 printf '#!/bin/sh\necho this test is broken on purpose\nexit 3\n' >/tmp/t/broken.sh
 printf '#!/bin/sh\nexit 0\n' >/tmp/t/fine.sh
+printf '#!/bin/sh\nno-such-command-here\nexit 0\n' >/tmp/t/lacks.sh
+printf '#!/bin/sh\nsleep 1000 &\nexit 0\n' >/tmp/t/leaves.sh
 EEVDF_TESTS=/tmp/t eevdf-guest-tests
 G
 # Boot the debug kernel on a script; the runner's exit status goes to $rc.
@@ -31,8 +34,11 @@ boot() { # timeout_s script
 }
 
 boot 120 "$tmp/broken.sh"
-grep -q '^not ok 1 - broken' "$tmp/out" && grep -q '^1 passed, 1 failed' "$tmp/out" || rc="no-report:$rc"
-expect "a broken guest test fails the run" 1 "$rc"
+grep -q '^not ok 1 - broken' "$tmp/out" && grep -q '^ok 2 - fine' "$tmp/out" &&
+	grep -q '^not ok 3 - lacks (ran a command the guest lacks' "$tmp/out" &&
+	grep -q '^not ok 4 - leaves (left processes behind' "$tmp/out" &&
+	grep -q '^1 passed, 3 failed' "$tmp/out" || rc="no-report:$rc"
+expect "a broken test, a missing command and a leftover process fail the run" 1 "$rc"
 
 printf 'echo WARNING >/sys/kernel/debug/provoke-crash/DIRECT\nexit 0\n' >"$tmp/warn.sh"
 boot 120 "$tmp/warn.sh"
