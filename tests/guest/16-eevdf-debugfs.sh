@@ -11,24 +11,47 @@ if [ "$EEVDF_KERNEL" = stock ]; then
 	echo "stock kernel: no $d"
 	exit 77
 fi
-hogs="" hb="" readers="" toggler=""
+hogs="" hb="" readers="" toggler="" survivors=""
+# hackbench runs in a session of its own (setsid), so that its process group, workers
+# included, is stopped, resumed and killed by one kill: no name matching, and a worker
+# being forked meanwhile is not missed.
+# members: the live processes of hackbench's process group.
+members() {
+	for s in /proc/[0-9]*/stat; do
+		read -r pid comm state ppid pgrp rest <"$s" 2>/dev/null || continue
+		[ "$pgrp" = "$hb" ] && [ "$state" != Z ] && echo "$pid"
+	done
+}
 # Every exit (a failure included) stops the load and restores the features.
 cleanup() {
-	kill -CONT $hogs $hb $(pidof hackbench) 2>/dev/null
+	kill -CONT $hogs 2>/dev/null
 	kill $toggler $readers $hogs 2>/dev/null
 	# SIGKILL: hackbench's workers inherit its SIGTERM handler, which ignores the
-	# next SIGTERM and longjmps into the parent's clean-up (one worker a run
-	# outlived two SIGTERMs for 30 s).
-	killall -9 hackbench 2>/dev/null
+	# next SIGTERM and longjmps into the parent's clean-up.
+	[ -n "$hb" ] && kill -s KILL -"$hb" 2>/dev/null
 	wait 2>/dev/null
-	# hackbench's workers are not this shell's children: wait for them too (up to
-	# 30 s), so that the runner finds nothing left behind.
+	# The workers are not this shell's children: wait for them too (up to 60 s;
+	# the last of 40 took more than 5 s to exit under KASAN and single-threaded TCG).
 	i=0
-	while [ -n "$(pidof hackbench)" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -n "$hb" ] && while [ -n "$(members)" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	# What outlived SIGKILL, and where it waits: a task that does not get to run
+	# its exit for 60 s on a quiet machine fails the test.
+	survivors=""
+	[ -n "$hb" ] && survivors=$(members)
+	for p in $survivors; do
+		echo "hackbench $p outlived SIGKILL by 60 s:" \
+			"$(grep -E '^(State|SigPnd|ShdPnd)' /proc/$p/status 2>/dev/null | tr '\n\t' '  ')" \
+			"wchan $(cat /proc/$p/wchan 2>/dev/null) cpu $(cut -d' ' -f39 /proc/$p/stat 2>/dev/null)"
+		sed 's/^/    /' /proc/$p/stack 2>/dev/null
+		grep -E '^(se\.(vruntime|sum_exec_runtime|deadline|slice)|nr_switches|policy|prio)' \
+			/proc/$p/sched 2>/dev/null | tr -s ' ' | sed 's/^/    /'
+	done
+	[ -n "$survivors" ] && grep -v '^  S ' $d/timeline | head -60 | sed 's/^/    /'
 	echo ELIGIBLE >$f
 	echo NO_BIAS_ELIGIBLE >$f
 	echo RUN_TO_PARITY >$f
 	rmdir "/sys/fs/cgroup/grp a" /sys/fs/cgroup/b 2>/dev/null
+	[ -z "$survivors" ]
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -114,8 +137,17 @@ for g in "grp a" b; do
 	hogs="$hogs $!"
 	echo $! >"/sys/fs/cgroup/$g/cgroup.procs"
 done
-hackbench -g 2 -l 2000 >/dev/null 2>&1 &
+# Its loops outlast the test on any kernel: the clean-up kills it.
+setsid hackbench -g 2 -l 100000 >/dev/null 2>&1 &
 hb=$!
+# setsid forks only when it is a process-group leader (a job-control shell): here it is
+# not, so hackbench is $hb and leads its own group once setsid() has run (up to 10 s).
+i=0
+while [ "$(cut -d' ' -f5 /proc/$hb/stat 2>/dev/null)" != "$hb" ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+[ "$(cut -d' ' -f5 /proc/$hb/stat 2>/dev/null)" = "$hb" ] || fail "hackbench ($hb) does not lead its process group"
 # The checks (and the readers and toggler below, which inherit it) run at nice -10,
 # the load at 0: at nice 0 beside 40 hackbench tasks and the hogs, this shell got
 # about 1/43 of a vCPU, and under KASAN and single-threaded TCG its first checks
@@ -156,13 +188,15 @@ echo "bad writes rejected, counters kept ($before -> $after picks)"
 # A good write resets. The load is stopped meanwhile: under it, a slow kernel
 # (KASAN under single-threaded TCG) counts more picks between the write and the
 # read than there were before it.
-kill -STOP $hogs $hb $(pidof hackbench) 2>/dev/null
+kill -STOP $hogs 2>/dev/null
+kill -s STOP -"$hb" || fail "stop hackbench"
 sleep 0.2
 cat $d/stats >/tmp/st2
 after=$(col /tmp/st2 picks)
 echo 0 >$d/stats || fail "write 0"
 cat $d/stats >/tmp/st3
-kill -CONT $hogs $hb $(pidof hackbench) 2>/dev/null
+kill -CONT $hogs 2>/dev/null
+kill -s CONT -"$hb" || fail "resume hackbench"
 reset=$(col /tmp/st3 picks)
 [ "$reset" -lt "$after" ] || fail "write 0 did not reset ($after -> $reset, load stopped)"
 check_stats /tmp/st3 || fail "stats format after reset"
@@ -205,7 +239,7 @@ cat $d/timeline >/tmp/tl
 check_timeline /tmp/tl evdf || { echo ELIGIBLE >$f; fail "NO_ELIGIBLE rows"; }
 echo ELIGIBLE >$f
 
-cleanup
 trap - EXIT
+cleanup || fail "hackbench outlived SIGKILL by 60 s"
 [ -d /sys/fs/cgroup/b ] && fail "cgroup b still there after the clean-up"
 echo "ok"
