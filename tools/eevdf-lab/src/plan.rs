@@ -910,7 +910,7 @@ pub enum MatrixKind {
 }
 
 /// eevdf-migrate's `--after-ms` default: the window of runs from before the lab kept it.
-fn migrate_after_ms_default() -> u64 {
+pub fn migrate_after_ms_default() -> u64 {
     500
 }
 

@@ -650,7 +650,7 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
             Workload::Migrate { after_ms, .. } => Some(after_ms),
             _ => None,
         })
-        .unwrap_or(500);
+        .unwrap_or_else(crate::plan::migrate_after_ms_default);
     let _ = writeln!(
         s,
         "**Ours**: `eevdf-migrate` at 2 and 4 vCPUs. The sleeper runs 100 ms beside a hog on \
