@@ -112,6 +112,90 @@ pub struct WakerResult {
     /// before it was kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hist: Vec<(u16, u32)>,
+    /// The slice the background command was started with, ns (`sched_setattr()` in the
+    /// child before its exec, so that it does not inherit the waker's: 0 = the base slice,
+    /// as a task that never asked has it). `None`: no background command, or a record from
+    /// before issue 29, whose load inherited the waker's slice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_slice_requested_ns: Option<u64>,
+    /// The waker and the load as `/proc/<pid>/sched` showed them while the cell ran
+    /// ([`TaskReadback`]): the waker first, then the background command and up to two of
+    /// its descendants (hackbench's workers, eevdf-share's hogs). Empty in records from
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readback: Vec<TaskReadback>,
+    /// The background command's processes (itself and its descendants) at the read-back.
+    #[serde(default)]
+    pub load_tasks: u32,
+}
+
+/// One task's scheduling attributes as `/proc/<pid>/sched` showed them while a workload
+/// ran: what the lab holds against the cell's plan (policy, nice, slice).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskReadback {
+    /// `waker` or `load`.
+    pub role: String,
+    pub pid: i32,
+    /// The command name, from the file's first line.
+    pub comm: String,
+    /// `policy` by name (`other`, `batch`, ...; [`sys::policy_name`]).
+    pub policy: Option<String>,
+    /// The nice value, from `prio` ([`sys::ProcSched::nice`]).
+    pub nice: Option<i32>,
+    /// `se.slice`, ns (a fair task's only).
+    pub slice_ns: Option<u64>,
+}
+
+impl TaskReadback {
+    /// What the `sched` file `text` of a task in `role` says (its pid and name from the
+    /// file's first line; `fallback_pid` when that line is missing).
+    pub fn parse(role: &str, fallback_pid: i32, text: &str) -> TaskReadback {
+        let p = sys::parse_proc_sched(text);
+        let (comm, pid) = sys::parse_proc_sched_head(text).unwrap_or_default();
+        TaskReadback {
+            role: role.to_string(),
+            pid: if pid > 0 { pid } else { fallback_pid },
+            comm,
+            policy: p.policy.map(sys::policy_name),
+            nice: p.nice(),
+            slice_ns: p.slice_ns,
+        }
+    }
+
+    /// Process `pid`'s, read now; `None` when it is gone (or no CONFIG_SCHED_DEBUG).
+    pub fn read(role: &str, pid: i32) -> Option<TaskReadback> {
+        sys::proc_sched_text(pid).map(|t| TaskReadback::parse(role, pid, &t))
+    }
+
+    /// `pid 187 (hackbench): other nice 0 slice 700000 ns`.
+    pub fn describe(&self) -> String {
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+        format!(
+            "pid {} ({}): {} nice {} slice {} ns",
+            self.pid,
+            self.comm,
+            opt(self.policy.clone()),
+            opt(self.nice.map(|n| n.to_string())),
+            opt(self.slice_ns.map(|n| n.to_string()))
+        )
+    }
+}
+
+/// The slice to ask `sched_setattr()` for, ns, at `x` times the base slice `base_ns`, as the
+/// workloads' `--*slice-base-x` flags mean it: `round(base_ns * x)`. The kernel keeps
+/// [`slice_held_ns`] of it.
+pub fn slice_request_ns(base_ns: u64, x: f64) -> u64 {
+    (base_ns as f64 * x).round() as u64
+}
+
+/// The slice a fair task holds after asking for `request_ns`: the base slice for 0, else
+/// the request clamped to [`sys::SLICE_MIN_NS`], [`sys::SLICE_MAX_NS`].
+pub fn slice_held_ns(request_ns: u64, base_ns: u64) -> u64 {
+    if request_ns == 0 {
+        base_ns
+    } else {
+        sys::slice_clamp_ns(request_ns)
+    }
 }
 
 /// Two processes bouncing a byte over two pipes.
@@ -1164,6 +1248,45 @@ mod tests {
             let e = parse_task_specs(bad, hog, 0).unwrap_err();
             assert!(e.contains(msg), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn slices_requested_and_held() {
+        // 6.12 on one vCPU: base 0.7 ms. 0.1x asks 70 us and gets the 100 us minimum.
+        assert_eq!(slice_request_ns(700_000, 0.1), 70_000);
+        assert_eq!(slice_held_ns(70_000, 700_000), 100_000);
+        assert_eq!(slice_request_ns(700_000, 10.0), 7_000_000);
+        assert_eq!(slice_held_ns(7_000_000, 700_000), 7_000_000);
+        assert_eq!(slice_held_ns(0, 1_400_000), 1_400_000);
+        assert_eq!(slice_held_ns(u64::MAX, 700_000), sys::SLICE_MAX_NS);
+    }
+
+    #[test]
+    fn readback_of_a_sched_file() {
+        let t = TaskReadback::parse(
+            "load",
+            5,
+            "eevdf-share (88, #threads: 1)\n---\npolicy : 0\nprio : 120\n\
+             se.slice : 700000\n",
+        );
+        assert_eq!(
+            t,
+            TaskReadback {
+                role: "load".into(),
+                pid: 88,
+                comm: "eevdf-share".into(),
+                policy: Some("other".into()),
+                nice: Some(0),
+                slice_ns: Some(700_000),
+            }
+        );
+        assert_eq!(
+            t.describe(),
+            "pid 88 (eevdf-share): other nice 0 slice 700000 ns"
+        );
+        let empty = TaskReadback::parse("waker", 5, "");
+        assert_eq!((empty.pid, empty.slice_ns), (5, None));
+        assert_eq!(empty.describe(), "pid 5 (): ? nice ? slice ? ns");
     }
 
     #[test]

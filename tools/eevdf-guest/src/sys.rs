@@ -541,11 +541,18 @@ pub fn futex_wake(word: &AtomicU32, n: i32) -> io::Result<usize> {
 }
 
 /// What `/proc/<pid>/task/<tid>/sched` (CONFIG_SCHED_DEBUG) says about a task's class:
-/// what the kernel holds, beside what sched_getattr() reports.
+/// what the kernel holds, beside what sched_getattr() reports. 6.12's
+/// `proc_sched_show_task()` (kernel/sched/debug.c) prints a `COMM (PID, #threads: N)`
+/// line, a rule, then `%-45s:%21Ld` lines (`%14Ld.%06ld` for times, ms and ns); `se.slice`
+/// comes after `policy` and `prio`, for a fair task only.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProcSched {
+    /// The pid in the first line (the thread's id for `/proc/<pid>/task/<tid>/sched`).
+    pub pid: Option<i32>,
     /// `policy`: SCHED_OTHER = 0, ...
     pub policy: Option<u32>,
+    /// `prio`: the effective priority, `120 + nice` for a fair task that no lock boosts.
+    pub prio: Option<i32>,
     /// `se.slice`, ns (fair tasks only).
     pub slice_ns: Option<u64>,
     /// `se.load.weight`, as the file shows it: on 64-bit kernels scaled up by 1024
@@ -553,6 +560,27 @@ pub struct ProcSched {
     pub weight: Option<u64>,
     /// `se.vruntime`, ns (the file prints it as a signed `ms.nnnnnn`).
     pub vruntime_ns: Option<i64>,
+}
+
+impl ProcSched {
+    /// The nice value `prio` shows: `prio - 120` for a task of the fair class (SCHED_OTHER,
+    /// SCHED_BATCH, SCHED_IDLE) whose prio is a nice level; `None` otherwise (an RT or
+    /// deadline task's prio is not a nice value).
+    pub fn nice(&self) -> Option<i32> {
+        match (self.policy?, self.prio?) {
+            (SCHED_OTHER | SCHED_BATCH | SCHED_IDLE, p @ 100..=139) => Some(p - 120),
+            _ => None,
+        }
+    }
+}
+
+/// The command name and pid of a `sched` file's first line, `COMM (PID, #threads: N)`. The
+/// name may hold spaces and parentheses, so the pid is the last `(`'s.
+pub fn parse_proc_sched_head(s: &str) -> Option<(String, i32)> {
+    let first = s.lines().next()?;
+    let (comm, rest) = first.rsplit_once(" (")?;
+    let pid = rest.split_once(',')?.0.trim().parse().ok()?;
+    Some((comm.to_string(), pid))
 }
 
 /// A `PN()` value of a `sched` file, `[-]MS.NNNNNN` (ms and the ns below them), in ns.
@@ -575,7 +603,10 @@ fn parse_split_ns(v: &str) -> Option<i64> {
 
 /// Parse the `NAME : VALUE` lines of a task's `sched` file that [`ProcSched`] keeps.
 pub fn parse_proc_sched(s: &str) -> ProcSched {
-    let mut p = ProcSched::default();
+    let mut p = ProcSched {
+        pid: parse_proc_sched_head(s).map(|(_, pid)| pid),
+        ..ProcSched::default()
+    };
     for line in s.lines() {
         let Some((k, v)) = line.split_once(':') else {
             continue;
@@ -583,6 +614,7 @@ pub fn parse_proc_sched(s: &str) -> ProcSched {
         let v = v.trim();
         match k.trim() {
             "policy" => p.policy = v.parse().ok(),
+            "prio" => p.prio = v.parse().ok(),
             "se.slice" => p.slice_ns = v.parse().ok(),
             "se.load.weight" => p.weight = v.parse().ok(),
             "se.vruntime" => p.vruntime_ns = parse_split_ns(v),
@@ -598,6 +630,52 @@ pub fn proc_sched(pid: libc::pid_t) -> Option<ProcSched> {
     std::fs::read_to_string(format!("/proc/{pid}/sched"))
         .ok()
         .map(|s| parse_proc_sched(&s))
+}
+
+/// The parent pid in a `/proc/<pid>/stat` line, `PID (COMM) STATE PPID ...` (COMM may hold
+/// spaces and parentheses: the fields start after the last `)`).
+pub fn parse_stat_ppid(s: &str) -> Option<i32> {
+    let (_, rest) = s.rsplit_once(')')?;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The processes descended from `root` (children, grandchildren, ...), nearest first and
+/// by pid within a generation, from every `/proc/<pid>/stat` (`(pid, ppid)` pairs).
+pub fn descendants_of(root: libc::pid_t, procs: &[(libc::pid_t, libc::pid_t)]) -> Vec<libc::pid_t> {
+    let mut sorted = procs.to_vec();
+    sorted.sort_unstable();
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while !frontier.is_empty() {
+        let next: Vec<libc::pid_t> = sorted
+            .iter()
+            .filter(|&&(pid, ppid)| frontier.contains(&ppid) && pid != root && !out.contains(&pid))
+            .map(|&(pid, _)| pid)
+            .collect();
+        out.extend(&next);
+        frontier = next;
+    }
+    out
+}
+
+/// `(pid, ppid)` of every process in `/proc` now (a process that exits while it is read is
+/// left out).
+pub fn proc_parents() -> Vec<(libc::pid_t, libc::pid_t)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let pid: libc::pid_t = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        Some((pid, parse_stat_ppid(&stat)?))
+    })
+    .collect()
+}
+
+/// Process `pid`'s `/proc/<pid>/sched` as text; `None` when it is gone or the kernel has no
+/// CONFIG_SCHED_DEBUG.
+pub fn proc_sched_text(pid: libc::pid_t) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/sched")).ok()
 }
 
 /// The calling thread's [`ProcSched`] (`/proc/thread-self/sched`); `None` without
@@ -689,13 +767,102 @@ mod tests {
         assert_eq!(
             parse_proc_sched(s),
             ProcSched {
+                pid: Some(123),
                 policy: Some(0),
+                prio: Some(120),
                 slice_ns: Some(100_000),
                 weight: Some(1_048_576),
                 vruntime_ns: None,
             }
         );
         assert_eq!(parse_proc_sched("policy : 1\n").slice_ns, None);
+    }
+
+    /// `/proc/<pid>/sched` as 6.12.117's `proc_sched_show_task()` prints it (its
+    /// `SEQ_printf` formats: `%-45s:%21Ld`, `%-45s:%14Ld.%06ld`), schedstats off, SMP: a
+    /// hackbench worker at nice 5 with the base slice of a 1-vCPU guest.
+    const SCHED_6_12: &str = "\
+hackbench (187, #threads: 1)
+-------------------------------------------------------------------
+se.exec_start                                :          4182.339012
+se.vruntime                                  :          3317.104566
+se.sum_exec_runtime                          :           310.982330
+se.nr_migrations                             :                    0
+nr_switches                                  :                 1290
+nr_voluntary_switches                        :                 1043
+nr_involuntary_switches                      :                  247
+se.load.weight                               :               343040
+se.avg.load_sum                              :                20310
+se.avg.runnable_sum                          :             20795392
+se.avg.util_sum                              :             16384000
+se.avg.load_avg                              :                  143
+se.avg.runnable_avg                          :                  436
+se.avg.util_avg                              :                  343
+se.avg.last_update_time                      :        4182338560000
+se.avg.util_est                              :                  342
+policy                                       :                    0
+prio                                         :                  125
+se.slice                                     :               700000
+clock-delta                                  :                   96
+mm->numa_scan_seq                            :                    0
+";
+
+    #[test]
+    fn proc_sched_of_6_12() {
+        let p = parse_proc_sched(SCHED_6_12);
+        assert_eq!(
+            p,
+            ProcSched {
+                pid: Some(187),
+                policy: Some(SCHED_OTHER),
+                prio: Some(125),
+                slice_ns: Some(700_000),
+                weight: Some(343_040),
+                vruntime_ns: Some(3_317_104_566),
+            }
+        );
+        assert_eq!(p.nice(), Some(5));
+        assert_eq!(
+            parse_proc_sched_head(SCHED_6_12),
+            Some(("hackbench".to_string(), 187))
+        );
+        // A name with spaces and parentheses; the pid is the last parenthesis's.
+        assert_eq!(
+            parse_proc_sched_head("a (b) c (42, #threads: 3)\n"),
+            Some(("a (b) c".to_string(), 42))
+        );
+        assert_eq!(parse_proc_sched_head("no header\n"), None);
+        // An RT task shows no se.slice, and its prio is no nice value.
+        let rt = parse_proc_sched("cyclictest (9, #threads: 2)\npolicy : 1\nprio : 98\n");
+        assert_eq!((rt.slice_ns, rt.nice()), (None, None));
+        // SCHED_BATCH and SCHED_IDLE are fair: their prio is 120 + nice.
+        let idle = parse_proc_sched("x (1, #threads: 1)\npolicy : 5\nprio : 139\n");
+        assert_eq!(idle.nice(), Some(19));
+        assert_eq!(parse_proc_sched("").nice(), None);
+    }
+
+    #[test]
+    fn stat_parents_and_descendants() {
+        assert_eq!(
+            parse_stat_ppid("187 (hackbench) S 186 185 185 0 -1 4194560 99 0 0 0"),
+            Some(186)
+        );
+        assert_eq!(parse_stat_ppid("7 (a) b) (c) R 1 7 7 0"), Some(1));
+        assert_eq!(parse_stat_ppid("7 (a"), None);
+        // 10 is the waker, 11 hackbench, 12-14 its workers, 15 a grandchild, 20 unrelated.
+        let procs = [
+            (1, 0),
+            (20, 1),
+            (15, 13),
+            (10, 1),
+            (14, 11),
+            (11, 10),
+            (12, 11),
+            (13, 11),
+        ];
+        assert_eq!(descendants_of(11, &procs), vec![12, 13, 14, 15]);
+        assert_eq!(descendants_of(10, &procs), vec![11, 12, 13, 14, 15]);
+        assert!(descendants_of(20, &procs).is_empty());
     }
 
     #[test]

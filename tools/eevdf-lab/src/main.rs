@@ -30,6 +30,7 @@ mod plot;
 mod process;
 mod progress;
 mod protocol;
+mod readback;
 mod report;
 mod seeds;
 mod seeds_report;
@@ -430,7 +431,8 @@ fn run_boot(cx: &Ctx<'_>, n: usize, eta: &mut Eta) -> Result<BootRun> {
     let (status, err) = vm.wait()?;
     let wall_s = progress.finish();
     std::fs::write(cx.dir.join(format!("{stem}.out")), &out)?;
-    let (info, outcomes) = parse::parse_boot(&out);
+    let (info, mut outcomes) = parse::parse_boot(&out);
+    readback::check_boot(cx.cells, &info, &mut outcomes);
     if !status.success() {
         eprintln!(
             "    boot {} ({build}) FAILED: eevdf-vm {status}; see {}\n{}",

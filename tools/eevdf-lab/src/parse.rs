@@ -519,13 +519,13 @@ mod tests {
     const OUT: &str = "\
 @@info uname=6.12.117 cpus=2 base_slice_ns=1400000
 @@features PLACE_LAG PLACE_DEADLINE_INITIAL NO_RUN_TO_PARITY
-@@cell lat-1x/EEVDF begin rep=0
+@@cell lat-w1x-l1x/EEVDF begin rep=0
 Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)
 Time: 1.509
 eevdf-waker: slice 1400 us
 @@json {\"kind\":\"waker\",\"interval_us\":1000,\"slice_requested_ns\":140000,\"slice_effective_ns\":140000,\"samples\":184,\"missed\":3,\"min_us\":128.8,\"avg_us\":899.7,\"p50_us\":117.1,\"p90_us\":263.4,\"p99_us\":945.6,\"p999_us\":2297.6,\"max_us\":2592.5,\"quantiles\":[[0.0,128.8],[100.0,2592.5]],\"waker_nvcsw\":170,\"waker_nivcsw\":11,\"system_ctxsw\":3753,\"duration_s\":1.5,\"bg_status\":0}
-@@cell lat-1x/EEVDF end rc=0
-@@cell lat-1x/EVDF unavailable ELIGIBLE
+@@cell lat-w1x-l1x/EEVDF end rc=0
+@@cell lat-w1x-l1x/EVDF unavailable ELIGIBLE
 @@cell hb-process-pipe-g2/EEVDF begin rep=1
 Time: 0.75
 @@cell hb-process-pipe-g2/EEVDF end rc=0
@@ -558,7 +558,7 @@ Time: 0.75
         let (_, o) = parse_boot(OUT);
         let cells = matrix(MatrixKind::Quick, &[]);
         let find = |id: &str| cells.iter().find(|c| c.id() == id).unwrap();
-        let m = metrics(find("lat-1x/EEVDF"), &o[0]);
+        let m = metrics(find("lat-w1x-l1x/EEVDF"), &o[0]);
         let get = |m: &[(String, f64)], k: &str| m.iter().find(|(n, _)| n == k).map(|x| x.1);
         assert_eq!(get(&m, "lat_avg_us"), Some(899.7));
         assert_eq!(get(&m, "hackbench_s"), Some(1.509));

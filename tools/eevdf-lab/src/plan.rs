@@ -387,8 +387,14 @@ pub enum Workload {
     /// negative lag and waits for V to catch up whatever its slice: fairness, not the slice,
     /// sets its latency. Beside two hogs its share is 1/3, far more than it needs, and its
     /// slice decides how soon a wakeup preempts them.
+    ///
+    /// `load_slice_x`: the load's slice, a multiple of the base slice (1: the base slice
+    /// itself), set in the load before its exec (`eevdf-waker --load-slice-base-x`). `None`
+    /// in runs from before issue 29, whose load inherited the waker's slice across fork.
     Latency {
         slice_x: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        load_slice_x: Option<f64>,
         hb_groups: u32,
         hb_loops: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -468,6 +474,30 @@ pub enum Workload {
         jobs: u32,
         files: u32,
     },
+}
+
+/// A latency cell's slices as its name says them: `waker 0.1x, load 1x`; for a run from
+/// before issue 29 (`load` None), whose load inherited the waker's slice, `waker 0.1x, load
+/// 0.1x (inherited)`. A cell whose two slices are equal is uniform, and so named.
+pub fn slices_name(waker_x: f64, load_x: Option<f64>) -> String {
+    match load_x {
+        Some(l) => format!("waker {waker_x}x, load {l}x"),
+        None => format!("waker {waker_x}x, load {waker_x}x (inherited)"),
+    }
+}
+
+/// The slices' part of a latency cell's ID: `w0.1x-l1x`; `0.1x` for a run from before
+/// issue 29 (`load` None), whose outcomes carry that ID.
+pub fn slices_id(waker_x: f64, load_x: Option<f64>) -> String {
+    match load_x {
+        Some(l) => format!("w{waker_x}x-l{l}x"),
+        None => format!("{waker_x}x"),
+    }
+}
+
+/// `--load-slice-base-x X ` for eevdf-waker (nothing for `None`: runs from before the flag).
+fn load_slice_arg(load_x: Option<f64>) -> String {
+    load_x.map_or(String::new(), |l| format!("--load-slice-base-x {l} "))
 }
 
 /// The in-share latency cells' background: `n` nice-0 hogs (eevdf-share) pinned to CPU 0
@@ -554,15 +584,24 @@ impl Cell {
         let l = match &self.workload {
             Workload::Latency {
                 slice_x,
+                load_slice_x,
                 hogs: Some(h),
                 ..
-            } => format!("slice={slice_x}x (pinned beside {} hogs on CPU 0)", h.n),
+            } => format!(
+                "{} (pinned beside {} hogs on CPU 0)",
+                slices_name(*slice_x, *load_slice_x),
+                h.n
+            ),
             Workload::Latency {
                 slice_x,
+                load_slice_x,
                 hb_groups,
                 hb_loops,
                 ..
-            } => format!("slice={slice_x}x (hackbench -g {hb_groups} -l {hb_loops})"),
+            } => format!(
+                "{} (hackbench -g {hb_groups} -l {hb_loops})",
+                slices_name(*slice_x, *load_slice_x)
+            ),
             Workload::Hackbench {
                 threads,
                 pipe,
@@ -625,10 +664,15 @@ impl Cell {
         let w = match &self.workload {
             Workload::Latency {
                 slice_x,
+                load_slice_x,
                 hogs: Some(h),
                 ..
-            } => format!("lat-hogs{}-{slice_x}x", h.n),
-            Workload::Latency { slice_x, .. } => format!("lat-{slice_x}x"),
+            } => format!("lat-hogs{}-{}", h.n, slices_id(*slice_x, *load_slice_x)),
+            Workload::Latency {
+                slice_x,
+                load_slice_x,
+                ..
+            } => format!("lat-{}", slices_id(*slice_x, *load_slice_x)),
             Workload::Hackbench {
                 threads,
                 pipe,
@@ -684,23 +728,27 @@ impl Cell {
         match &self.workload {
             Workload::Latency {
                 slice_x,
+                load_slice_x,
                 hogs: Some(h),
                 ..
             } => format!(
                 "eevdf-waker --cpu 0 --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
-                 --duration-ms 600000 -- eevdf-share --cpu 0 --duration-ms {} {}",
+                 {}--duration-ms 600000 -- eevdf-share --cpu 0 --duration-ms {} {}",
+                load_slice_arg(*load_slice_x),
                 h.duration_ms,
                 vec!["--hog 0"; h.n as usize].join(" ")
             ),
             Workload::Latency {
                 slice_x,
+                load_slice_x,
                 hb_groups,
                 hb_loops,
                 ..
             } => format!(
                 "eevdf-waker --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
-                 --duration-ms 600000 -- \
-                 hackbench -g {hb_groups} -l {hb_loops}"
+                 {}--duration-ms 600000 -- \
+                 hackbench -g {hb_groups} -l {hb_loops}",
+                load_slice_arg(*load_slice_x)
             ),
             Workload::Hackbench {
                 threads,
@@ -981,6 +1029,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
                 f.clone(),
                 Workload::Latency {
                     slice_x,
+                    load_slice_x: Some(1.0),
                     hb_groups: hb.0,
                     hb_loops: hb.1,
                     hogs: None,
@@ -1003,6 +1052,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
             F::eevdf(),
             Workload::Latency {
                 slice_x,
+                load_slice_x: Some(1.0),
                 hb_groups: 0,
                 hb_loops: 0,
                 hogs: Some(Hogs {
@@ -1051,6 +1101,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
                         F::eevdf(),
                         Workload::Latency {
                             slice_x,
+                            load_slice_x: Some(1.0),
                             hb_groups: hb.0,
                             hb_loops: hb.1,
                             hogs: None,
@@ -1402,6 +1453,78 @@ mod tests {
             ids.dedup();
             assert_eq!(ids.len(), n, "{kind:?}");
         }
+    }
+
+    /// Latency cells are named by both slices (issue 29): the waker's and the load's,
+    /// which the load is started with; a uniform cell only where both are planned so, and
+    /// a run from before (its load inherited the waker's slice) says so, under its old ID.
+    #[test]
+    fn latency_cells_name_both_slices() {
+        assert_eq!(slices_name(0.1, Some(1.0)), "waker 0.1x, load 1x");
+        assert_eq!(slices_name(10.0, Some(10.0)), "waker 10x, load 10x");
+        assert_eq!(slices_name(0.1, None), "waker 0.1x, load 0.1x (inherited)");
+        assert_eq!(slices_id(0.1, Some(1.0)), "w0.1x-l1x");
+        assert_eq!(slices_id(0.1, None), "0.1x");
+        for kind in [
+            MatrixKind::Quick,
+            MatrixKind::Full,
+            MatrixKind::Bar,
+            MatrixKind::Smoke,
+        ] {
+            for c in matrix(kind, &[Experiment::Latency]) {
+                let Workload::Latency {
+                    slice_x,
+                    load_slice_x,
+                    ..
+                } = c.workload
+                else {
+                    panic!("{}", c.id());
+                };
+                assert_eq!(
+                    load_slice_x,
+                    Some(1.0),
+                    "{}: the load at the base slice",
+                    c.id()
+                );
+                let (label, id, cmd) = (c.label(), c.id(), c.command());
+                assert!(
+                    label.starts_with(&format!("waker {slice_x}x, load 1x (")),
+                    "{label}"
+                );
+                assert!(id.contains(&format!("-w{slice_x}x-l1x")), "{id}");
+                assert!(
+                    cmd.contains(&format!("--slice-base-x {slice_x} --load-slice-base-x 1 ")),
+                    "{cmd}"
+                );
+            }
+        }
+        let quick = matrix(MatrixKind::Quick, &[Experiment::Latency]);
+        let labels: Vec<String> = quick.iter().map(Cell::label).collect();
+        assert!(labels.contains(&"waker 0.1x, load 1x (hackbench -g 2 -l 70)".to_string()));
+        assert!(labels.contains(&"waker 10x, load 1x (pinned beside 2 hogs on CPU 0)".to_string()));
+        let ids: Vec<String> = quick.iter().map(Cell::id).collect();
+        assert!(ids.contains(&"lat-w0.1x-l1x/EEVDF".to_string()));
+        assert!(ids.contains(&"lat-hogs2-w10x-l1x/EEVDF".to_string()));
+        // A cell of a raw.json from before issue 29 has no load_slice_x: it keeps the ID
+        // its outcomes carry, says its load inherited the waker's slice, and its command
+        // (for --dry-run of such a plan) passes no load slice.
+        let old: Workload =
+            serde_json::from_str(r#"{"Latency":{"slice_x":0.1,"hb_groups":2,"hb_loops":70}}"#)
+                .unwrap();
+        let c = Cell::new(Experiment::Latency, FeatureSet::eevdf(), old);
+        assert_eq!(c.id(), "lat-0.1x/EEVDF");
+        assert_eq!(
+            c.label(),
+            "waker 0.1x, load 0.1x (inherited) (hackbench -g 2 -l 70)"
+        );
+        assert!(!c.command().contains("--load-slice-base-x"));
+        // A new cell writes its load slice into raw.json and reads it back.
+        let json = serde_json::to_string(&quick[0].workload).unwrap();
+        assert!(json.contains(r#""load_slice_x":1.0"#), "{json}");
+        assert_eq!(
+            serde_json::from_str::<Workload>(&json).unwrap(),
+            quick[0].workload
+        );
     }
 
     #[test]

@@ -87,9 +87,9 @@ mod tests {
         assert_eq!(p("hello"), None);
         assert_eq!(p("@@info uname=6.12"), None);
         assert_eq!(
-            p("@@cell lat-1x/EEVDF begin rep=1\r"),
+            p("@@cell lat-w1x-l1x/EEVDF begin rep=1\r"),
             Some(CellLine {
-                id: "lat-1x/EEVDF",
+                id: "lat-w1x-l1x/EEVDF",
                 event: CellEvent::Begin { rep: 1 }
             })
         );

@@ -5,7 +5,8 @@ use crate::insnprof::{self, InsnProf};
 use crate::next_report::StandIn;
 use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
 use crate::plan::{
-    Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload, BAR_WAKEUPS, WAKER_PERIOD_US,
+    slices_name, Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload, BAR_WAKEUPS,
+    WAKER_PERIOD_US,
 };
 use crate::plot;
 use crate::stats::{self, Estimate};
@@ -582,6 +583,7 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
     for (ci, c) in raw.cells.iter().enumerate() {
         let Workload::Latency {
             slice_x,
+            load_slice_x,
             hogs,
             hb_groups,
             ..
@@ -599,14 +601,26 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         else {
             continue;
         };
+        // The load's slice as the cell ran it: the base slice at 1x, its own multiple
+        // otherwise, the waker's in runs from before issue 29 (inherited across fork).
+        let load_x = load_slice_x.unwrap_or(slice_x);
+        let load_slice = if load_x == 1.0 {
+            String::new()
+        } else {
+            format!(
+                "slice_us = {}\n",
+                ((load_x * base_us as f64).round() as u64).max(1)
+            )
+        };
         let others = match hogs {
             Some(h) => format!(
-                "[[task]]\nname = \"hog\"\ncount = {}\nbehaviour = {{ kind = \"hog\" }}\n",
+                "[[task]]\nname = \"hog\"\ncount = {}\n{load_slice}behaviour = {{ kind = \
+                 \"hog\" }}\n",
                 h.n
             ),
             None => format!(
-                "[[task]]\nname = \"hackbench\"\ncount = {}\nbehaviour = {{ kind = \
-                 \"bursty\", run = {{ dist = \"exp\", mean_us = {SIM_HB_RUN_US} }}, sleep = \
+                "[[task]]\nname = \"hackbench\"\ncount = {}\n{load_slice}behaviour = {{ kind \
+                 = \"bursty\", run = {{ dist = \"exp\", mean_us = {SIM_HB_RUN_US} }}, sleep = \
                  {{ dist = \"exp\", mean_us = {SIM_HB_SLEEP_US} }} }}\n",
                 40 * hb_groups
             ),
@@ -957,16 +971,18 @@ fn median_quantiles(raw: &Raw, cell: usize, k: Kernel) -> Vec<(f64, f64)> {
 /// Write the PNGs into `dir`; returns their file names.
 pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
-    let mut slices: Vec<f64> = Vec::new();
+    // A panel a pair of slices (the waker's, the load's).
+    let mut slices: Vec<(f64, Option<f64>)> = Vec::new();
     for c in &raw.cells {
         if let Workload::Latency {
             slice_x,
+            load_slice_x,
             hogs: None,
             ..
         } = c.workload
         {
-            if !slices.contains(&slice_x) {
-                slices.push(slice_x);
+            if !slices.contains(&(slice_x, load_slice_x)) {
+                slices.push((slice_x, load_slice_x));
             }
         }
     }
@@ -976,7 +992,7 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
         }
         let panels: Vec<(String, Vec<plot::Curve>)> = slices
             .iter()
-            .map(|&x| {
+            .map(|&(x, l)| {
                 let curves = FeatureSet::seeds()
                     .iter()
                     .enumerate()
@@ -984,7 +1000,8 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                         let ci = raw.cells.iter().position(|c| {
                             let at_x = matches!(
                                 c.workload,
-                                Workload::Latency { slice_x, hogs: None, .. } if slice_x == x
+                                Workload::Latency { slice_x, load_slice_x, hogs: None, .. }
+                                    if slice_x == x && load_slice_x == l
                             );
                             &c.features == f && at_x
                         })?;
@@ -996,7 +1013,7 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                         })
                     })
                     .collect();
-                (format!("waker slice = {x} x base slice"), curves)
+                (format!("{} (x the base slice)", slices_name(x, l)), curves)
             })
             .collect();
         let name = format!("latency_{}.png", k.name());
@@ -1012,16 +1029,17 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
         names.push(name);
     }
     // The in-share cells (the waker pinned beside hogs): one panel a kernel, a curve a slice.
-    let in_share: Vec<(usize, f64)> = raw
+    let in_share: Vec<(usize, String)> = raw
         .cells
         .iter()
         .enumerate()
         .filter_map(|(i, c)| match c.workload {
             Workload::Latency {
                 slice_x,
+                load_slice_x,
                 hogs: Some(_),
                 ..
-            } => Some((i, slice_x)),
+            } => Some((i, slices_name(slice_x, load_slice_x))),
             _ => None,
         })
         .collect();
@@ -1032,10 +1050,10 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
             let curves = in_share
                 .iter()
                 .enumerate()
-                .filter_map(|(j, &(ci, x))| {
-                    let points = median_quantiles(raw, ci, k);
+                .filter_map(|(j, (ci, name))| {
+                    let points = median_quantiles(raw, *ci, k);
                     (!points.is_empty()).then(|| plot::Curve {
-                        name: format!("slice {x}x"),
+                        name: name.clone(),
                         colour: plot::PALETTE[j % plot::PALETTE.len()],
                         points,
                     })
@@ -1051,7 +1069,7 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     if !panels.is_empty() {
         let name = "latency_in_share.png".to_string();
         plot::latency_panels(
-            "the waker inside its share, beside 2 hogs on CPU 0: wakeup latency by slice",
+            "the waker inside its share, beside 2 hogs on CPU 0: wakeup latency by slices",
             &panels,
             &dir.join(&name),
         )?;
@@ -1297,6 +1315,9 @@ mod tests {
             run_delay_avg_us: 10.0,
             run_avg_us,
             hist: vec![],
+            load_slice_requested_ns: None,
+            readback: vec![],
+            load_tasks: 0,
         })
     }
 
@@ -1350,12 +1371,12 @@ mod tests {
                 .unwrap_or_else(|| panic!("no regime row for {label} in\n{t}"))
                 .to_string()
         };
-        let hogs = line("slice=0.1x (pinned beside 2 hogs on CPU 0)");
+        let hogs = line("waker 0.1x, load 1x (pinned beside 2 hogs on CPU 0)");
         assert!(
             hogs.contains("| 3.7% | 3.7% | 33.3% | 0.11 | inside its share"),
             "{hogs}"
         );
-        let hb = line("slice=0.1x (hackbench -g 2 -l 70)");
+        let hb = line("waker 0.1x, load 1x (hackbench -g 2 -l 70)");
         assert!(hb.contains("| 2.4% | 1.52 | over its share"), "{hb}");
         // The simulator against the kernel, for the in-share cells: the same waker (37 us
         // every 1 ms) waits nothing at 0.1x (its slice preempts a hog at once), and at 10x
@@ -1369,10 +1390,10 @@ mod tests {
         };
         // Columns: run delay stock, rust, the simulator's average wait, rust/simulator,
         // the shares, the maxima.
-        let short = sim("slice=0.1x (pinned beside 2 hogs on CPU 0)");
+        let short = sim("waker 0.1x, load 1x (pinned beside 2 hogs on CPU 0)");
         assert!(short.contains("| 10.0 | 0.000 | - |"), "{short}");
         assert!(short.ends_with("| 0.000 |"), "{short}");
-        let long = sim("slice=10x (pinned beside 2 hogs on CPU 0)");
+        let long = sim("waker 10x, load 1x (pinned beside 2 hogs on CPU 0)");
         assert!(!long.contains("| 0.000 | - |"), "{long}");
     }
 

@@ -8,9 +8,20 @@
 //! With a command after `--` it forks that command as the background load (e.g. hackbench)
 //! and measures until it exits; otherwise it measures for `--duration-ms`. It ends with a
 //! summary and one `@@json` result line (see the eevdf-guest library).
+//!
+//! The load does not run at the waker's slice: 6.12 keeps a task's `custom_slice` across
+//! fork (unless SCHED_RESET_ON_FORK), so the child sets its own slice
+//! (`--load-slice-base-x`, the base slice by default) before it execs the command, and
+//! every process the command forks inherits that one. While the load runs, the waker reads
+//! `/proc/<pid>/sched` of itself, of the command and of up to two of its descendants, and
+//! records policy, nice and `se.slice` of each (`readback`), so that the lab can hold them
+//! against the cell's plan.
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use eevdf_guest::{latency_histogram, summarise_latencies_ns, sys, Record, WakerResult};
+use eevdf_guest::{
+    latency_histogram, slice_request_ns, summarise_latencies_ns, sys, Record, TaskReadback,
+    WakerResult,
+};
 use std::ffi::CString;
 
 #[derive(Parser, Debug)]
@@ -40,6 +51,20 @@ struct Args {
     #[arg(long)]
     cpu: Option<u32>,
 
+    /// The background command's slice as a multiple of the base slice: 1 (the default)
+    /// starts it at the base slice as a task that never asked has it (sched_runtime 0),
+    /// anything else at round(base x X), clamped by the kernel to [100, 100000] µs. Set in
+    /// the child before its exec, so the load never runs at the waker's slice.
+    #[arg(long, default_value_t = 1.0)]
+    load_slice_base_x: f64,
+
+    /// When to read the waker's and the load's policy, nice and se.slice from
+    /// /proc/<pid>/sched, ms after the load starts (at the first wakeup after it). The
+    /// periods the read takes are not measured, and its CPU time and run delay are left out
+    /// of the per-wakeup averages.
+    #[arg(long, default_value_t = 100)]
+    readback_after_ms: u64,
+
     /// Print a log2 histogram of the lateness as well as the summary.
     #[arg(long)]
     histogram: bool,
@@ -53,7 +78,9 @@ fn base_slice_ns() -> Result<u64> {
     sys::base_slice_ns().with_context(|| format!("reading {}", sys::BASE_SLICE_PATH))
 }
 
-fn spawn(cmd: &[String]) -> Result<libc::pid_t> {
+/// Fork `cmd` with SCHED_OTHER, nice 0 and a slice of `slice_ns` (0 = the base slice), set
+/// in the child before its exec: the waker's own slice is inherited across fork.
+fn spawn(cmd: &[String], slice_ns: u64) -> Result<libc::pid_t> {
     let argv: Vec<CString> = cmd
         .iter()
         .map(|a| CString::new(a.as_str()))
@@ -62,6 +89,10 @@ fn spawn(cmd: &[String]) -> Result<libc::pid_t> {
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(std::ptr::null());
     let pid = sys::fork_child(|| {
+        if let Err(e) = sys::set_own_slice_ns(slice_ns, 0) {
+            eprintln!("eevdf-waker: the load's sched_setattr(sched_runtime={slice_ns}): {e}");
+            return 126;
+        }
         // SAFETY: `ptrs` is a NULL-terminated array of pointers to live C strings.
         unsafe { libc::execvp(ptrs[0], ptrs.as_ptr()) };
         eprintln!("eevdf-waker: cannot run {}", cmd[0]);
@@ -71,6 +102,27 @@ fn spawn(cmd: &[String]) -> Result<libc::pid_t> {
     Ok(pid)
 }
 
+/// Load tasks read back besides the background command itself.
+const READBACK_DESCENDANTS: usize = 2;
+
+/// The waker's own [`TaskReadback`] and, with a load, its command's and up to
+/// [`READBACK_DESCENDANTS`] of its descendants'; and how many processes the load had.
+fn read_back(bg: Option<libc::pid_t>) -> (Vec<TaskReadback>, u32) {
+    // SAFETY: getpid takes no arguments and cannot fail.
+    let me = unsafe { libc::getpid() };
+    let mut out: Vec<TaskReadback> = TaskReadback::read("waker", me).into_iter().collect();
+    let Some(root) = bg else {
+        return (out, 0);
+    };
+    let below = sys::descendants_of(root, &sys::proc_parents());
+    out.extend(
+        std::iter::once(root)
+            .chain(below.iter().copied().take(READBACK_DESCENDANTS))
+            .filter_map(|pid| TaskReadback::read("load", pid)),
+    );
+    (out, 1 + below.len() as u32)
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     if args.interval_us == 0 {
@@ -78,8 +130,16 @@ fn main() -> Result<()> {
     }
     let slice_ns = match (args.slice_us, args.slice_base_x) {
         (Some(us), _) => us * 1000,
-        (None, Some(x)) => (base_slice_ns()? as f64 * x).round() as u64,
+        (None, Some(x)) => slice_request_ns(base_slice_ns()?, x),
         (None, None) => 0,
+    };
+    if args.load_slice_base_x.is_nan() || args.load_slice_base_x <= 0.0 {
+        bail!("--load-slice-base-x must be positive");
+    }
+    let load_slice_ns = if args.load_slice_base_x == 1.0 {
+        0
+    } else {
+        slice_request_ns(base_slice_ns()?, args.load_slice_base_x)
     };
     if let Some(cpu) = args.cpu {
         sys::pin_to_cpu(0, cpu).with_context(|| format!("pinning to CPU {cpu}"))?;
@@ -98,16 +158,33 @@ fn main() -> Result<()> {
     let bg = if args.command.is_empty() {
         None
     } else {
-        Some(spawn(&args.command)?)
+        Some(spawn(&args.command, load_slice_ns)?)
     };
     let mut bg_status = None;
     let t0 = sys::now_ns();
     let end = t0 + args.duration_ms * 1_000_000;
+    let readback_at = t0 + args.readback_after_ms * 1_000_000;
+    // The read-back: what it found, and the CPU time and run delay it took (ns).
+    let mut readback: Option<(Vec<TaskReadback>, u32)> = None;
+    let (mut readback_run, mut readback_delay) = (0, 0);
     let mut next = t0 + interval_ns;
     loop {
         sys::sleep_until_ns(next);
-        let now = sys::now_ns();
+        let mut now = sys::now_ns();
         lat.push(now.saturating_sub(next));
+        if readback.is_none() && now >= readback_at {
+            // Not measured: the periods it takes are skipped without counting as missed,
+            // and its CPU time and run delay come off the per-wakeup averages.
+            let (r0, d0) = sys::own_schedstat_ns()?;
+            readback = Some(read_back(bg));
+            let (r1, d1) = sys::own_schedstat_ns()?;
+            readback_run += r1.saturating_sub(r0);
+            readback_delay += d1.saturating_sub(d0);
+            now = sys::now_ns();
+            while next <= now {
+                next += interval_ns;
+            }
+        }
         next += interval_ns;
         while next <= now {
             next += interval_ns;
@@ -132,8 +209,15 @@ fn main() -> Result<()> {
     let (waker_nvcsw, waker_nivcsw) = sys::own_ctxsw();
     let (run1, delay1) = sys::own_schedstat_ns()?;
     let per_wakeup_us = |ns: u64| ns as f64 / 1e3 / lat.len().max(1) as f64;
-    let run_delay_avg_us = per_wakeup_us(delay1.saturating_sub(delay0));
-    let run_avg_us = per_wakeup_us(run1.saturating_sub(run0));
+    let run_delay_avg_us =
+        per_wakeup_us(delay1.saturating_sub(delay0).saturating_sub(readback_delay));
+    let run_avg_us = per_wakeup_us(run1.saturating_sub(run0).saturating_sub(readback_run));
+    // A load that ended before --readback-after-ms was not read: the waker alone is (and
+    // the lab fails the cell for want of a load task).
+    let (readback, load_tasks) = readback.unwrap_or_else(|| read_back(None));
+    for t in &readback {
+        println!("eevdf-waker: read back {} {}", t.role, t.describe());
+    }
     let s = summarise_latencies_ns(&lat);
     println!(
         "eevdf-waker: slice {} us (asked {} us), {} wakeups every {} us: min {:.1} avg {:.1} p99 {:.1} max {:.1} us, {} missed, run delay {:.1} us and run time {:.1} us per wakeup",
@@ -182,6 +266,9 @@ fn main() -> Result<()> {
         run_delay_avg_us,
         run_avg_us,
         hist: latency_histogram(&lat),
+        load_slice_requested_ns: bg.map(|_| load_slice_ns),
+        readback,
+        load_tasks,
     });
     println!("{}", r.to_line());
     Ok(())

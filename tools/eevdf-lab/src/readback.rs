@@ -1,0 +1,288 @@
+//! The latency cells' slices held against their plan (issue 29).
+//!
+//! 6.12 keeps a task's `custom_slice` across fork, so a waker that set its slice and then
+//! forked its load ran every task of the cell at its own slice. eevdf-waker now sets the
+//! load's slice in the child before its exec and reads back, while the cell runs, the
+//! policy, nice value and `se.slice` of itself and of the load (`/proc/<pid>/sched`,
+//! [`eevdf_guest::TaskReadback`]). A run whose read-back differs from what its cell names
+//! (or that read back no waker or no load task) fails, with a message that names the cell,
+//! the task and the planned and read values, and its numbers stay out of the tables.
+
+use crate::parse::{BootInfo, Outcome, Status};
+use crate::plan::{slices_name, Cell, Workload};
+use eevdf_guest::{slice_held_ns, slice_request_ns, Record, TaskReadback};
+
+/// What a cell plans for one of its tasks: the policy, nice value and slice (ns) that
+/// `/proc/<pid>/sched` should show.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planned {
+    pub policy: &'static str,
+    pub nice: i32,
+    pub slice_ns: u64,
+}
+
+impl Planned {
+    fn describe(&self) -> String {
+        format!(
+            "{} nice {} slice {} ns",
+            self.policy, self.nice, self.slice_ns
+        )
+    }
+}
+
+/// The plan of a latency cell that names its load's slice, on a kernel whose base slice is
+/// `base_ns`: (waker, load), both SCHED_OTHER at nice 0. The waker asks for
+/// `round(base × x)` and holds its clamp; the load at 1x holds the base slice (it asks for
+/// 0), at any other multiple the clamp of its request. `None` for other cells, and for runs
+/// from before issue 29 (`load_slice_x` None).
+pub fn planned(cell: &Cell, base_ns: u64) -> Option<(Planned, Planned)> {
+    let Workload::Latency {
+        slice_x,
+        load_slice_x: Some(load_x),
+        ..
+    } = cell.workload
+    else {
+        return None;
+    };
+    let task = |slice_ns| Planned {
+        policy: "other",
+        nice: 0,
+        slice_ns,
+    };
+    let load_ns = if load_x == 1.0 {
+        base_ns
+    } else {
+        slice_held_ns(slice_request_ns(base_ns, load_x), base_ns)
+    };
+    Some((
+        task(slice_held_ns(slice_request_ns(base_ns, slice_x), base_ns)),
+        task(load_ns),
+    ))
+}
+
+/// Why the read-back of a run of `cell` does not hold its plan; `None` when it does, or when
+/// the cell plans no slices (or the run has no waker record: the run failed otherwise).
+pub fn mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String> {
+    let Workload::Latency {
+        slice_x,
+        load_slice_x,
+        ..
+    } = cell.workload
+    else {
+        return None;
+    };
+    load_slice_x?;
+    let w = records.iter().find_map(|r| match r {
+        Record::Waker(w) => Some(w),
+        _ => None,
+    })?;
+    let id = cell.id();
+    let names = slices_name(slice_x, load_slice_x);
+    if base_ns == 0 {
+        return Some(format!(
+            "cell {id} ({names}): the boot reported no base slice, so its slices cannot be \
+             checked"
+        ));
+    }
+    let (waker, load) = planned(cell, base_ns)?;
+    let mut why = Vec::new();
+    for (role, plan) in [("waker", &waker), ("load", &load)] {
+        let tasks: Vec<&TaskReadback> = w.readback.iter().filter(|t| t.role == role).collect();
+        if tasks.is_empty() {
+            why.push(format!(
+                "no {role} task was read back (planned {})",
+                plan.describe()
+            ));
+        }
+        for t in tasks {
+            let held = t.policy.as_deref() == Some(plan.policy)
+                && t.nice == Some(plan.nice)
+                && t.slice_ns == Some(plan.slice_ns);
+            if !held {
+                why.push(format!(
+                    "{role} task {}, planned {}",
+                    t.describe(),
+                    plan.describe()
+                ));
+            }
+        }
+    }
+    (!why.is_empty()).then(|| {
+        format!(
+            "cell {id} ({names}, base slice {base_ns} ns) did not run the slices it names: {}",
+            why.join("; ")
+        )
+    })
+}
+
+/// Fails every successful run in `outcomes` (one boot's) whose cell in `cells` plans
+/// slices that its read-back does not show; `info` gives the boot's base slice.
+pub fn check_boot(cells: &[Cell], info: &BootInfo, outcomes: &mut [Outcome]) {
+    for o in outcomes.iter_mut().filter(|o| o.status == Status::Ok) {
+        let Some(cell) = cells.iter().find(|c| c.id() == o.id) else {
+            continue;
+        };
+        if let Some(why) = mismatch(cell, info.base_slice_ns, &o.records) {
+            o.status = Status::Failed(why);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{matrix, Experiment, FeatureSet, MatrixKind};
+    use eevdf_guest::WakerResult;
+
+    fn cell(slice_x: f64, load_slice_x: Option<f64>) -> Cell {
+        Cell::new(
+            Experiment::Latency,
+            FeatureSet::eevdf(),
+            Workload::Latency {
+                slice_x,
+                load_slice_x,
+                hb_groups: 2,
+                hb_loops: 70,
+                hogs: None,
+            },
+        )
+    }
+
+    fn task(role: &str, pid: i32, comm: &str, nice: i32, slice_ns: u64) -> TaskReadback {
+        TaskReadback {
+            role: role.into(),
+            pid,
+            comm: comm.into(),
+            policy: Some("other".into()),
+            nice: Some(nice),
+            slice_ns: Some(slice_ns),
+        }
+    }
+
+    fn waker(readback: Vec<TaskReadback>) -> Vec<Record> {
+        vec![Record::Waker(WakerResult {
+            policy: "other".into(),
+            interval_us: 1000,
+            slice_requested_ns: 70_000,
+            slice_effective_ns: 100_000,
+            samples: 10,
+            missed: 0,
+            min_us: 1.0,
+            avg_us: 2.0,
+            p50_us: 2.0,
+            p90_us: 3.0,
+            p99_us: 4.0,
+            p999_us: 4.0,
+            max_us: 4.0,
+            quantiles: vec![],
+            waker_nvcsw: 10,
+            waker_nivcsw: 0,
+            system_ctxsw: 100,
+            duration_s: 0.01,
+            bg_status: Some(0),
+            run_delay_avg_us: 1.0,
+            run_avg_us: 40.0,
+            hist: vec![],
+            load_slice_requested_ns: Some(0),
+            readback,
+            load_tasks: 81,
+        })]
+    }
+
+    /// 6.12 on one vCPU: the base slice is 0.7 ms; 0.1x asks 70 µs and holds 100 µs.
+    const BASE: u64 = 700_000;
+
+    #[test]
+    fn the_plan_of_a_cell() {
+        let (w, l) = planned(&cell(0.1, Some(1.0)), BASE).unwrap();
+        assert_eq!((w.slice_ns, l.slice_ns), (100_000, 700_000));
+        assert_eq!(
+            (w.policy, w.nice, l.policy, l.nice),
+            ("other", 0, "other", 0)
+        );
+        let (w, l) = planned(&cell(10.0, Some(10.0)), BASE).unwrap();
+        assert_eq!((w.slice_ns, l.slice_ns), (7_000_000, 7_000_000));
+        assert_eq!(planned(&cell(0.1, None), BASE), None);
+        let hb = matrix(MatrixKind::Quick, &[Experiment::Throughput]);
+        assert_eq!(planned(&hb[0], BASE), None);
+    }
+
+    #[test]
+    fn a_read_back_that_holds_the_plan_passes() {
+        let recs = waker(vec![
+            task("waker", 90, "eevdf-waker", 0, 100_000),
+            task("load", 91, "hackbench", 0, 700_000),
+            task("load", 92, "hackbench", 0, 700_000),
+        ]);
+        assert_eq!(mismatch(&cell(0.1, Some(1.0)), BASE, &recs), None);
+    }
+
+    /// The bug of issue 29: the load inherited the waker's 0.1x slice.
+    #[test]
+    fn an_inherited_slice_fails_the_cell_and_says_where() {
+        let recs = waker(vec![
+            task("waker", 90, "eevdf-waker", 0, 100_000),
+            task("load", 91, "hackbench", 0, 100_000),
+        ]);
+        let c = cell(0.1, Some(1.0));
+        let why = mismatch(&c, BASE, &recs).expect("a mismatch");
+        assert_eq!(
+            why,
+            "cell lat-w0.1x-l1x/EEVDF (waker 0.1x, load 1x, base slice 700000 ns) did not run \
+             the slices it names: load task pid 91 (hackbench): other nice 0 slice 100000 ns, \
+             planned other nice 0 slice 700000 ns"
+        );
+        // check_boot fails that run and leaves the others.
+        let mut outcomes = vec![Outcome::new(&c.id(), 0), Outcome::new(&c.id(), 1)];
+        outcomes[0].records = recs;
+        outcomes[1].records = waker(vec![
+            task("waker", 90, "eevdf-waker", 0, 100_000),
+            task("load", 91, "hackbench", 0, 700_000),
+        ]);
+        let info = BootInfo {
+            base_slice_ns: BASE,
+            ..BootInfo::default()
+        };
+        check_boot(&[c], &info, &mut outcomes);
+        assert!(matches!(&outcomes[0].status, Status::Failed(w) if w.contains("task pid 91")));
+        assert_eq!(outcomes[1].status, Status::Ok);
+    }
+
+    #[test]
+    fn policy_nice_and_missing_tasks_fail_too() {
+        let c = cell(10.0, Some(1.0));
+        let mut niced = task("load", 91, "hackbench", 5, 700_000);
+        let recs = waker(vec![
+            task("waker", 90, "eevdf-waker", 0, 7_000_000),
+            niced.clone(),
+        ]);
+        let why = mismatch(&c, BASE, &recs).unwrap();
+        assert!(
+            why.contains(
+                "load task pid 91 (hackbench): other nice 5 slice 700000 ns, planned other nice 0"
+            ),
+            "{why}"
+        );
+        niced.nice = Some(0);
+        niced.policy = Some("batch".into());
+        let recs = waker(vec![task("waker", 90, "eevdf-waker", 0, 7_000_000), niced]);
+        assert!(mismatch(&c, BASE, &recs).unwrap().contains("batch nice 0"));
+        // No load read back (it ended before the read), or nothing at all.
+        let recs = waker(vec![task("waker", 90, "eevdf-waker", 0, 7_000_000)]);
+        let why = mismatch(&c, BASE, &recs).unwrap();
+        assert!(
+            why.ends_with("no load task was read back (planned other nice 0 slice 700000 ns)"),
+            "{why}"
+        );
+        let why = mismatch(&c, BASE, &waker(vec![])).unwrap();
+        assert!(
+            why.contains("no waker task") && why.contains("no load task"),
+            "{why}"
+        );
+        assert!(mismatch(&c, 0, &waker(vec![]))
+            .unwrap()
+            .contains("no base slice"));
+        // A run from before issue 29 plans nothing and is not checked.
+        assert_eq!(mismatch(&cell(10.0, None), BASE, &waker(vec![])), None);
+    }
+}
