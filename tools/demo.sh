@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job: set up the machine, build the patched kernel and the stock kernel from
 # the same tree, boot the patched one for a first look (its version, scheduler features,
-# one hackbench and one cyclictest run), then run the experiment lab's default matrix
+# one hackbench run, and cyclictest beside two hogs at the base slice and at a short one,
+# with their ratio; under icount, so that the pair differs by what the scheduler did and
+# not by what the host did), then run the experiment lab's default matrix
 # (eevdf-lab --quick: Rust against stock, latency/throughput/fairness/scale) and print
 # its tables. The report, raw JSON and plots go to results/<timestamp>/.
 #
@@ -18,7 +20,7 @@ cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eev
 	--manifest-path "$EEVDF_REPO/Cargo.toml"
 step "booting the rust kernel and running the demo"
 "$EEVDF_REPO/target/release/eevdf-vm" --kernel rust --cpus "${EEVDF_CPUS:-2}" --timeout-s 300 \
-	"$EEVDF_REPO/tools/guest/demo.sh"
+	--icount-shift 3 "$EEVDF_REPO/tools/guest/demo.sh"
 step "experiment lab: eevdf-lab --quick (builds the stock kernel too)"
 # shellcheck disable=SC2086 # EEVDF_LAB_ARGS is a list of flags
 "$EEVDF_REPO/target/release/eevdf-lab" --quick ${EEVDF_LAB_ARGS:-}
