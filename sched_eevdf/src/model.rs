@@ -2,7 +2,7 @@
 
 //! A model of fair.c's outer logic around the operations: `enqueue_entity()`,
 //! `dequeue_entity()`, `set_next_entity()`, `put_prev_entity()`, `pick_next_entity()`,
-//! `update_curr()`, `check_preempt_wakeup_fair()`, the sched_change pattern of
+//! `update_curr()`, `check_preempt_wakeup_fair()`, `yield_task_fair()`, the sched_change pattern of
 //! `sched_setattr()`'s slice and of `set_user_nice()`, and one scheduling decision,
 //! [`schedule`].
 //!
@@ -298,6 +298,26 @@ pub fn check_preempt_wakeup_fair<R: Runqueue>(
         return wakeup_preempt_buddy(rq, pse, wake, cfg).preempt;
     }
     wakeup_preempt(rq, pse, cfg)
+}
+
+/// `yield_task_fair()`: current gives up what is left of its request. With other tasks
+/// queued, it stops being the next buddy and, if eligible, its vruntime moves to its
+/// deadline and [`update_deadline`] gives it the next request (an ineligible current
+/// keeps its vruntime, so that core scheduling's forced picks of an ineligible task
+/// cannot run its vruntime away). The `schedule()` that follows is the caller's. Call
+/// [`update_curr`] first.
+pub fn yield_task<R: Runqueue>(rq: &mut R, cfg: Config) {
+    let Some(curr) = rq.curr() else {
+        return;
+    };
+    if rq.nr_queued() == 1 {
+        return;
+    }
+    clear_buddies(rq, curr);
+    if entity_eligible(rq, curr, cfg) {
+        curr.set_vruntime(curr.deadline());
+        update_deadline(rq, curr, cfg);
+    }
 }
 
 /// `__setparam_fair()`'s slice rule: a non-zero `sched_runtime` is clamped to

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! fair.c as the judge of the Rust EEVDF core.
+//!
+//! build.rs extracts 6.12.117's own EEVDF functions from the pristine tarball and
+//! compiles them for the host ([`c`]); [`pair::Pair`] drives them and the core with the
+//! same operations ([`ops::Op`]) and compares every observable after each one: the pick,
+//! every entity's vruntime, deadline, saved lag, slice, weight, flags, eligibility and
+//! (for current) slice protection, the runqueue's `avg_vruntime`, `avg_load`,
+//! `zero_vruntime`, V, the next buddy and `cfs_rq_min_slice()`, and each wakeup's
+//! preemption decision. [`run_sequence`] runs one sequence (random, or a replay);
+//! [`shrink`] cuts a diverging one down to the operations that still diverge.
+//!
+//! Where the two may differ by design, [`pair::Class`] names the reason (documented in
+//! Documentation/c-parity.md); anything else is a divergence.
+
+mod c;
+pub mod ops;
+pub mod pair;
+
+use ops::{Arrival, Op, Rng, Setup, TOGGLES};
+use pair::{Class, Mismatch, Pair};
+use sched_eevdf::user::UserEntity;
+use sched_eevdf::LoadWeight;
+
+/// What one sequence did.
+#[derive(Debug, Default)]
+pub struct SeqResult {
+    /// The operations run (a replay's skipped ones left out).
+    pub ops: Vec<Op>,
+    /// The first divergence: its operation's index in `ops`, and what differed.
+    pub divergence: Option<(usize, Mismatch)>,
+    /// The pinned difference that ended the sequence early, if one did.
+    pub ended_by: Option<Class>,
+    /// Picks and wakeup decisions where a tie of deadlines was broken differently.
+    pub ties: u64,
+    /// Steps where stock's `min_slice` was stale.
+    pub stale_min_slice: u64,
+}
+
+/// Where a sequence's operations come from.
+pub enum Source<'o> {
+    /// Generated against the state as it goes, `n` after the initial forks.
+    Random(&'o mut Rng, usize),
+    /// Given; those that cannot run in the state reached are skipped.
+    Replay(&'o [Op]),
+}
+
+/// The next random operation that can run in `pair`'s state.
+fn generate(pair: &Pair<'_>, rng: &mut Rng, tasks: usize, pending_schedule: bool) -> Op {
+    if pending_schedule {
+        return Op::Schedule;
+    }
+    let pick = |rng: &mut Rng, f: &dyn Fn(usize) -> bool| -> Option<usize> {
+        let c: Vec<usize> = (0..tasks).filter(|&i| f(i)).collect();
+        (!c.is_empty()).then(|| c[rng.below(c.len() as u64) as usize])
+    };
+    for _ in 0..32 {
+        let op = match rng.below(100) {
+            0..=29 => Op::Tick(ops::tick(rng)),
+            30..=47 => {
+                let how = if rng.chance(30) {
+                    Arrival::WakeupMigrated
+                } else {
+                    Arrival::Wakeup
+                };
+                let Some(i) = pick(rng, &|i| {
+                    pair.valid(&Op::Wake {
+                        i,
+                        how,
+                        sync: false,
+                    })
+                }) else {
+                    continue;
+                };
+                Op::Wake {
+                    i,
+                    how,
+                    sync: rng.chance(30),
+                }
+            }
+            48..=51 => {
+                let Some(i) = pick(rng, &|i| {
+                    pair.valid(&Op::Wake {
+                        i,
+                        how: Arrival::Attach,
+                        sync: false,
+                    })
+                }) else {
+                    continue;
+                };
+                Op::Wake {
+                    i,
+                    how: Arrival::Attach,
+                    sync: false,
+                }
+            }
+            52..=53 => {
+                let Some(i) = pick(rng, &|i| pair.alive(i) && pair.entity(i).on_rq == 0) else {
+                    continue;
+                };
+                new_task(rng, i)
+            }
+            54..=59 => {
+                let Some(i) = pick(rng, &|i| pair.valid(&Op::WakeDelayed { i })) else {
+                    continue;
+                };
+                Op::WakeDelayed { i }
+            }
+            60..=71 => Op::Sleep {
+                special: rng.chance(10),
+            },
+            72..=74 => {
+                let Some(i) = pick(rng, &|i| pair.valid(&Op::MigrateOut { i })) else {
+                    continue;
+                };
+                Op::MigrateOut { i }
+            }
+            75..=78 => Op::Reweight {
+                i: rng.below(tasks as u64) as usize,
+                weight: match ops::weight(rng) {
+                    ops::Weight::Shares(s) => s,
+                    ops::Weight::Nice(n) => LoadWeight::from_nice(i32::from(n)).weight,
+                },
+            },
+            79..=82 => Op::Renice {
+                i: rng.below(tasks as u64) as usize,
+                nice: rng.range(0, 39) as i8 - 20,
+            },
+            83..=87 => Op::Setattr {
+                i: rng.below(tasks as u64) as usize,
+                runtime: ops::sched_runtime(rng),
+            },
+            88..=90 => Op::Yield,
+            91..=97 => Op::Schedule,
+            _ => Op::Flip(rng.below(TOGGLES.len() as u64) as usize),
+        };
+        if pair.valid(&op) {
+            return op;
+        }
+    }
+    Op::Tick(ops::tick(rng))
+}
+
+fn new_task(rng: &mut Rng, i: usize) -> Op {
+    let (slice, custom) = if rng.chance(30) {
+        let r = ops::sched_runtime(rng);
+        let (s, c) = sched_eevdf::sched_attr_slice(r, 700_000);
+        (s, c)
+    } else {
+        (0, false)
+    };
+    Op::New {
+        i,
+        weight: ops::weight(rng),
+        slice,
+        custom,
+    }
+}
+
+/// Runs one sequence from `setup`.
+pub fn run_sequence(setup: &Setup, source: Source<'_>) -> anyhow::Result<SeqResult> {
+    let ents: Vec<UserEntity> = (0..setup.tasks)
+        .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+        .collect();
+    let mut pair = Pair::new(&ents, setup)?;
+    let mut res = SeqResult::default();
+    let (mut rng, budget, replay) = match source {
+        Source::Random(rng, n) => (Some(rng), n, &[][..]),
+        Source::Replay(ops) => (None, ops.len(), ops),
+    };
+    // A random sequence forks its tasks first (some of them, if many).
+    let mut initial = Vec::new();
+    if let Some(rng) = rng.as_deref_mut() {
+        let forks = if setup.tasks <= 40 || rng.chance(50) {
+            setup.tasks
+        } else {
+            rng.range(40, setup.tasks as u64) as usize
+        };
+        for i in 0..forks {
+            initial.push(new_task(rng, i));
+            if rng.chance(20) {
+                initial.push(Op::Tick(ops::tick(rng)));
+            }
+        }
+    }
+    let total = if rng.is_some() {
+        initial.len() + budget
+    } else {
+        budget
+    };
+    let mut pending_schedule = false;
+    for k in 0..total {
+        let op = if let Some(rng) = rng.as_deref_mut() {
+            match initial.get(k) {
+                Some(op) => *op,
+                None => {
+                    let need = pair.need_resched() && rng.chance(80);
+                    generate(&pair, rng, setup.tasks, pending_schedule || need)
+                }
+            }
+        } else {
+            replay[k]
+        };
+        if !pair.valid(&op) {
+            continue;
+        }
+        pending_schedule = matches!(op, Op::Sleep { .. } | Op::Yield);
+        res.ops.push(op);
+        let step = res.ops.len() - 1;
+        let mut found = pair.apply(&op);
+        if found.as_ref().is_none_or(|m| m.class == Class::Tie) {
+            found = pair.compare().or(found);
+        }
+        res.ties = pair.ties;
+        let Some(m) = found else { continue };
+        match m.class {
+            Class::Tie => {}
+            Class::StockMinSlice => res.stale_min_slice += 1,
+            Class::Overflow | Class::StaleRelDeadline => {
+                res.ended_by = Some(m.class);
+                break;
+            }
+            Class::Real => {
+                res.divergence = Some((step, m));
+                break;
+            }
+        }
+    }
+    Ok(res)
+}
+
+/// The shortest operation list found (by removing chunks, then single operations) whose
+/// replay from `setup` still diverges on the same observable. At most `budget` replays.
+pub fn shrink(setup: &Setup, ops: &[Op], what: &str, budget: usize) -> anyhow::Result<Vec<Op>> {
+    let still = |cand: &[Op]| -> anyhow::Result<bool> {
+        let r = run_sequence(setup, Source::Replay(cand))?;
+        Ok(r.divergence.is_some_and(|(_, m)| m.what == what))
+    };
+    let mut runs = 0;
+    let mut cur = ops.to_vec();
+    let mut chunk = cur.len().div_ceil(2).max(1);
+    loop {
+        let mut i = 0;
+        let mut changed = false;
+        while i < cur.len() && runs < budget {
+            let end = (i + chunk).min(cur.len());
+            let cand: Vec<Op> = cur[..i].iter().chain(&cur[end..]).copied().collect();
+            runs += 1;
+            if still(&cand)? {
+                cur = cand;
+                changed = true;
+            } else {
+                i += chunk;
+            }
+        }
+        if runs >= budget || (chunk == 1 && !changed) {
+            break;
+        }
+        if !changed {
+            chunk = chunk.div_ceil(2);
+        }
+    }
+    // The replay's own list: what actually ran.
+    Ok(run_sequence(setup, Source::Replay(&cur))?.ops)
+}
