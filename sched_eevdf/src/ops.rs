@@ -953,6 +953,13 @@ pub fn requeue_delayed<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, cfg: C
     if place {
         requeue_delayed_place(rq, se, ctx);
     }
+    // 6.12 saves the lag where it stashes current's slice protection (`vlag`): a delayed
+    // current requeued here loses its protection, the stash now holding the lag (0 after
+    // the placement). fair.c's own code does this (tests/fair-c-diff found the core
+    // keeping it). Upstream's separate `vprot` keeps the window.
+    if protect_6_12(cfg.features) && rq.curr() == Some(se) {
+        se.set_vprot(se.vlag() as u64);
+    }
 }
 
 /// The second step of [`requeue_delayed`], for positive lag: the entity placed again at V

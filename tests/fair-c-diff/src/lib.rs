@@ -47,8 +47,17 @@ pub enum Source<'o> {
 }
 
 /// The next random operation that can run in `pair`'s state.
-fn generate(pair: &Pair<'_>, rng: &mut Rng, tasks: usize, pending_schedule: bool) -> Op {
+fn generate(pair: &Pair<'_>, rng: &mut Rng, setup: &Setup, pending_schedule: bool) -> Op {
+    let tasks = setup.tasks;
     if pending_schedule {
+        // Current blocked and its dequeue was delayed: now and then it is woken before
+        // the pick puts it away (the pick may drop the lock to balance a newly idle
+        // runqueue), which requeues a delayed current.
+        if let Some(c) = pair.curr() {
+            if rng.chance(10) && pair.valid(&Op::WakeDelayed { i: c }) {
+                return Op::WakeDelayed { i: c };
+            }
+        }
         return Op::Schedule;
     }
     let pick = |rng: &mut Rng, f: &dyn Fn(usize) -> bool| -> Option<usize> {
@@ -57,7 +66,7 @@ fn generate(pair: &Pair<'_>, rng: &mut Rng, tasks: usize, pending_schedule: bool
     };
     for _ in 0..32 {
         let op = match rng.below(100) {
-            0..=29 => Op::Tick(ops::tick(rng)),
+            0..=29 => Op::Tick(ops::tick(rng, setup.spread)),
             30..=47 => {
                 let how = if rng.chance(30) {
                     Arrival::WakeupMigrated
@@ -132,14 +141,16 @@ fn generate(pair: &Pair<'_>, rng: &mut Rng, tasks: usize, pending_schedule: bool
                 runtime: ops::sched_runtime(rng),
             },
             88..=90 => Op::Yield,
-            91..=97 => Op::Schedule,
+            // Spread sequences schedule rarely, so that current runs far from V.
+            91..=97 if !setup.spread || rng.chance(10) => Op::Schedule,
+            91..=97 => Op::Tick(ops::tick(rng, true)),
             _ => Op::Flip(rng.below(TOGGLES.len() as u64) as usize),
         };
         if pair.valid(&op) {
             return op;
         }
     }
-    Op::Tick(ops::tick(rng))
+    Op::Tick(ops::tick(rng, setup.spread))
 }
 
 fn new_task(rng: &mut Rng, i: usize) -> Op {
@@ -180,7 +191,7 @@ pub fn run_sequence(setup: &Setup, source: Source<'_>) -> anyhow::Result<SeqResu
         for i in 0..forks {
             initial.push(new_task(rng, i));
             if rng.chance(20) {
-                initial.push(Op::Tick(ops::tick(rng)));
+                initial.push(Op::Tick(ops::tick(rng, setup.spread)));
             }
         }
     }
@@ -196,7 +207,7 @@ pub fn run_sequence(setup: &Setup, source: Source<'_>) -> anyhow::Result<SeqResu
                 Some(op) => *op,
                 None => {
                     let need = pair.need_resched() && rng.chance(80);
-                    generate(&pair, rng, setup.tasks, pending_schedule || need)
+                    generate(&pair, rng, setup, pending_schedule || need)
                 }
             }
         } else {

@@ -154,14 +154,17 @@ pub struct Setup {
     pub tick_nsec: u64,
     /// The runqueue's initial `zero_vruntime`.
     pub zero_vruntime: u64,
+    /// Long runs between schedules (up to about 17 s), which spread the vruntimes far
+    /// from V (up to about 2^40 with a light task) and reach fair.c's 64-bit limits.
+    pub spread: bool,
 }
 
 impl fmt::Display for Setup {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} tasks, base slice {} ns, tick {} ns, zero_vruntime {:#x}, features:",
-            self.tasks, self.base_slice_ns, self.tick_nsec, self.zero_vruntime
+            "{} tasks, base slice {} ns, tick {} ns, zero_vruntime {:#x}, spread {}, features:",
+            self.tasks, self.base_slice_ns, self.tick_nsec, self.zero_vruntime, self.spread
         )?;
         for (k, name) in TOGGLES.iter().enumerate() {
             let no = if self.toggles & (1 << k) != 0 {
@@ -239,6 +242,7 @@ pub fn setup(k: u64, rng: &mut Rng, max_tasks: usize) -> Setup {
             1 => u64::MAX - rng.below(1 << 40),
             _ => rng.next_u64(),
         },
+        spread: rng.chance(10),
     }
 }
 
@@ -274,9 +278,11 @@ pub fn sched_runtime(rng: &mut Rng) -> u64 {
 }
 
 /// How long current runs before the next event: mostly 1 µs to 4 ms, sometimes 1 ns to
-/// about 8 s (with a light task that is a virtual time spread of up to about 2^39).
-pub fn tick(rng: &mut Rng) -> u64 {
-    if rng.chance(80) {
+/// about 8 s; in a `spread` sequence mostly 1 ms to 17 s.
+pub fn tick(rng: &mut Rng, spread: bool) -> u64 {
+    if spread && rng.chance(70) {
+        rng.log_uniform(20, 33)
+    } else if rng.chance(80) {
         rng.range(1_000, 4_000_000)
     } else {
         rng.log_uniform(0, 32)
