@@ -172,6 +172,11 @@ fn main() -> Result<()> {
         sys::sleep_until_ns(next);
         let mut now = sys::now_ns();
         lat.push(now.saturating_sub(next));
+        next += interval_ns;
+        while next <= now {
+            next += interval_ns;
+            missed += 1;
+        }
         if readback.is_none() && now >= readback_at {
             // Not measured: the periods it takes are skipped without counting as missed,
             // and its CPU time and run delay come off the per-wakeup averages.
@@ -184,11 +189,6 @@ fn main() -> Result<()> {
             while next <= now {
                 next += interval_ns;
             }
-        }
-        next += interval_ns;
-        while next <= now {
-            next += interval_ns;
-            missed += 1;
         }
         if let Some(pid) = bg {
             if let Some(st) = sys::wait_pid(pid, false) {
