@@ -9,8 +9,10 @@
 //! the task and the planned and read values, and its numbers stay out of the tables.
 
 use crate::parse::{BootInfo, Outcome, Status};
-use crate::plan::{slices_name, Cell, Workload};
+use crate::plan::{slices_name, Cell, Kernel, Workload};
 use eevdf_guest::{slice_held_ns, slice_request_ns, Record, TaskReadback};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
 
 /// What a cell plans for one of its tasks: the policy, nice value and slice (ns) that
 /// `/proc/<pid>/sched` should show.
@@ -126,6 +128,97 @@ pub fn check_boot(cells: &[Cell], info: &BootInfo, outcomes: &mut [Outcome]) {
             o.status = Status::Failed(why);
         }
     }
+}
+
+/// The report's table of what the latency cells read back, a row a cell and kernel: the
+/// slices planned (waker, load) and the distinct slices read back for each role, µs, and how
+/// many runs read back and how many of those did not hold the plan. `boots` are each boot's
+/// kernel, info and outcomes. Empty when no cell plans its load's slice (runs from before
+/// issue 29).
+pub fn table<'a>(
+    cells: &[Cell],
+    boots: impl IntoIterator<Item = (Kernel, &'a BootInfo, &'a [Outcome])> + Clone,
+) -> String {
+    let us = |set: &BTreeSet<u64>| {
+        if set.is_empty() {
+            "-".to_string()
+        } else {
+            let v: Vec<String> = set
+                .iter()
+                .map(|ns| format!("{}", *ns as f64 / 1e3))
+                .collect();
+            v.join(", ")
+        }
+    };
+    let mut t = String::new();
+    for c in cells {
+        let Workload::Latency {
+            load_slice_x: Some(_),
+            ..
+        } = c.workload
+        else {
+            continue;
+        };
+        let id = c.id();
+        for k in [Kernel::Stock, Kernel::Rust] {
+            let (mut planned_w, mut planned_l) = (BTreeSet::new(), BTreeSet::new());
+            let (mut read_w, mut read_l) = (BTreeSet::new(), BTreeSet::new());
+            let (mut runs, mut bad) = (0, 0);
+            for (_, info, outcomes) in boots.clone().into_iter().filter(|b| b.0 == k) {
+                for o in outcomes.iter().filter(|o| o.id == id) {
+                    let Some(w) = o.records.iter().find_map(|r| match r {
+                        Record::Waker(w) => Some(w),
+                        _ => None,
+                    }) else {
+                        continue;
+                    };
+                    if w.readback.is_empty() {
+                        continue;
+                    }
+                    runs += 1;
+                    if let Some((pw, pl)) = planned(c, info.base_slice_ns) {
+                        planned_w.insert(pw.slice_ns);
+                        planned_l.insert(pl.slice_ns);
+                    }
+                    for r in &w.readback {
+                        let set = if r.role == "waker" {
+                            &mut read_w
+                        } else {
+                            &mut read_l
+                        };
+                        set.extend(r.slice_ns);
+                    }
+                    if mismatch(c, info.base_slice_ns, &o.records).is_some() {
+                        bad += 1;
+                    }
+                }
+            }
+            if runs == 0 {
+                continue;
+            }
+            let _ = writeln!(
+                t,
+                "| {} | {} | {} | {} | {} | {} | {runs} | {bad} |",
+                c.label(),
+                k.name(),
+                us(&planned_w),
+                us(&planned_l),
+                us(&read_w),
+                us(&read_l),
+            );
+        }
+    }
+    if t.is_empty() {
+        return t;
+    }
+    format!(
+        "The slices the latency cells ran at (issue 29): `se.slice` of the waker and of the \
+         load's tasks (the command and two of its descendants), read from `/proc/<pid>/sched` \
+         while each run ran, against the plan, µs; policy and nice are checked too. A run that \
+         does not hold its plan failed, and its numbers are not in the tables.\n\n| workload \
+         | kernel | planned: waker | planned: load | read: waker | read: load | runs read | \
+         runs off plan |\n|---|---|---|---|---|---|---|---|\n{t}\n"
+    )
 }
 
 #[cfg(test)]
@@ -246,6 +339,48 @@ mod tests {
         check_boot(&[c], &info, &mut outcomes);
         assert!(matches!(&outcomes[0].status, Status::Failed(w) if w.contains("task pid 91")));
         assert_eq!(outcomes[1].status, Status::Ok);
+    }
+
+    #[test]
+    fn the_table_shows_planned_and_read_slices() {
+        let c = cell(0.1, Some(1.0));
+        let info = BootInfo {
+            base_slice_ns: BASE,
+            ..BootInfo::default()
+        };
+        let mut good = Outcome::new(&c.id(), 0);
+        good.records = waker(vec![
+            task("waker", 90, "eevdf-waker", 0, 100_000),
+            task("load", 91, "hackbench", 0, 700_000),
+        ]);
+        let mut inherited = Outcome::new(&c.id(), 1);
+        inherited.records = waker(vec![
+            task("waker", 90, "eevdf-waker", 0, 100_000),
+            task("load", 91, "hackbench", 0, 100_000),
+        ]);
+        let stock = [good.clone()];
+        let rust = [good, inherited];
+        let t = table(
+            std::slice::from_ref(&c),
+            [
+                (Kernel::Stock, &info, &stock[..]),
+                (Kernel::Rust, &info, &rust[..]),
+            ],
+        );
+        assert!(t.starts_with("The slices the latency cells ran at"), "{t}");
+        assert!(
+            t.contains("| waker 0.1x, load 1x (hackbench -g 2 -l 70) | stock | 100 | 700 | 100 | 700 | 1 | 0 |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| waker 0.1x, load 1x (hackbench -g 2 -l 70) | rust | 100 | 700 | 100 | 100, 700 | 2 | 1 |"),
+            "{t}"
+        );
+        // Runs from before issue 29 plan no load slice: no table.
+        assert_eq!(
+            table(&[cell(0.1, None)], [(Kernel::Rust, &info, &rust[..])]),
+            ""
+        );
     }
 
     #[test]

@@ -526,6 +526,12 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
         }
         s.push('\n');
         if e == Experiment::Latency {
+            s.push_str(&crate::readback::table(
+                &raw.cells,
+                raw.boots
+                    .iter()
+                    .map(|b| (b.kernel, &b.info, b.outcomes.as_slice())),
+            ));
             s.push_str(&regimes(raw, &rs));
             if raw.matrix == MatrixKind::Bar {
                 s.push_str(&pools(raw));
