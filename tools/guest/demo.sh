@@ -34,15 +34,28 @@ sleep 0.2
 for h in $hogs; do
 	echo "hog:        $(/eevdf/bin/eevdfctl slice get "$h") (pinned to CPU 0)"
 done
-# ct LABEL [eevdfctl run --slice-ns N --]: one cyclictest run on CPU 0; sets $avg and $max.
+# ct LABEL [eevdfctl run --slice-ns N --]: one cyclictest run on CPU 0, its measuring
+# thread's policy and slice read back while it runs (the thread that is not the main one;
+# eevdfctl run execs cyclictest, so the pid is cyclictest's); sets $avg and $max.
 # --policy=other and no -p: any -p (even -p 0) makes cyclictest SCHED_FIFO (priority 2).
 ct() {
 	echo "cyclictest: (cyclictest -q -m -t 1 -a 0 --policy=other -i 1000 -l 2000, SCHED_OTHER, $1, latencies in us)"
 	shift
-	out=$("$@" cyclictest -q -m -t 1 -a 0 --policy=other -i 1000 -l 2000)
-	echo "$out" | sed 's/^/            /'
-	avg=$(echo "$out" | sed -n 's/.*Avg: *\([0-9][0-9]*\).*/\1/p' | head -1)
-	max=$(echo "$out" | sed -n 's/.*Max: *\([0-9][0-9]*\).*/\1/p' | head -1)
+	"$@" cyclictest -q -m -t 1 -a 0 --policy=other -i 1000 -l 2000 >/tmp/demo-ct.out 2>&1 &
+	pid=$!
+	tid=""
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 0.1
+		for t in "/proc/$pid/task/"*; do
+			[ "${t##*/}" != "$pid" ] && [ -e "$t" ] && tid=${t##*/}
+		done
+		[ -n "$tid" ] && break
+	done
+	[ -n "$tid" ] && echo "            thread: $(/eevdf/bin/eevdfctl slice get "$tid" 2>&1)"
+	wait $pid
+	sed 's/^/            /' /tmp/demo-ct.out
+	avg=$(sed -n 's/.*Avg: *\([0-9][0-9]*\).*/\1/p' /tmp/demo-ct.out | head -1)
+	max=$(sed -n 's/.*Max: *\([0-9][0-9]*\).*/\1/p' /tmp/demo-ct.out | head -1)
 }
 ct "base slice $base ns, beside the hogs"
 base_avg=$avg base_max=$max
