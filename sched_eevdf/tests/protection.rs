@@ -324,3 +324,32 @@ fn lag_error_bound() {
     assert!(!lag_error(bound, heavy.se(), c));
     assert!(lag_error(bound + 1, heavy.se(), c));
 }
+
+/// 6.12 stashes current's protection in `vlag`, which `requeue_delayed_entity()`'s
+/// `update_entity_lag()` overwrites with the lag: a delayed current woken before the pick
+/// puts it away loses its protection. tests/fair-c-diff found the core keeping it; this
+/// fixes fair.c's behaviour.
+#[test]
+fn requeued_delayed_current_loses_its_6_12_protection() {
+    let c = Config::DEFAULT;
+    let (a, b) = (entity(3 * MS), entity(3 * MS));
+    let mut rq = UserRunqueue::new();
+    for e in [&a, &b] {
+        enqueue_entity(&mut rq, e.se(), EnqueueFlags::WAKEUP, c);
+    }
+    let Pick::Run(x) = schedule(&mut rq, c) else {
+        panic!("nothing picked")
+    };
+    // 1 ms of its 3 ms: ahead of V (not eligible), its request not used up.
+    assert!(!update_curr(&mut rq, MS, c));
+    assert!(protect_slice(x, c.features), "protected until its deadline");
+    // It blocks, not eligible: DELAY_DEQUEUE keeps it queued, and current.
+    assert!(!dequeue_entity(&mut rq, x, DequeueFlags::SLEEP, c));
+    assert!(x.sched_delayed() && rq.curr() == Some(x));
+    assert!(protect_slice(x, c.features), "a delayed dequeue leaves the stash");
+    // Woken before the pick: DELAY_ZERO saves the lag, negative, so no new placement.
+    requeue_delayed_entity(&mut rq, x, c);
+    assert!(x.vlag() < 0);
+    assert_eq!(x.vprot(), x.vlag() as u64, "the stash holds the lag, as 6.12's vlag");
+    assert!(!protect_slice(x, c.features));
+}
