@@ -59,10 +59,12 @@ struct Args {
     load_slice_base_x: f64,
 
     /// When to read the waker's and the load's policy, nice and se.slice from
-    /// /proc/<pid>/sched, ms after the load starts (at the first wakeup after it). The
-    /// periods the read takes are not measured, and its CPU time and run delay are left out
-    /// of the per-wakeup averages.
-    #[arg(long, default_value_t = 100)]
+    /// /proc/<pid>/sched, ms after the load starts (at the first wakeup after it). Early, so
+    /// that a short load is still there (its first processes are enough; they hold the
+    /// slice the rest inherit); a load that ends before is not read. The periods the read
+    /// takes are not measured, and its CPU time and run delay are left out of the
+    /// per-wakeup averages.
+    #[arg(long, default_value_t = 50)]
     readback_after_ms: u64,
 
     /// Print a log2 histogram of the lateness as well as the summary.
