@@ -3,7 +3,7 @@
 //! `/sys/kernel/debug/sched/eevdf/verify` (`CONFIG_SCHED_EEVDF_RUST_VERIFY`): the live
 //! oracle's counters per CPU, and the test-only switch that plants a corruption.
 //!
-//! Format (Documentation/debugfs.md): a header `cpu checks picks wakeups divergences`, one
+//! Format (Documentation/debugfs.md): a header `cpu checks picks wakeups divergences ties`, one
 //! line per online CPU, and `all` with the sums. Each CPU's row is read under its runqueue
 //! lock. Writes:
 //!

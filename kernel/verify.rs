@@ -50,10 +50,14 @@ pub enum Count {
     Wakeups,
     /// Checks or comparisons that failed.
     Divergences,
+    /// Picks (that agreed with the reference) of a tree entity sharing its deadline with
+    /// another eligible one, where 6.12's tie rule may choose another
+    /// ([`reference::pick_is_tie`]).
+    Ties,
 }
 
 /// The counters' names in `/sys/kernel/debug/sched/eevdf/verify`, in index order.
-pub const NAMES: [&str; 4] = ["checks", "picks", "wakeups", "divergences"];
+pub const NAMES: [&str; 5] = ["checks", "picks", "wakeups", "divergences", "ties"];
 
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
 const _: () = assert!(NAMES.len() == kernel::bindings::SCHED_EEVDF_NR_VERIFY as usize);
@@ -325,6 +329,8 @@ mod on {
                 ),
                 Site::literal(c"pick_eevdf"),
             );
+        } else if reference::pick_is_tie(rq, features, got) {
+            count(rq, Count::Ties);
         }
         // LAG_CLAMP_MAX_SLICE's r_max: the augmented value (and current's slice) against a
         // scan of the queued slices, at the O(n) already paid here.

@@ -28,10 +28,10 @@ grep -qx 'enabled 1' "$f" || fail "on did not show as 'enabled 1'"
 echo "verify counters after the suite:"
 cat "$f"
 set -- $(grep '^all ' "$f")
-[ $# = 5 ] || fail "no 'all' line of 4 counts"
-checks=$2 picks=$3 wakeups=$4 divergences=$5
+[ $# = 6 ] || fail "no 'all' line of 5 counts"
+checks=$2 picks=$3 wakeups=$4 divergences=$5 ties=$6
 [ "$checks" -gt 0 ] || fail "no timeline was checked"
 [ "$picks" -gt 0 ] || fail "no pick was compared"
 [ "$wakeups" -gt 0 ] || fail "no wakeup decision was compared"
 [ "$divergences" = 0 ] || fail "$divergences divergences"
-echo "checks=$checks picks=$picks wakeups=$wakeups divergences=0"
+echo "checks=$checks picks=$picks wakeups=$wakeups divergences=0 ties=$ties"
