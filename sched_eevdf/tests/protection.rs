@@ -346,10 +346,17 @@ fn requeued_delayed_current_loses_its_6_12_protection() {
     // It blocks, not eligible: DELAY_DEQUEUE keeps it queued, and current.
     assert!(!dequeue_entity(&mut rq, x, DequeueFlags::SLEEP, c));
     assert!(x.sched_delayed() && rq.curr() == Some(x));
-    assert!(protect_slice(x, c.features), "a delayed dequeue leaves the stash");
+    assert!(
+        protect_slice(x, c.features),
+        "a delayed dequeue leaves the stash"
+    );
     // Woken before the pick: DELAY_ZERO saves the lag, negative, so no new placement.
     requeue_delayed_entity(&mut rq, x, c);
     assert!(x.vlag() < 0);
-    assert_eq!(x.vprot(), x.vlag() as u64, "the stash holds the lag, as 6.12's vlag");
+    assert_eq!(
+        x.vprot(),
+        x.vlag() as u64,
+        "the stash holds the lag, as 6.12's vlag"
+    );
     assert!(!protect_slice(x, c.features));
 }

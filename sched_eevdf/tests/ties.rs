@@ -25,7 +25,9 @@ fn queue<'a>(rq: &mut UserRunqueue<'a>, ents: &'a [UserEntity], vd: &[(u64, u64)
 }
 
 fn entities(n: usize) -> Vec<UserEntity> {
-    (0..n).map(|_| UserEntity::new(LoadWeight::from_nice(0))).collect()
+    (0..n)
+        .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+        .collect()
 }
 
 #[test]
