@@ -271,7 +271,7 @@ impl<'a> Pair<'a> {
                 }
             }
             Op::Sleep { special } => {
-                let Some(c) = self.curr() else { return None };
+                let c = self.curr()?;
                 let (mut cf, mut rf) = (f.dequeue_sleep, model::DequeueFlags::SLEEP);
                 if special {
                     cf |= f.dequeue_special;
