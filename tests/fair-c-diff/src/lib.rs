@@ -36,6 +36,8 @@ pub struct SeqResult {
     pub ties: u64,
     /// Steps where stock's `min_slice` was stale.
     pub stale_min_slice: u64,
+    /// What the sequence reached.
+    pub cov: pair::Coverage,
 }
 
 /// Where a sequence's operations come from.
@@ -227,6 +229,7 @@ pub fn run_sequence(setup: &Setup, source: Source<'_>) -> anyhow::Result<SeqResu
             found = pair.compare().or(found);
         }
         res.ties = pair.ties;
+        res.cov = pair.cov;
         let Some(m) = found else { continue };
         match m.class {
             Class::Tie => {}

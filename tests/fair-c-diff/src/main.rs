@@ -4,6 +4,7 @@
 //! random operation sequences and compares them after every step. Exits 1 on a
 //! divergence, after printing the first one with a shrunk reproducer.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use anyhow::Context as _;
@@ -44,6 +45,8 @@ fn main() -> anyhow::Result<()> {
     let (mut ties, mut stale_min_slice) = (0u64, 0u64);
     let (mut overflow_ends, mut rel_ends) = (0u64, 0u64);
     let mut first = None;
+    let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut cov = fair_c_diff::pair::Coverage::default();
     let mut last_progress = Instant::now();
     for k in 0..args.seqs {
         let mut seq_rng = Rng::new(rng.next_u64());
@@ -51,6 +54,10 @@ fn main() -> anyhow::Result<()> {
         let r = run_sequence(&setup, Source::Random(&mut seq_rng, args.ops_per_seq))
             .with_context(|| format!("sequence {k}"))?;
         ops_total += r.ops.len() as u64;
+        for op in &r.ops {
+            *kinds.entry(op.kind()).or_default() += 1;
+        }
+        cov.add(&r.cov);
         ties += r.ties;
         stale_min_slice += r.stale_min_slice;
         match r.ended_by {
@@ -86,6 +93,21 @@ fn main() -> anyhow::Result<()> {
     );
     println!(
         "    sequences ended on a stale rel_deadline (PLACE_REL_DEADLINE switched off): {rel_ends}"
+    );
+    let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!("  operations: {}", kinds.join(", "));
+    println!(
+        "  compared: {} wakeup decisions ({} preempted, {} with a reschedule pending), {} picks \
+         ({} finishing a delayed dequeue), {} delayed sleeps, {} steps with current protected; \
+         largest |v - V| of a queued entity: 2^{:.1} ns",
+        cov.preempted + cov.not_preempted,
+        cov.preempted,
+        cov.pending,
+        cov.picks,
+        cov.blocked,
+        cov.delayed,
+        cov.protected,
+        (cov.max_spread.max(1) as f64).log2()
     );
     println!(
         "  seed {}, {} operations a sequence, {:.1} s",

@@ -117,6 +117,30 @@ pub enum Op {
     Flip(usize),
 }
 
+impl Op {
+    /// The operation's kind, for the summary's counts.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::Tick(_) => "tick",
+            Op::New { .. } => "new",
+            Op::Wake {
+                how: Arrival::Attach,
+                ..
+            } => "attach",
+            Op::Wake { .. } => "wake",
+            Op::WakeDelayed { .. } => "wake delayed",
+            Op::Sleep { .. } => "sleep",
+            Op::MigrateOut { .. } => "migrate out",
+            Op::Reweight { .. } => "reweight",
+            Op::Renice { .. } => "renice",
+            Op::Setattr { .. } => "setattr",
+            Op::Yield => "yield",
+            Op::Schedule => "schedule",
+            Op::Flip(_) => "flip",
+        }
+    }
+}
+
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {

@@ -59,6 +59,43 @@ pub struct Pair<'a> {
     away: Vec<bool>,
     /// Tie-broken picks seen (observations, not divergences).
     pub ties: u64,
+    /// What the sequence reached.
+    pub cov: Coverage,
+}
+
+/// What a run reached: how often the decisions were taken and compared.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Coverage {
+    /// Wakeup decisions compared that preempted.
+    pub preempted: u64,
+    /// Wakeup decisions compared that did not.
+    pub not_preempted: u64,
+    /// Wakeup checks that found a reschedule pending (fair.c returns early).
+    pub pending: u64,
+    /// Picks by `schedule()` compared.
+    pub picks: u64,
+    /// Of those, picks that finished a delayed dequeue.
+    pub blocked: u64,
+    /// Sleeps that DELAY_DEQUEUE delayed.
+    pub delayed: u64,
+    /// Comparisons with current slice-protected.
+    pub protected: u64,
+    /// The largest `|v_i - V|` of a queued entity seen, in ns of virtual time.
+    pub max_spread: u64,
+}
+
+impl Coverage {
+    /// Adds `o`'s counts (the largest spread of both).
+    pub fn add(&mut self, o: &Coverage) {
+        self.preempted += o.preempted;
+        self.not_preempted += o.not_preempted;
+        self.pending += o.pending;
+        self.picks += o.picks;
+        self.blocked += o.blocked;
+        self.delayed += o.delayed;
+        self.protected += o.protected;
+        self.max_spread = self.max_spread.max(o.max_spread);
+    }
 }
 
 fn feature_word(toggles: u16) -> anyhow::Result<u64> {
@@ -124,6 +161,7 @@ impl<'a> Pair<'a> {
             alive: vec![false; setup.tasks],
             away: vec![false; setup.tasks],
             ties: 0,
+            cov: Coverage::default(),
         })
     }
 
@@ -277,7 +315,9 @@ impl<'a> Pair<'a> {
                     cf |= f.dequeue_special;
                     rf = rf | model::DequeueFlags::SPECIAL;
                 }
-                self.c.dequeue(c, cf);
+                if !self.c.dequeue(c, cf) {
+                    self.cov.delayed += 1;
+                }
                 let se = self.se(c);
                 model::dequeue_entity(&mut self.rq, se, rf, cfg);
             }
@@ -324,8 +364,16 @@ impl<'a> Pair<'a> {
 
     /// The wakeup check for `i` on both sides, compared.
     fn decide(&mut self, i: usize, wf: i32, wake: Wake) -> Option<Mismatch> {
+        if self.need_resched {
+            self.cov.pending += 1;
+        }
         self.wakeup_preempt(i, wf, wake);
         let c = self.c.cfs_rq().need_resched != 0;
+        if c {
+            self.cov.preempted += 1;
+        } else {
+            self.cov.not_preempted += 1;
+        }
         if c == self.need_resched {
             return None;
         }
@@ -364,6 +412,10 @@ impl<'a> Pair<'a> {
         for _ in 0..=self.ents.len() {
             let forced = self.tie(self.c.pick_eevdf(), self.rust_pick());
             let c = self.c.pick();
+            self.cov.picks += 1;
+            if matches!(c, CPick::Blocked(_)) {
+                self.cov.blocked += 1;
+            }
             let r = if forced {
                 self.ties += 1;
                 match c {
@@ -510,7 +562,16 @@ impl<'a> Pair<'a> {
         eq!("zero_vruntime", c.zero_vruntime, rq.zero_vruntime());
         eq!("avg_vruntime", c.avg_vruntime, rq.avg_vruntime());
         eq!("avg_load", c.avg_load, rq.avg_load());
-        eq!("V", self.c.avg_vruntime(), avg_vruntime_peek(rq));
+        let v = self.c.avg_vruntime();
+        eq!("V", v, avg_vruntime_peek(rq));
+        for e in self.ents.iter().filter(|e| e.se().on_rq()) {
+            let d = e.se().vruntime().wrapping_sub(v) as i64;
+            self.cov.max_spread = self.cov.max_spread.max(d.unsigned_abs());
+        }
+        let f = self.cfg.features;
+        if rq.curr().is_some_and(|c| c.on_rq() && protect_slice(c, f)) {
+            self.cov.protected += 1;
+        }
         for i in (0..self.ents.len()).filter(|&i| self.alive[i]) {
             if let Some(m) = self.compare_entity(i) {
                 return Some(m);
