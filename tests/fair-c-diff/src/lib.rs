@@ -192,6 +192,11 @@ pub fn run_sequence(setup: &Setup, source: Source<'_>) -> anyhow::Result<SeqResu
         };
         for i in 0..forks {
             initial.push(new_task(rng, i));
+            // Forks with schedules between them: a fork's wakeup decision is taken only
+            // when no reschedule is pending.
+            if rng.chance(50) {
+                initial.push(Op::Schedule);
+            }
             if rng.chance(20) {
                 initial.push(Op::Tick(ops::tick(rng, setup.spread)));
             }

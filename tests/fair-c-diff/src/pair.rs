@@ -217,8 +217,10 @@ impl<'a> Pair<'a> {
             Op::Sleep { .. } | Op::Yield => curr_runs,
             Op::MigrateOut { i } => on(i) && !delayed(i) && curr != Some(i),
             Op::Reweight { i, .. } => self.alive[i],
+            // A delayed task too: 6.12's sched_change dequeues it for good (DEQUEUE_SAVE is
+            // not a sleep) and enqueues it again still marked delayed.
             Op::Renice { i, .. } | Op::Setattr { i, .. } => {
-                self.alive[i] && !delayed(i) && (curr != Some(i) || curr_runs)
+                self.alive[i] && (curr != Some(i) || curr_runs)
             }
         }
     }
