@@ -281,7 +281,7 @@ pub enum LagClamp {
 fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> Option<LagClamp> {
     let v = avg_vruntime(rq);
     let vlag = entity_lag(rq, v, se, cfg);
-    se.set_vlag(vlag);
+    save_vlag(rq, se, vlag, cfg.features);
     let raw = vdelta(v, se.vruntime());
     if vlag == raw {
         None
@@ -289,6 +289,19 @@ fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> Option<
         Some(LagClamp::Positive)
     } else {
         Some(LagClamp::Negative)
+    }
+}
+
+/// Sets `se`'s saved lag. 6.12 keeps current's slice protection in that same field
+/// (`vlag`, see [`set_protect_slice`]), so with 6.12's protection ([`protect_6_12`]) a lag
+/// written for current overwrites the stash too: current is no longer protected (unless
+/// the lag happens to equal its deadline, as in 6.12). tests/fair-c-diff found the core
+/// keeping the protection of a current dequeued or requeued before the pick put it away.
+#[inline(always)]
+fn save_vlag<R: Runqueue>(rq: &R, se: R::Se, vlag: i64, features: Features) {
+    se.set_vlag(vlag);
+    if protect_6_12(features) && rq.curr() == Some(se) {
+        se.set_vprot(vlag as u64);
     }
 }
 
@@ -953,13 +966,6 @@ pub fn requeue_delayed<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, cfg: C
     if place {
         requeue_delayed_place(rq, se, ctx);
     }
-    // 6.12 saves the lag where it stashes current's slice protection (`vlag`): a delayed
-    // current requeued here loses its protection, the stash now holding the lag (0 after
-    // the placement). fair.c's own code does this (tests/fair-c-diff found the core
-    // keeping it). Upstream's separate `vprot` keeps the window.
-    if protect_6_12(cfg.features) && rq.curr() == Some(se) {
-        se.set_vprot(se.vlag() as u64);
-    }
 }
 
 /// The second step of [`requeue_delayed`], for positive lag: the entity placed again at V
@@ -973,7 +979,7 @@ fn requeue_delayed_place<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx:
     if !is_curr {
         __dequeue_entity(rq, se);
     }
-    se.set_vlag(0);
+    save_vlag(rq, se, 0, cfg.features);
     place_entity(rq, se, EnqueueFlags::NONE, cfg);
     if !is_curr {
         __enqueue_entity(rq, se);
@@ -1358,7 +1364,12 @@ pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: 
     } else {
         let old = se.load().weight.min(i64::MAX as u64) as i64;
         let new = lw.weight.min(i64::MAX as u64) as i64;
-        se.set_vlag(div_s64(se.vlag().wrapping_mul(old), new));
+        save_vlag(
+            rq,
+            se,
+            div_s64(se.vlag().wrapping_mul(old), new),
+            cfg.features,
+        );
     }
     se.set_load(lw);
     if se.on_rq() && !is_curr {

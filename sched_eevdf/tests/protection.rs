@@ -360,3 +360,31 @@ fn requeued_delayed_current_loses_its_6_12_protection() {
     );
     assert!(!protect_slice(x, c.features));
 }
+
+/// The same for a current whose sleep is not delayed: the dequeue saves its lag over
+/// 6.12's stash, so `update_curr()` before the pick (another task's enqueue while the
+/// pick balances) finds it unprotected, and PREEMPT_SHORT's test asks for a reschedule
+/// as fair.c's `did_preempt_short()` does. Found by tests/fair-c-diff's fuzz target.
+#[test]
+fn dequeued_current_loses_its_6_12_protection() {
+    let c = Config::DEFAULT;
+    let (a, b, d) = (entity(3 * MS), entity(3 * MS), entity(3 * MS));
+    let mut rq = UserRunqueue::new();
+    // Three, so that two stay queued (update_curr() asks nothing of a lone entity).
+    for e in [&a, &b, &d] {
+        enqueue_entity(&mut rq, e.se(), EnqueueFlags::WAKEUP, c);
+    }
+    let Pick::Run(x) = schedule(&mut rq, c) else {
+        panic!("nothing picked")
+    };
+    assert!(!update_curr(&mut rq, MS, c));
+    assert!(protect_slice(x, c.features));
+    // A special sleep is never delayed: it leaves, still current until the pick.
+    let flags = DequeueFlags::SLEEP | DequeueFlags::SPECIAL;
+    assert!(dequeue_entity(&mut rq, x, flags, c));
+    assert_eq!(x.vprot(), x.vlag() as u64, "the stash holds the lag");
+    assert!(!protect_slice(x, c.features));
+    // Charged while dequeued, not eligible (it is ahead of V) and unprotected:
+    // PREEMPT_SHORT asks for the reschedule.
+    assert!(update_curr(&mut rq, 100 * US, c));
+}

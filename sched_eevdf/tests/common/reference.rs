@@ -128,10 +128,14 @@ impl RefRq {
         }
     }
 
-    /// Writes the saved lag (and 6.12's slot, which holds it then).
-    fn set_vlag(&mut self, i: usize, vlag: i64) {
+    /// Writes the saved lag (and 6.12's slot, which holds it then). With 6.12's protection
+    /// the core's `vprot` of current is that slot too (`save_vlag()` in ops.rs).
+    fn set_vlag(&mut self, i: usize, vlag: i64, cfg: Config) {
         self.ents[i].vlag = vlag;
         self.ents[i].stash = vlag;
+        if self.curr == Some(i) && Self::protect_6_12(cfg) {
+            self.ents[i].vprot = vlag as u64;
+        }
     }
 
     /// Queued entities (the current one included when on_rq).
@@ -408,7 +412,7 @@ impl RefRq {
     fn update_entity_lag(&mut self, i: usize, cfg: Config) {
         let v = self.avg_vruntime();
         let vlag = self.entity_lag(v, i, cfg);
-        self.set_vlag(i, vlag);
+        self.set_vlag(i, vlag, cfg);
     }
 
     fn update_deadline(&mut self, i: usize, cfg: Config) -> bool {
@@ -538,7 +542,10 @@ impl RefRq {
         if flags.contains(DequeueFlags::DELAYED) {
             e.sched_delayed = false;
             if cfg.features.contains(Features::DELAY_ZERO) && e.vlag > 0 {
-                self.set_vlag(i, 0);
+                // finish_delayed_dequeue_entity(): the entity leaves, its protection
+                // is not read again.
+                e.vlag = 0;
+                e.stash = 0;
             }
         }
         true
@@ -558,7 +565,7 @@ impl RefRq {
                 if !is_curr {
                     self.ents[i].on_rq = false;
                 }
-                self.set_vlag(i, 0);
+                self.set_vlag(i, 0, cfg);
                 self.place_entity(i, EnqueueFlags::NONE, cfg);
                 self.ents[i].on_rq = true;
                 if !is_curr {
@@ -817,7 +824,7 @@ impl RefRq {
             }
         } else {
             let vlag = (self.ents[i].vlag as i128 * old / new) as i64;
-            self.set_vlag(i, vlag);
+            self.set_vlag(i, vlag, cfg);
         }
         self.ents[i].load = lw;
     }

@@ -171,6 +171,70 @@ fn new_task(rng: &mut Rng, i: usize) -> Op {
     }
 }
 
+/// A set-up and an operation list from arbitrary bytes (the fuzz target's input): the
+/// first 14 bytes choose the set-up (2 to 16 tasks), then each 9 bytes an operation, its
+/// kind from the first and its parameters drawn from the other eight. Every input decodes;
+/// a replay skips the operations that cannot run.
+pub fn decode(data: &[u8]) -> (Setup, Vec<Op>) {
+    let byte = |k: usize| data.get(k).copied().unwrap_or(0);
+    let word = |k: usize| {
+        let mut b = [0u8; 8];
+        for (j, v) in b.iter_mut().enumerate() {
+            *v = byte(k + j);
+        }
+        u64::from_le_bytes(b)
+    };
+    let setup = Setup {
+        tasks: 2 + usize::from(byte(0) % 15),
+        toggles: u16::from_le_bytes([byte(1), byte(2)]) & ((1 << TOGGLES.len()) - 1),
+        base_slice_ns: [700_000, 2_100_000, 3_000_000][usize::from(byte(3) % 3)],
+        tick_nsec: [1_000_000, 4_000_000, 10_000_000][usize::from(byte(4) % 3)],
+        zero_vruntime: word(5),
+        spread: byte(13) & 1 != 0,
+    };
+    let mut ops = Vec::new();
+    let mut k = 14;
+    while k < data.len() {
+        let mut r = Rng::new(word(k + 1));
+        let i = r.below(setup.tasks as u64) as usize;
+        ops.push(match byte(k) % 14 {
+            0 | 1 => Op::Tick(ops::tick(&mut r, setup.spread)),
+            2 => new_task(&mut r, i),
+            3 | 4 => Op::Wake {
+                i,
+                how: [Arrival::Wakeup, Arrival::WakeupMigrated, Arrival::Attach]
+                    [r.below(3) as usize],
+                sync: r.chance(30),
+            },
+            5 => Op::WakeDelayed { i },
+            6 => Op::Sleep {
+                special: r.chance(10),
+            },
+            7 => Op::MigrateOut { i },
+            8 => Op::Reweight {
+                i,
+                weight: match ops::weight(&mut r) {
+                    ops::Weight::Shares(s) => s,
+                    ops::Weight::Nice(n) => LoadWeight::from_nice(i32::from(n)).weight,
+                },
+            },
+            9 => Op::Renice {
+                i,
+                nice: r.range(0, 39) as i8 - 20,
+            },
+            10 => Op::Setattr {
+                i,
+                runtime: ops::sched_runtime(&mut r),
+            },
+            11 => Op::Yield,
+            12 => Op::Schedule,
+            _ => Op::Flip(r.below(TOGGLES.len() as u64) as usize),
+        });
+        k += 9;
+    }
+    (setup, ops)
+}
+
 /// Runs one sequence from `setup`.
 pub fn run_sequence(setup: &Setup, source: Source<'_>) -> anyhow::Result<SeqResult> {
     let ents: Vec<UserEntity> = (0..setup.tasks)
@@ -338,6 +402,23 @@ mod tests {
         let m = pair.compare().expect("the planted deadline is seen");
         assert_eq!(m.what, "#1.deadline");
         assert_eq!(m.class, Class::Real);
+    }
+
+    /// Every input decodes; a decoded sequence runs.
+    #[test]
+    fn any_bytes_decode_and_run() {
+        for data in [
+            &[][..],
+            &[0xff; 5][..],
+            &[7u8; 100][..],
+            b"fair.c as the judge, bytes",
+        ] {
+            let (setup, ops) = decode(data);
+            assert!((2..=16).contains(&setup.tasks));
+            assert_eq!(ops.len(), data.len().saturating_sub(14).div_ceil(9));
+            let r = run_sequence(&setup, Source::Replay(&ops)).unwrap();
+            assert!(r.divergence.is_none());
+        }
     }
 
     /// A replay skips what cannot run in the state it reaches, and runs the rest.

@@ -35,10 +35,37 @@ struct Args {
     /// reproducer, at the cost of a replay each.
     #[arg(long, default_value_t = 3000)]
     shrink_replays: usize,
+    /// Replay one input of the fuzz target (tests/fair-c-diff/fuzz, e.g. a crash
+    /// artifact) instead of random sequences: prints its operations and, on a divergence,
+    /// the shrunk reproducer.
+    #[arg(long, value_name = "FILE")]
+    replay_fuzz_input: Option<std::path::PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if let Some(path) = &args.replay_fuzz_input {
+        let data = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+        let (setup, ops) = fair_c_diff::decode(&data);
+        let r = run_sequence(&setup, Source::Replay(&ops))?;
+        println!("{setup}");
+        for (i, op) in r.ops.iter().enumerate() {
+            println!("  {i:>4}  {op}");
+        }
+        let Some((step, m)) = r.divergence else {
+            println!(
+                "fair-c-diff: 1 sequence, {} operations, 0 divergences",
+                r.ops.len()
+            );
+            return Ok(());
+        };
+        println!(
+            "fair-c-diff: 1 sequence, {} operations, 1 divergences",
+            r.ops.len()
+        );
+        report(&setup, &r.ops[..=step], &m, args.shrink_replays)?;
+        std::process::exit(1);
+    }
     let t0 = Instant::now();
     let mut rng = Rng::new(args.seed);
     let (mut ops_total, mut divergences) = (0u64, 0u64);
@@ -118,13 +145,21 @@ fn main() -> anyhow::Result<()> {
     let Some((k, setup, ops, m)) = first else {
         return Ok(());
     };
-    println!(
-        "\nfirst divergence: sequence {k}, operation {}: {}",
-        ops.len() - 1,
-        ops[ops.len() - 1]
-    );
+    println!("\nfirst divergence: sequence {k}");
+    report(&setup, &ops, &m, args.shrink_replays)?;
+    std::process::exit(1);
+}
+
+/// The divergence at the last of `ops`, and its shrunk reproducer.
+fn report(
+    setup: &ops::Setup,
+    ops: &[ops::Op],
+    m: &fair_c_diff::pair::Mismatch,
+    shrink_replays: usize,
+) -> anyhow::Result<()> {
+    println!("operation {}: {}", ops.len() - 1, ops[ops.len() - 1]);
     println!("  {}: fair.c {} / Rust core {}", m.what, m.c, m.rust);
-    let short = shrink(&setup, &ops, &m.what, args.shrink_replays)?;
+    let short = shrink(setup, ops, &m.what, shrink_replays)?;
     println!(
         "shrunk reproducer ({} of {} operations) from: {setup}",
         short.len(),
@@ -133,12 +168,12 @@ fn main() -> anyhow::Result<()> {
     for (i, op) in short.iter().enumerate() {
         println!("  {i:>4}  {op}");
     }
-    let last = run_sequence(&setup, Source::Replay(&short))?;
+    let last = run_sequence(setup, Source::Replay(&short))?;
     if let Some((_, m)) = last.divergence {
         println!(
             "  after the last: {}: fair.c {} / Rust core {}",
             m.what, m.c, m.rust
         );
     }
-    std::process::exit(1);
+    Ok(())
 }

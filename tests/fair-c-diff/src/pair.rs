@@ -209,9 +209,16 @@ impl<'a> Pair<'a> {
         let curr_runs = curr.is_some_and(|c| on(c) && !delayed(c));
         match *op {
             Op::Tick(_) | Op::Schedule | Op::Flip(_) => true,
-            Op::New { i, .. } => i < self.alive.len() && !on(i),
+            // A fork is never current; a dequeued current that is queued again is a group
+            // entity whose queue emptied and filled while it ran (Wake), not a new task.
+            Op::New { i, .. } => i < self.alive.len() && !on(i) && curr != Some(i),
+            // Current queued again is a group entity (see New), and those arrive with
+            // ENQUEUE_WAKEUP only: enqueue_task_fair() passes no other flag up.
             Op::Wake { i, how, .. } => {
-                self.alive[i] && !on(i) && (how == Arrival::Attach) == self.away[i]
+                self.alive[i]
+                    && !on(i)
+                    && (how == Arrival::Attach) == self.away[i]
+                    && (how == Arrival::Wakeup || curr != Some(i))
             }
             Op::WakeDelayed { i } => on(i) && delayed(i),
             Op::Sleep { .. } | Op::Yield => curr_runs,
