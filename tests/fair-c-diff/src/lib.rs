@@ -421,6 +421,34 @@ mod tests {
         }
     }
 
+    /// The fuzz target's regressions (fuzz/regressions) replay without a divergence.
+    #[test]
+    fn fuzz_regressions_agree() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if !path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("crash-")
+            {
+                continue;
+            }
+            let (setup, ops) = decode(&std::fs::read(&path).unwrap());
+            let r = run_sequence(&setup, Source::Replay(&ops)).unwrap();
+            assert!(
+                r.divergence.is_none(),
+                "{}: {:?}",
+                path.display(),
+                r.divergence
+            );
+            n += 1;
+        }
+        assert!(n >= 3, "{n} regressions in {}", dir.display());
+    }
+
     /// A replay skips what cannot run in the state it reaches, and runs the rest.
     #[test]
     fn replay_skips_invalid_operations() {
