@@ -5,6 +5,9 @@
 #   tools/build-kernel.sh debug   base + eevdf + debug    (lockdep etc., for the guest tests)
 #   tools/build-kernel.sh stock   base + stock            (CONFIG_SCHED_EEVDF_RUST=n, same tree)
 #   tools/build-kernel.sh nostats base + eevdf + nostats  (rust without the counters: tools/stats-cost.sh)
+#   tools/build-kernel.sh debug-verify  base + eevdf + debug + verify  (the live oracle on a
+#                                       tiny kernel: its counters, ties included, in minutes
+#                                       rather than distro-debug's twenty)
 #
 # Build-only checks that the glue builds in every configuration of the C core
 # (tools/test.sh --full builds them; the fragment goes last, so that it wins):
@@ -47,6 +50,7 @@ start=tinyconfig
 case "$name" in
 rust) frags=(base eevdf) ;;
 debug) frags=(base eevdf debug) ;;
+debug-verify) frags=(base eevdf debug verify) ;;
 stock) frags=(base stock) ;;
 nostats) frags=(base eevdf nostats) ;;
 rust-nosmp) frags=(base eevdf nosmp) ;;
@@ -56,7 +60,7 @@ distro) start=debian frags=(distro hardware eevdf) ;;
 distro-stock) start=debian frags=(distro hardware stock) ;;
 distro-debug) start=debian frags=(distro eevdf debug sanitizers verify) ;;
 distro-debug-stock) start=debian frags=(distro stock debug sanitizers) ;;
-*) die "unknown configuration '$name' (want rust, debug, stock, nostats, rust-nosmp, rust-nodebug, rust-nogroup, distro, distro-stock, distro-debug or distro-debug-stock)" ;;
+*) die "unknown configuration '$name' (want rust, debug, debug-verify, stock, nostats, rust-nosmp, rust-nodebug, rust-nogroup, distro, distro-stock, distro-debug or distro-debug-stock)" ;;
 esac
 if [ "$start" = debian ] && [ ! -f "$DEBIAN_CONFIG" ]; then
 	die "$DEBIAN_CONFIG missing: run tools/setup.sh (it installs linux-config-6.12)"

@@ -48,9 +48,9 @@ enum Accel {
 #[derive(Parser, Debug)]
 #[command(version, about, long_about = None)]
 struct Args {
-    /// Kernel to boot: `rust`, `debug`, `stock`, `nostats`, `rust-nosmp`, `rust-nodebug`,
-    /// `rust-nogroup`, `distro`, `distro-stock`, `distro-debug` or `distro-debug-stock`
-    /// (the O= builds of tools/build-kernel.sh), or a path to a bzImage.
+    /// Kernel to boot: `rust`, `debug`, `debug-verify`, `stock`, `nostats`, `rust-nosmp`,
+    /// `rust-nodebug`, `rust-nogroup`, `distro`, `distro-stock`, `distro-debug` or
+    /// `distro-debug-stock` (the O= builds of tools/build-kernel.sh), or a path to a bzImage.
     #[arg(long, default_value = "rust")]
     kernel: String,
 
@@ -191,11 +191,13 @@ fn patches_its_text(image: &Path) -> bool {
 
 fn kernel_image(spec: &str) -> Result<PathBuf> {
     let path = match spec {
-        "rust" | "debug" | "stock" | "nostats" | "rust-nosmp" | "rust-nodebug" | "rust-nogroup"
-        | "distro" | "distro-stock" | "distro-debug" | "distro-debug-stock" => cache_dir()
-            .join("build")
-            .join(spec)
-            .join("arch/x86/boot/bzImage"),
+        "rust" | "debug" | "debug-verify" | "stock" | "nostats" | "rust-nosmp" | "rust-nodebug"
+        | "rust-nogroup" | "distro" | "distro-stock" | "distro-debug" | "distro-debug-stock" => {
+            cache_dir()
+                .join("build")
+                .join(spec)
+                .join("arch/x86/boot/bzImage")
+        }
         p => PathBuf::from(p),
     };
     if !path.is_file() {
