@@ -146,7 +146,17 @@ fn generate(pair: &Pair<'_>, rng: &mut Rng, setup: &Setup, pending_schedule: boo
             // Spread sequences schedule rarely, so that current runs far from V.
             91..=97 if !setup.spread || rng.chance(10) => Op::Schedule,
             91..=97 => Op::Tick(ops::tick(rng, true)),
-            _ => Op::Flip(rng.below(TOGGLES.len() as u64) as usize),
+            _ => {
+                let k = rng.below(TOGGLES.len() as u64) as usize;
+                // Switching PLACE_REL_DEADLINE off while a task away holds a relative
+                // deadline ends the sequence at its arrival (a pinned difference); do it
+                // rarely, so that long sequences go deep.
+                let held = (0..tasks).any(|i| pair.alive(i) && pair.entity(i).rel_deadline != 0);
+                if k == ops::PLACE_REL_DEADLINE && held && !rng.chance(10) {
+                    continue;
+                }
+                Op::Flip(k)
+            }
         };
         if pair.valid(&op) {
             return op;
