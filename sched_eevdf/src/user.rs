@@ -164,7 +164,12 @@ impl Entity for UserSe<'_> {
 
     #[inline]
     fn load(self) -> LoadWeight {
-        self.0.load.get().unwrap_or(LoadWeight::from_nice(0))
+        // Lazily: `unwrap_or(LoadWeight::from_nice(0))` would call the table lookup on
+        // every read (it is not a const fn), which the pick paid for on the host.
+        self.0
+            .load
+            .get()
+            .unwrap_or_else(|| LoadWeight::from_nice(0))
     }
 
     #[inline]
