@@ -208,14 +208,27 @@ impl Eligibility {
     pub fn with_features<R: Runqueue>(rq: &R, features: Features) -> Eligibility {
         let mut avg = rq.avg_vruntime();
         let mut load = rq.avg_load();
-        let curr = rq.curr().filter(|c| c.on_rq());
-        if let Some(c) = curr {
+        if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
             let w = c.load().weight_down();
             avg = avg.wrapping_add(entity_key(rq, c).wrapping_mul(w as i64));
             load = load.wrapping_add(w);
         }
+        Eligibility::from_sums(rq, features, avg, load)
+    }
+
+    /// [`Eligibility::with_features`] from the sums it folds current into, `avg`
+    /// (`Σ (v_j - v0) w_j`) and `load` (`Σ w_j`), as [`Eligibility::sums`] returns them:
+    /// for a pick that computed them once and hands them to its out-of-line descent.
+    #[inline(always)]
+    pub(crate) fn from_sums<R: Runqueue>(
+        rq: &R,
+        features: Features,
+        avg: i64,
+        load: u64,
+    ) -> Eligibility {
         // Σ r_j only when it is used: every pick and wakeup builds one of these.
         let bias = if features.contains(Features::BIAS_ELIGIBLE) {
+            let curr = rq.curr().filter(|c| c.on_rq());
             let sum_r = rq.sum_slice().wrapping_add(curr.map_or(0, |c| c.slice()));
             NICE_0_WEIGHT.saturating_mul(sum_r).min(i64::MAX as u64) as i64
         } else {
@@ -228,6 +241,13 @@ impl Eligibility {
             bias,
             load: load.min(i64::MAX as u64) as i64,
         }
+    }
+
+    /// The sums `(avg, load)` this test was built from, for [`Eligibility::from_sums`]
+    /// (`load` as held: clamped to `i64::MAX`, which `from_sums` leaves as it is).
+    #[inline(always)]
+    pub(crate) fn sums(&self) -> (i64, u64) {
+        (self.avg, self.load as u64)
     }
 
     /// `vruntime_eligible()`: `avg + bias >= (v - v0) * load`.

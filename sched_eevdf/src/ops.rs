@@ -534,50 +534,98 @@ pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
 #[inline(always)]
 fn pick_features<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
     match pick_eevdf_fast(rq, features) {
-        Some(pick) => pick,
-        None => pick_eevdf_general(rq, features),
+        Fast::Pick(pick) => pick,
+        Fast::Tree { curr, avg, load } => pick_eevdf_tree(rq, features, curr, avg, load),
+        Fast::General => pick_eevdf_general(rq, features),
     }
 }
 
-/// The O(1) cases of [`pick_eevdf`], with 64-bit eligibility tests only: `Some(pick)`, or
-/// `None` for what they leave undecided (the descent, a test that needs 128 bits), which
-/// is [`pick_eevdf_general`]'s.
+/// What [`pick_eevdf_fast`] decided, or left to the descent.
+enum Fast<S> {
+    /// The pick.
+    Pick(Option<S>),
+    /// The tree decides, against `curr` (current if it competes: runnable, eligible and
+    /// not kept by its slice protection): [`pick_eevdf_tree`], with the eligibility sums
+    /// already computed (current folded in, [`Eligibility::sums`]).
+    Tree {
+        curr: Option<S>,
+        avg: i64,
+        load: u64,
+    },
+    /// Current's eligibility needs 128 bits: [`pick_eevdf_general`].
+    General,
+}
+
+/// The O(1) cases of [`pick_eevdf`], with 64-bit eligibility tests only; what they leave
+/// undecided goes to the descent ([`Fast::Tree`]) or, when current's eligibility test
+/// needs 128 bits, to [`pick_eevdf_general`].
 #[inline(always)]
-fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Option<Option<R::Se>> {
+fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Fast<R::Se> {
     let runnable = rq.curr().filter(|c| c.on_rq());
     // We can safely skip the eligibility test with one queued entity.
     if rq.nr_queued() == 1 {
-        return Some(runnable.or_else(|| rq.first()));
+        return Fast::Pick(runnable.or_else(|| rq.first()));
     }
     let el = Eligibility::with_features(rq, features);
     if let Some(b) = pick_buddy(rq, features) {
         match el.vruntime_narrow(b.vruntime()) {
-            Some(true) => return Some(Some(b)),
+            Some(true) => return Fast::Pick(Some(b)),
             Some(false) => {}
-            None => return Some(pick_buddy_wide(rq, features, b)),
+            None => return Fast::Pick(pick_buddy_wide(rq, features, b)),
         }
     }
     let curr = match runnable.map(|c| (c, el.vruntime_narrow(c.vruntime()))) {
         None | Some((_, Some(false))) => None,
         Some((c, Some(true))) => Some(c),
-        Some((_, None)) => return None,
+        Some((_, None)) => return Fast::General,
     };
     if let Some(c) = curr {
         if keeps_slice(c, features) {
-            return Some(Some(c));
+            return Fast::Pick(Some(c));
         }
     }
     let Some(root) = rq.root() else {
-        return Some(curr);
+        return Fast::Pick(curr);
     };
     if let Some(first) = rq.first() {
         if first.deadline() == root.min_deadline()
             && el.vruntime_narrow(first.vruntime()) == Some(true)
         {
-            return Some(earlier(curr, Some(first)));
+            return Fast::Pick(earlier(curr, Some(first)));
         }
     }
-    None
+    let (avg, load) = el.sums();
+    Fast::Tree { curr, avg, load }
+}
+
+/// [`pick_eevdf`]'s descent when [`pick_eevdf_fast`] has settled current (`curr`, if it
+/// competes) and computed the eligibility sums (`avg`, `load`): it takes them as
+/// arguments, in registers, instead of computing them again as [`pick_eevdf_general`]
+/// does, and is reached by a tail call.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+fn pick_eevdf_tree<R: Runqueue>(
+    rq: &R,
+    features: Features,
+    curr: Option<R::Se>,
+    avg: i64,
+    load: u64,
+) -> Option<R::Se> {
+    let el = Eligibility::from_sums(rq, features, avg, load);
+    earlier(curr, rq.root().and_then(|root| pick_tree(rq, &el, root)))
+}
+
+/// Whether [`pick_eevdf_tree`] picks `pse`: out of line, so that [`wakeup_preempt`]
+/// reaches it by a tail call.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+fn pick_eevdf_tree_is<R: Runqueue>(
+    rq: &R,
+    pse: R::Se,
+    features: Features,
+    curr: Option<R::Se>,
+    avg: i64,
+    load: u64,
+) -> bool {
+    pick_eevdf_tree(rq, features, curr, avg, load) == Some(pse)
 }
 
 /// The next buddy the pick tests first: `cfs_rq->next` with NEXT_BUDDY_EEVDF and
@@ -644,61 +692,108 @@ fn pick_buddy_wide<R: Runqueue>(rq: &R, features: Features, buddy: R::Se) -> Opt
 /// The tree part of `pick_eevdf()`: the eligible tree entity with the earliest virtual
 /// deadline, ties broken by tree order (smaller vruntime, then earlier insertion).
 ///
-/// Cost O(log n). The timeline is sorted by vruntime and eligibility is monotone in
-/// vruntime, so the eligible nodes are a prefix of the in-order sequence. Walking down
-/// from the root decomposes that prefix into at most 2 log n pieces, each an eligible node
-/// or the whole left subtree of one, met in in-order sequence. Each piece's earliest
-/// deadline is known (`deadline`, or the subtree's augmented `min_deadline`), so the best
-/// piece is chosen keeping the first on ties; a second descent inside the winning subtree
-/// finds its leftmost node whose deadline equals the subtree's `min_deadline`.
+/// Cost O(log n), one descent, with an eligibility test only where the descent needs one.
+/// The timeline is sorted by vruntime and eligibility is monotone in vruntime, so the
+/// eligible nodes are a prefix of the in-order sequence. Write `A(T)` for the answer
+/// restricted to a subtree `T` (the leftmost eligible node of `T` with the earliest
+/// deadline among its eligible nodes), `md` for `T`'s augmented `min_deadline`, `L` and
+/// `R` for the subtrees left and right of its root `n`, and `m` for the leftmost node of
+/// `T` whose deadline is `md`. Each step replaces `A(T)` by something smaller:
+///
+/// ```text
+///   (A) L.min_deadline == md:  A(T) = A(L)
+///       m is in L. If m is eligible, it is A(T) (no deadline in T is earlier, and m
+///       comes first among the equal ones), and A(L) = m. If not, n and R, which follow
+///       m, are not eligible either, and A(T) = A(L). No eligibility test.
+///   (B) otherwise, n not eligible:  A(T) = A(L)          (n and R follow n)
+///   (C) otherwise, n.deadline == md:  A(T) = n
+///       L's earliest deadline is later than md, and n, eligible, precedes R.
+///   (D) otherwise (md is in R, n eligible): A(T) = first minimum of (L, n, A(R))
+///       L is wholly eligible (it precedes n), so its piece's earliest deadline is
+///       L.min_deadline.
+/// ```
+///
+/// The descent keeps the best piece met so far in in-order sequence (a node, or a
+/// wholly eligible subtree with its `min_deadline`), replacing it only on a strictly
+/// earlier deadline, and stops at a subtree whose `md` is not strictly earlier (nothing
+/// in it can win). (A) follows the earliest deadline down without testing eligibility,
+/// so when the earliest deadline of the tree is eligible the descent tests only the nodes
+/// where the path turns right and the one that holds it, and returns it by (C) without a
+/// second descent. A second descent, inside a winning subtree piece, finds its leftmost
+/// node with deadline == its `min_deadline`.
 ///
 /// [`pick_eevdf`] tries an O(1) shortcut before this (see there).
 #[inline]
 fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility, root: R::Se) -> Option<R::Se> {
-    // (piece, piece is a whole subtree, its earliest deadline)
-    let mut best: Option<(R::Se, bool, u64)> = None;
-    let mut node = Some(root);
+    // The best piece so far, its earliest deadline, and whether it is a whole subtree.
+    let mut best: Option<R::Se> = None;
+    let mut best_d = 0;
+    let mut subtree = false;
+    let mut n = root;
+    // Invariant at the top of the loop: md == n.min_deadline(), and md is strictly
+    // earlier than best_d if there is a best piece. (A) and (D) keep md (the subtree
+    // they move into holds it); only (B) moves to a subtree with a later one.
+    let mut md = n.min_deadline();
 
-    while let Some(n) = node {
-        // Nothing below n can beat the best piece so far (later pieces lose ties).
-        if let Some((_, _, d)) = best {
-            if !vruntime_before(n.min_deadline(), d) {
-                break;
-            }
-        }
-        if !el.vruntime(n.vruntime()) {
-            // n and its right subtree are not eligible.
-            node = rq.left(n);
-            continue;
-        }
-        // n is eligible, so its whole left subtree is.
-        if let Some(l) = rq.left(n) {
-            let d = l.min_deadline();
-            if best.is_none_or(|(_, _, bd)| vruntime_before(d, bd)) {
-                best = Some((l, true, d));
-            }
-        }
-        let d = n.deadline();
-        if best.is_none_or(|(_, _, bd)| vruntime_before(d, bd)) {
-            best = Some((n, false, d));
-        }
-        // The rest of the eligible prefix is in the right subtree.
-        node = rq.right(n);
-    }
-
-    let (mut n, subtree, d) = best?;
-    if !subtree {
-        return Some(n);
-    }
-    // Leftmost node of the subtree with deadline == d.
     loop {
-        if let Some(l) = rq.left(n) {
-            if l.min_deadline() == d {
+        let left = rq.left(n);
+        let ld = left.map(|l| l.min_deadline());
+        // (A): the earliest deadline is on the left.
+        if ld == Some(md) {
+            if let Some(l) = left {
                 n = l;
                 continue;
             }
         }
-        if n.deadline() == d {
+        // (B): n and its right subtree are not eligible.
+        if !el.vruntime(n.vruntime()) {
+            let Some(l) = left else { break };
+            n = l;
+            md = l.min_deadline();
+            // Nothing in the left subtree can beat the best piece (later pieces lose ties).
+            if best.is_some() && !vruntime_before(md, best_d) {
+                break;
+            }
+            continue;
+        }
+        // (C): n holds its subtree's earliest deadline, and md < best_d.
+        let d = n.deadline();
+        if d == md {
+            return Some(n);
+        }
+        // (D): the left subtree and n are eligible; md is on the right.
+        if let (Some(l), Some(ld)) = (left, ld) {
+            if best.is_none() || vruntime_before(ld, best_d) {
+                best = Some(l);
+                best_d = ld;
+                subtree = true;
+            }
+        }
+        if best.is_none() || vruntime_before(d, best_d) {
+            best = Some(n);
+            best_d = d;
+            subtree = false;
+        }
+        match rq.right(n) {
+            Some(r) => n = r,
+            // Only with a corrupted augmentation (the checker reports it).
+            None => break,
+        }
+    }
+
+    let mut n = best?;
+    if !subtree {
+        return Some(n);
+    }
+    // Leftmost node of the subtree with deadline == best_d.
+    loop {
+        if let Some(l) = rq.left(n) {
+            if l.min_deadline() == best_d {
+                n = l;
+                continue;
+            }
+        }
+        if n.deadline() == best_d {
             return Some(n);
         }
         match rq.right(n) {
@@ -1012,8 +1107,11 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool 
         return wakeup_preempt_shorter(rq, pse, curr, cfg.features);
     }
     match pick_eevdf_fast(rq, cfg.features) {
-        Some(pick) => pick == Some(pse),
-        None => pick_eevdf_general_is(rq, pse, cfg.features),
+        Fast::Pick(pick) => pick == Some(pse),
+        Fast::Tree { curr, avg, load } => {
+            pick_eevdf_tree_is(rq, pse, cfg.features, curr, avg, load)
+        }
+        Fast::General => pick_eevdf_general_is(rq, pse, cfg.features),
     }
 }
 
