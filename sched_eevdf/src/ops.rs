@@ -556,11 +556,50 @@ enum Fast<S> {
     General,
 }
 
+/// The feature bits [`pick_eevdf_fast`] is specialized on: the project's ELIGIBLE,
+/// BIAS_ELIGIBLE and NEXT_BUDDY_EEVDF (6.12 has none of them).
+const PICK_SPECIALIZED: Features = Features::ELIGIBLE
+    .with(Features::BIAS_ELIGIBLE, true)
+    .with(Features::NEXT_BUDDY_EEVDF, true);
+
+/// Their values in the common configuration, 6.12's behaviour: eligibility tested, no
+/// bias, no buddy in the pick.
+const PICK_COMMON: Features = Features::ELIGIBLE;
+
 /// The O(1) cases of [`pick_eevdf`], with 64-bit eligibility tests only; what they leave
 /// undecided goes to the descent ([`Fast::Tree`]) or, when current's eligibility test
 /// needs 128 bits, to [`pick_eevdf_general`].
+///
+/// Specialized on the common values of [`PICK_SPECIALIZED`]: with them, the body below
+/// runs with those bits as constants (the same values as `features`), so that the common
+/// pick tests none of them (one test of the three, instead of a test each where they are
+/// read: about ten instructions); any other combination takes [`pick_eevdf_uncommon`],
+/// the same body reading every bit.
 #[inline(always)]
 fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Fast<R::Se> {
+    if features.bits() & PICK_SPECIALIZED.bits() != PICK_COMMON.bits() {
+        return Fast::Pick(pick_eevdf_uncommon(rq, features));
+    }
+    let features = features
+        .with(PICK_SPECIALIZED, false)
+        .with(PICK_COMMON, true);
+    pick_eevdf_fast_body(rq, features)
+}
+
+/// [`pick_eevdf`] for feature sets that [`pick_eevdf_fast`] is not specialized on (the
+/// project's ELIGIBLE off, BIAS_ELIGIBLE or NEXT_BUDDY_EEVDF on): out of line.
+#[inline(never)]
+fn pick_eevdf_uncommon<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
+    match pick_eevdf_fast_body(rq, features) {
+        Fast::Pick(pick) => pick,
+        Fast::Tree { curr, avg, load } => pick_eevdf_tree(rq, features, curr, avg, load),
+        Fast::General => pick_eevdf_general(rq, features),
+    }
+}
+
+/// The body of [`pick_eevdf_fast`], for any features.
+#[inline(always)]
+fn pick_eevdf_fast_body<R: Runqueue>(rq: &R, features: Features) -> Fast<R::Se> {
     let runnable = rq.curr().filter(|c| c.on_rq());
     // We can safely skip the eligibility test with one queued entity.
     if rq.nr_queued() == 1 {
@@ -602,7 +641,7 @@ fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Fast<R::Se> {
 /// competes) and computed the eligibility sums (`avg`, `load`): it takes them as
 /// arguments, in registers, instead of computing them again as [`pick_eevdf_general`]
 /// does, and is reached by a tail call.
-#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[inline(never)]
 fn pick_eevdf_tree<R: Runqueue>(
     rq: &R,
     features: Features,
@@ -723,7 +762,7 @@ fn pick_buddy_wide<R: Runqueue>(rq: &R, features: Features, buddy: R::Se) -> Opt
 /// node with deadline == its `min_deadline`.
 ///
 /// [`pick_eevdf`] tries an O(1) shortcut before this (see there).
-#[inline]
+#[inline(always)]
 fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility, root: R::Se) -> Option<R::Se> {
     // The best piece so far, its earliest deadline, and whether it is a whole subtree.
     let mut best: Option<R::Se> = None;
