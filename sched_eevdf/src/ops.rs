@@ -535,7 +535,7 @@ pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
 fn pick_features<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
     match pick_eevdf_fast(rq, features) {
         Fast::Pick(pick) => pick,
-        Fast::Tree { curr, avg, load } => pick_eevdf_tree(rq, features, curr, avg, load),
+        Fast::Tree { curr, avg, load } => pick_eevdf_tree(rq, curr, avg, load),
         Fast::General => pick_eevdf_general(rq, features),
     }
 }
@@ -546,7 +546,8 @@ enum Fast<S> {
     Pick(Option<S>),
     /// The tree decides, against `curr` (current if it competes: runnable, eligible and
     /// not kept by its slice protection): [`pick_eevdf_tree`], with the eligibility sums
-    /// already computed (current folded in, [`Eligibility::sums`]).
+    /// already computed (current folded in, [`Eligibility::sums`]). Only with the
+    /// common features ([`PICK_COMMON`]).
     Tree {
         curr: Option<S>,
         avg: i64,
@@ -592,8 +593,7 @@ fn pick_eevdf_fast<R: Runqueue>(rq: &R, features: Features) -> Fast<R::Se> {
 fn pick_eevdf_uncommon<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
     match pick_eevdf_fast_body(rq, features) {
         Fast::Pick(pick) => pick,
-        Fast::Tree { curr, avg, load } => pick_eevdf_tree(rq, features, curr, avg, load),
-        Fast::General => pick_eevdf_general(rq, features),
+        Fast::Tree { .. } | Fast::General => pick_eevdf_general(rq, features),
     }
 }
 
@@ -637,19 +637,16 @@ fn pick_eevdf_fast_body<R: Runqueue>(rq: &R, features: Features) -> Fast<R::Se> 
     Fast::Tree { curr, avg, load }
 }
 
-/// [`pick_eevdf`]'s descent when [`pick_eevdf_fast`] has settled current (`curr`, if it
-/// competes) and computed the eligibility sums (`avg`, `load`): it takes them as
-/// arguments, in registers, instead of computing them again as [`pick_eevdf_general`]
-/// does, and is reached by a tail call.
+/// [`pick_eevdf`]'s descent when [`pick_eevdf_fast`], with the common features
+/// ([`PICK_COMMON`]: no bias, so `avg` is the whole left side of the test), has settled
+/// current (`curr`, if it competes) and computed the eligibility sums (`avg`, `load`): it
+/// takes them as arguments, in registers, instead of computing them again as
+/// [`pick_eevdf_general`] does, and is reached by a tail call. Out of line on the host
+/// too, so that the host's measurements (Documentation/pick-cost.md) have the kernel's
+/// structure.
 #[inline(never)]
-fn pick_eevdf_tree<R: Runqueue>(
-    rq: &R,
-    features: Features,
-    curr: Option<R::Se>,
-    avg: i64,
-    load: u64,
-) -> Option<R::Se> {
-    let el = Eligibility::from_sums(rq, features, avg, load);
+fn pick_eevdf_tree<R: Runqueue>(rq: &R, curr: Option<R::Se>, avg: i64, load: u64) -> Option<R::Se> {
+    let el = Eligibility::from_sums(rq, PICK_COMMON, avg, load);
     earlier(curr, rq.root().and_then(|root| pick_tree(rq, &el, root)))
 }
 
@@ -659,12 +656,11 @@ fn pick_eevdf_tree<R: Runqueue>(
 fn pick_eevdf_tree_is<R: Runqueue>(
     rq: &R,
     pse: R::Se,
-    features: Features,
     curr: Option<R::Se>,
     avg: i64,
     load: u64,
 ) -> bool {
-    pick_eevdf_tree(rq, features, curr, avg, load) == Some(pse)
+    pick_eevdf_tree(rq, curr, avg, load) == Some(pse)
 }
 
 /// The next buddy the pick tests first: `cfs_rq->next` with NEXT_BUDDY_EEVDF and
@@ -800,18 +796,16 @@ fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility, root: R::Se) -> Option<R::Se
         if d == md {
             return Some(n);
         }
-        // (D): the left subtree and n are eligible; md is on the right.
-        if let (Some(l), Some(ld)) = (left, ld) {
-            if best.is_none() || vruntime_before(ld, best_d) {
-                best = Some(l);
-                best_d = ld;
-                subtree = true;
-            }
-        }
-        if best.is_none() || vruntime_before(d, best_d) {
-            best = Some(n);
-            best_d = d;
-            subtree = false;
+        // (D): the left subtree and n are eligible; md is on the right. Their first
+        // minimum (the left subtree on a tie: it comes first) against the best so far.
+        let (c, cd, c_subtree) = match (left, ld) {
+            (Some(l), Some(ld)) if !vruntime_before(d, ld) => (l, ld, true),
+            _ => (n, d, false),
+        };
+        if best.is_none() || vruntime_before(cd, best_d) {
+            best = Some(c);
+            best_d = cd;
+            subtree = c_subtree;
         }
         match rq.right(n) {
             Some(r) => n = r,
@@ -1147,9 +1141,7 @@ pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool 
     }
     match pick_eevdf_fast(rq, cfg.features) {
         Fast::Pick(pick) => pick == Some(pse),
-        Fast::Tree { curr, avg, load } => {
-            pick_eevdf_tree_is(rq, pse, cfg.features, curr, avg, load)
-        }
+        Fast::Tree { curr, avg, load } => pick_eevdf_tree_is(rq, pse, curr, avg, load),
         Fast::General => pick_eevdf_general_is(rq, pse, cfg.features),
     }
 }
