@@ -208,6 +208,11 @@ struct Bench<'a> {
     samples: u64,
     ties: u64,
     sum_nr: u64,
+    /// Picks that reach the tree (past current's tests), and of those, picks whose tree's
+    /// earliest deadline is eligible, and picks the core's shortcut (E) decides.
+    tree_picks: u64,
+    earliest_eligible: u64,
+    shortcut: u64,
     rust: Counts,
     stock: Counts,
 }
@@ -322,11 +327,45 @@ impl<'a> Bench<'a> {
         }
         self.check_state()?;
         let rp = self.rust_path();
+        if rp == Path::Descent {
+            self.earliest(true);
+        } else if rp == Path::Leftmost {
+            self.earliest(false);
+        }
         self.rust.add(rp);
         self.stock.add(self.stock_path(rp));
         self.sum_nr += u64::from(self.rq.nr_queued());
         self.samples += 1;
         Ok(())
+    }
+
+    /// For a pick that reaches the tree: whether the tree's earliest deadline is eligible
+    /// (then it is the pick), and, for one past the core's O(1) test (`descent`), whether
+    /// the core's shortcut (E) of `pick_tree` took it: that deadline is eligible as a
+    /// vruntime, and its holder is eligible.
+    fn earliest(&mut self, descent: bool) {
+        let rq = &self.rq;
+        let Some(root) = rq.root() else { return };
+        let md = root.min_deadline();
+        let mut n = root;
+        loop {
+            match rq.left(n) {
+                Some(l) if l.min_deadline() == md => n = l,
+                _ if n.deadline() == md => break,
+                _ => match rq.right(n) {
+                    Some(r) => n = r,
+                    None => break,
+                },
+            }
+        }
+        let el = Eligibility::new(rq, self.cfg);
+        self.tree_picks += 1;
+        if el.vruntime(n.vruntime()) {
+            self.earliest_eligible += 1;
+            if descent && el.vruntime(md) {
+                self.shortcut += 1;
+            }
+        }
     }
 
     fn tie(&self, a: Option<usize>, b: Option<usize>) -> bool {
@@ -606,6 +645,9 @@ fn main() -> anyhow::Result<()> {
         samples: 0,
         ties: 0,
         sum_nr: 0,
+        tree_picks: 0,
+        earliest_eligible: 0,
+        shortcut: 0,
         rust: Counts::default(),
         stock: Counts::default(),
     };
@@ -646,6 +688,12 @@ fn main() -> anyhow::Result<()> {
             pct(c.descent)
         );
     }
+    println!(
+        "tree: {} picks reach the tree; its earliest deadline is eligible in {:.1}% of them; the core's shortcut (E) decides {:.1}% of all picks",
+        b.tree_picks,
+        100.0 * b.earliest_eligible as f64 / b.tree_picks.max(1) as f64,
+        pct(b.shortcut)
+    );
     println!("samples {}", b.samples);
     Ok(())
 }
