@@ -51,7 +51,7 @@ pub enum Count {
     /// Checks or comparisons that failed.
     Divergences,
     /// Picks (that agreed with the reference) of a tree entity sharing its deadline with
-    /// another eligible one, where 6.12's tie rule may choose another
+    /// another eligible one of another vruntime, where 6.12's tie rule may choose another
     /// ([`reference::pick_is_tie`]).
     Ties,
 }

@@ -230,12 +230,13 @@ pub fn pick<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
     pick_scan(rq, features, false, buddy(rq, features))
 }
 
-/// Whether the tree entity `pick` shares its deadline with another eligible tree entity:
-/// a tie, which this core breaks by tree order (the smaller vruntime) and 6.12's
-/// deadline-sorted tree by enqueue order (the first enqueued), so the two may pick
-/// differently (Documentation/c-parity.md). Current is not counted: it loses a tie in
-/// both. The live oracle counts these picks (`ties`), an upper bound of the picks where
-/// 6.12 would have chosen another entity.
+/// Whether the tree entity `pick` shares its deadline with another eligible tree entity
+/// of another vruntime: a tie, which this core breaks by tree order (the smaller
+/// vruntime) and 6.12's deadline-sorted tree by enqueue order (the first enqueued), so the
+/// two may pick differently (Documentation/c-parity.md). Entities equal in both vruntime
+/// and deadline are ordered by enqueue in both trees, and current loses a tie in both:
+/// neither counts. The live oracle counts these picks (`ties`), an upper bound of the
+/// picks where 6.12 would have chosen another entity.
 pub fn pick_is_tie<R: Runqueue>(rq: &R, features: Features, pick: Option<R::Se>) -> bool {
     let curr = rq.curr();
     let Some(p) = pick.filter(|&p| Some(p) != curr) else {
@@ -243,7 +244,11 @@ pub fn pick_is_tie<R: Runqueue>(rq: &R, features: Features, pick: Option<R::Se>)
     };
     let lag = Lag::new(rq, features);
     Queued::new(rq).any(|se| {
-        Some(se) != curr && se != p && se.deadline() == p.deadline() && lag.eligible(se.vruntime())
+        Some(se) != curr
+            && se != p
+            && se.deadline() == p.deadline()
+            && se.vruntime() != p.vruntime()
+            && lag.eligible(se.vruntime())
     })
 }
 

@@ -66,4 +66,12 @@ fn distinct_or_ineligible_deadlines_are_no_tie() {
     assert!(!reference::pick_is_tie(&rq, f, pick));
     // No pick, no tie.
     assert!(!reference::pick_is_tie(&rq, f, None));
+    // Equal vruntimes and deadlines (tasks forked at the same V): both trees order them by
+    // enqueue, so no tie is counted.
+    let ents = entities(3);
+    let mut rq = UserRunqueue::new();
+    queue(&mut rq, &ents, &[(100, 1000), (100, 1000), (500, 5000)]);
+    let pick = pick_eevdf(&rq, Config::DEFAULT);
+    assert_eq!(pick, Some(ents[0].se()), "the first enqueued");
+    assert!(!reference::pick_is_tie(&rq, f, pick));
 }
