@@ -521,7 +521,9 @@ const fn without_protection(features: Features) -> Features {
 /// O(1) shortcut before the descent (6.12's pick has the same one for its layout): when
 /// the leftmost entity holds the tree's earliest deadline (the root's `min_deadline`) and
 /// is eligible, it is the tree's answer, since it comes first in tree order among all
-/// entities with that deadline. Equal slices and weights make this the common case, and
+/// entities with that deadline; when it holds it and is not eligible, no tree entity is
+/// (the leftmost has the smallest vruntime, and eligibility is monotone in vruntime), and
+/// the tree has no answer. Equal slices and weights make this the common case, and
 /// everything up to here is straight-line code; the descent is a separate function
 /// (`pick_eevdf_general`, out of line in the kernel), so that the common picks do not
 /// pay for the registers it needs.
@@ -627,10 +629,14 @@ fn pick_eevdf_fast_body<R: Runqueue>(rq: &R, features: Features) -> Fast<R::Se> 
         return Fast::Pick(curr);
     };
     if let Some(first) = rq.first() {
-        if first.deadline() == root.min_deadline()
-            && el.vruntime_narrow(first.vruntime()) == Some(true)
-        {
-            return Fast::Pick(earlier(curr, Some(first)));
+        if first.deadline() == root.min_deadline() {
+            match el.vruntime_narrow(first.vruntime()) {
+                Some(true) => return Fast::Pick(earlier(curr, Some(first))),
+                // The leftmost has the smallest vruntime: if it is not eligible, no tree
+                // entity is (the tree has no answer: the descent would find none).
+                Some(false) => return Fast::Pick(curr),
+                None => {}
+            }
         }
     }
     let (avg, load) = el.sums();

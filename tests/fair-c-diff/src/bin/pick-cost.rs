@@ -171,10 +171,11 @@ enum Path {
     Only,
     /// RUN_TO_PARITY kept an eligible, protected current.
     Parity,
-    /// The O(1) case: the core's leftmost holds the root's `min_deadline` and is
-    /// eligible; stock's leftmost (earliest deadline) is eligible.
+    /// The O(1) case: the core's leftmost holds the root's `min_deadline` (then it is the
+    /// pick if eligible, and no tree entity is eligible if it is not); stock's leftmost
+    /// (earliest deadline) is eligible.
     Leftmost,
-    /// The descent (the core's `pick_eevdf_general`, stock's heap search).
+    /// The descent (the core's `pick_eevdf_tree`, stock's heap search).
     Descent,
 }
 
@@ -265,9 +266,8 @@ impl<'a> Bench<'a> {
             }
         }
         match (rq.first(), rq.root()) {
-            (Some(f), Some(r)) if f.deadline() == r.min_deadline() && el.vruntime(f.vruntime()) => {
-                Path::Leftmost
-            }
+            // The pick is the leftmost if it is eligible, else no tree entity is.
+            (Some(f), Some(r)) if f.deadline() == r.min_deadline() => Path::Leftmost,
             (None, _) => Path::Parity,
             _ => Path::Descent,
         }
