@@ -395,3 +395,82 @@ fn pick_matches_linear_scan_on_random_trees() {
         assert_eq!(pick_eevdf(&rq, cfg), best, "round {round}");
     }
 }
+
+/// pick_eevdf() against the O(n) reference with a current entity anywhere, heavy or light,
+/// so that at times no tree entity is eligible (the leftmost, holding the tree's earliest
+/// deadline or not, is not), and with deadlines that may precede vruntimes, so that the
+/// tree's earliest deadline read as a vruntime can be eligible while its holder is not
+/// (the descent's shortcut (E) must test the holder, not trust `v <= d`).
+#[test]
+fn pick_matches_reference_with_current_anywhere() {
+    let (n, rounds) = if cfg!(miri) { (16, 40) } else { (200, 3000) };
+    let mut rng = Rng(0x5eed);
+    // Light tree entities (nice 0 to 19), so that a heavy current far left can pull V
+    // left of all of them.
+    let ents: Vec<UserEntity> = (0..n)
+        .map(|i| UserEntity::new(LoadWeight::from_nice((i % 20) as i32)))
+        .collect();
+    let cur = UserEntity::new(LoadWeight::from_nice(-20));
+    let mut rq = UserRunqueue::new();
+    // vruntimes within 2^22 of 2^29; a deadline within 2^21 after v, or (in one round of
+    // three) within 2^21 before it.
+    let place = |rng: &mut Rng, se: UserSe<'_>, early: bool| {
+        se.set_vruntime((1 << 29) + rng.below(1 << 22));
+        let d = rng.below(1 << 21);
+        se.set_deadline(if early {
+            se.vruntime() - d
+        } else {
+            se.vruntime() + d
+        });
+    };
+    for e in &ents {
+        place(&mut rng, e.se(), false);
+        queue(&mut rq, e.se());
+    }
+    let c = cur.se();
+    c.set_on_rq(true);
+    rq.set_curr(Some(c));
+    rq.set_nr_queued(rq.nr_queued() + 1);
+    // Rounds where no tree entity was eligible, and where (E)'s bound failed.
+    let (mut none_eligible, mut bound_failed) = (0, 0);
+    for round in 0..rounds {
+        for _ in 0..3 {
+            let e = ents[rng.below(n as u64) as usize].se();
+            unqueue(&mut rq, e);
+            e.set_load(LoadWeight::from_nice(rng.below(20) as i32));
+            place(&mut rng, e, round % 3 == 0);
+            queue(&mut rq, e);
+        }
+        // Anywhere from far left of the tree to far right of it.
+        c.set_vruntime((1 << 29) - (1 << 23) + rng.below(1 << 24));
+        c.set_deadline(c.vruntime() + rng.below(1 << 21));
+        c.set_load(LoadWeight::from_nice(if round % 2 == 0 { -20 } else { 0 }));
+        let mut cfg = Config::DEFAULT;
+        cfg.features = cfg.features.with(Features::RUN_TO_PARITY, round % 4 == 0);
+        check_invariants(&rq).unwrap();
+        let el = Eligibility::new(&rq, cfg);
+        let first = rq.first().unwrap();
+        if !el.vruntime(first.vruntime()) {
+            none_eligible += 1;
+        }
+        let md = rq.root().unwrap().min_deadline();
+        let holder = in_order(&rq)
+            .into_iter()
+            .find(|s| s.deadline() == md)
+            .unwrap();
+        if el.vruntime(md) && !el.vruntime(holder.vruntime()) {
+            bound_failed += 1;
+        }
+        assert_eq!(
+            pick_eevdf(&rq, cfg),
+            reference::pick(&rq, cfg.features),
+            "round {round}"
+        );
+    }
+    if !cfg!(miri) {
+        assert!(
+            none_eligible > 0 && bound_failed > 0,
+            "{none_eligible} {bound_failed}"
+        );
+    }
+}
