@@ -408,7 +408,7 @@ fn pick_matches_reference_with_current_anywhere() {
     // Light tree entities (nice 0 to 19), so that a heavy current far left can pull V
     // left of all of them.
     let ents: Vec<UserEntity> = (0..n)
-        .map(|i| UserEntity::new(LoadWeight::from_nice((i % 20) as i32)))
+        .map(|i| UserEntity::new(LoadWeight::from_nice(i % 20)))
         .collect();
     let cur = UserEntity::new(LoadWeight::from_nice(-20));
     let mut rq = UserRunqueue::new();
