@@ -50,6 +50,18 @@ struct RbLinks {
     owner: Cell<usize>,
 }
 
+/// An entity's weight, nice 0 by default. A plain value, as the kernel's `se->load`: read
+/// without a branch (an `Option` defaulting to nice 0 cost the pick a test and, for the
+/// call that built the default, saved registers on the host).
+#[derive(Clone, Copy)]
+struct UserWeight(LoadWeight);
+
+impl Default for UserWeight {
+    fn default() -> Self {
+        UserWeight(LoadWeight::from_nice(0))
+    }
+}
+
 /// A userspace scheduling entity (`struct sched_entity`, EEVDF fields only).
 ///
 /// Use it through its handle [`UserSe`] (`entity.se()`), which implements [`Entity`].
@@ -61,7 +73,7 @@ pub struct UserEntity {
     custom_slice: Cell<bool>,
     vlag: Cell<i64>,
     vprot: Cell<u64>,
-    load: Cell<Option<LoadWeight>>,
+    load: Cell<UserWeight>,
     on_rq: Cell<bool>,
     sched_delayed: Cell<bool>,
     rel_deadline: Cell<bool>,
@@ -76,7 +88,7 @@ impl UserEntity {
     /// placement sets the base slice).
     pub fn new(load: LoadWeight) -> UserEntity {
         let e = UserEntity::default();
-        e.load.set(Some(load));
+        e.load.set(UserWeight(load));
         e
     }
 
@@ -164,17 +176,12 @@ impl Entity for UserSe<'_> {
 
     #[inline]
     fn load(self) -> LoadWeight {
-        // Lazily: `unwrap_or(LoadWeight::from_nice(0))` would call the table lookup on
-        // every read (it is not a const fn), which the pick paid for on the host.
-        self.0
-            .load
-            .get()
-            .unwrap_or_else(|| LoadWeight::from_nice(0))
+        self.0.load.get().0
     }
 
     #[inline]
     fn set_load(self, lw: LoadWeight) {
-        self.0.load.set(Some(lw))
+        self.0.load.set(UserWeight(lw))
     }
 }
 
