@@ -9,14 +9,15 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-/// The raw bindings of `c/driver.c`.
-mod ffi {
+/// The raw bindings of `c/driver.c` (tools/pick-cost.sh's program calls them directly, to
+/// time fair.c's pick with nothing around it).
+pub mod ffi {
     use std::ffi::{c_char, c_int, c_uint, c_ulong};
 
     /// `struct fcd_entity`.
     #[repr(C)]
     #[derive(Clone, Copy, Debug, Default)]
-    pub(crate) struct FcdEntity {
+    pub struct FcdEntity {
         pub vruntime: u64,
         pub deadline: u64,
         pub slice: u64,
@@ -34,7 +35,7 @@ mod ffi {
     /// `struct fcd_cfs_rq`.
     #[repr(C)]
     #[derive(Clone, Copy, Debug, Default)]
-    pub(crate) struct FcdCfsRq {
+    pub struct FcdCfsRq {
         pub zero_vruntime: u64,
         pub avg_vruntime: i64,
         pub avg_load: u64,
@@ -51,7 +52,7 @@ mod ffi {
     /// `struct fcd_flags`: sched.h's values.
     #[repr(C)]
     #[derive(Clone, Copy, Debug)]
-    pub(crate) struct FcdFlags {
+    pub struct FcdFlags {
         pub enqueue_wakeup: c_int,
         pub enqueue_restore: c_int,
         pub enqueue_migrated: c_int,
@@ -67,34 +68,35 @@ mod ffi {
     }
 
     unsafe extern "C" {
-        pub(super) static fcd_flags: FcdFlags;
-        pub(super) fn fcd_max_tasks() -> c_int;
-        pub(super) fn fcd_feature_bit(name: *const c_char) -> c_int;
-        pub(super) fn fcd_reset(features: u64, base_slice: c_uint, tick_nsec: u64, zero: u64);
-        pub(super) fn fcd_set_features(features: u64);
-        pub(super) fn fcd_new_task(i: c_int, weight: c_ulong, inv: u32, slice: u64, custom: c_int);
-        pub(super) fn fcd_tick(delta_ns: u64);
-        pub(super) fn fcd_wakeup_preempt(i: c_int, wake_flags: c_int);
-        pub(super) fn fcd_enqueue(i: c_int, flags: c_int);
-        pub(super) fn fcd_requeue_delayed(i: c_int);
-        pub(super) fn fcd_dequeue(i: c_int, flags: c_int) -> c_int;
-        pub(super) fn fcd_pick(blocked: *mut c_int) -> c_int;
-        pub(super) fn fcd_switch(i: c_int);
-        pub(super) fn fcd_reweight(i: c_int, weight: c_ulong);
-        pub(super) fn fcd_renice(i: c_int, weight: c_ulong, inv: u32);
-        pub(super) fn fcd_setattr(i: c_int, sched_runtime: u64);
-        pub(super) fn fcd_yield();
-        pub(super) fn fcd_pick_eevdf() -> c_int;
-        pub(super) fn fcd_eligible(i: c_int) -> c_int;
-        pub(super) fn fcd_protected(i: c_int) -> c_int;
-        pub(super) fn fcd_avg_vruntime() -> u64;
-        pub(super) fn fcd_min_slice() -> u64;
-        pub(super) fn fcd_entity(i: c_int, out: *mut FcdEntity);
-        pub(super) fn fcd_cfs_rq(out: *mut FcdCfsRq);
+        pub static fcd_flags: FcdFlags;
+        pub fn fcd_max_tasks() -> c_int;
+        pub fn fcd_feature_bit(name: *const c_char) -> c_int;
+        pub fn fcd_reset(features: u64, base_slice: c_uint, tick_nsec: u64, zero: u64);
+        pub fn fcd_set_features(features: u64);
+        pub fn fcd_new_task(i: c_int, weight: c_ulong, inv: u32, slice: u64, custom: c_int);
+        pub fn fcd_tick(delta_ns: u64);
+        pub fn fcd_wakeup_preempt(i: c_int, wake_flags: c_int);
+        pub fn fcd_enqueue(i: c_int, flags: c_int);
+        pub fn fcd_requeue_delayed(i: c_int);
+        pub fn fcd_dequeue(i: c_int, flags: c_int) -> c_int;
+        pub fn fcd_pick(blocked: *mut c_int) -> c_int;
+        pub fn fcd_switch(i: c_int);
+        pub fn fcd_reweight(i: c_int, weight: c_ulong);
+        pub fn fcd_renice(i: c_int, weight: c_ulong, inv: u32);
+        pub fn fcd_setattr(i: c_int, sched_runtime: u64);
+        pub fn fcd_yield();
+        pub fn fcd_pick_eevdf() -> c_int;
+        pub fn fcd_eligible(i: c_int) -> c_int;
+        pub fn fcd_protected(i: c_int) -> c_int;
+        pub fn fcd_avg_vruntime() -> u64;
+        pub fn fcd_min_slice() -> u64;
+        pub fn fcd_entity(i: c_int, out: *mut FcdEntity);
+        pub fn fcd_cfs_rq(out: *mut FcdCfsRq);
+        pub fn fcd_tree_position(i: c_int) -> c_int;
     }
 }
 
-pub(crate) use ffi::{FcdCfsRq as CfsRqState, FcdEntity as EntityState, FcdFlags as Flags};
+pub use ffi::{FcdCfsRq as CfsRqState, FcdEntity as EntityState, FcdFlags as Flags};
 
 /// The C keeps one runqueue in globals: one [`CSide`] at a time.
 static C_LOCK: Mutex<()> = Mutex::new(());

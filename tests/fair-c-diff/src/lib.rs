@@ -14,7 +14,7 @@
 //! Where the two may differ by design, [`pair::Class`] names the reason (documented in
 //! Documentation/c-parity.md); anything else is a divergence.
 
-mod c;
+pub mod c;
 pub mod ops;
 pub mod pair;
 

@@ -16,7 +16,7 @@
 //! choice) and hold the same vruntimes and deadlines, and counts which path each pick
 //! took.
 
-use std::ffi::{c_char, c_int, c_uint, c_ulong, CString};
+use std::ffi::{c_int, c_ulong, CString};
 use std::hint::black_box;
 
 use anyhow::{bail, ensure};
@@ -27,82 +27,7 @@ use sched_eevdf::*;
 
 /// The driver's functions (tests/fair-c-diff/c/driver.c): the C keeps one runqueue in
 /// globals, and this program is its only user.
-mod ffi {
-    use super::*;
-
-    /// `struct fcd_entity`.
-    #[repr(C)]
-    #[derive(Clone, Copy, Debug, Default)]
-    pub(crate) struct FcdEntity {
-        pub vruntime: u64,
-        pub deadline: u64,
-        pub slice: u64,
-        pub min_vruntime: u64,
-        pub min_slice: u64,
-        pub vlag: i64,
-        pub weight: u64,
-        pub inv_weight: u32,
-        pub on_rq: u8,
-        pub sched_delayed: u8,
-        pub rel_deadline: u8,
-        pub custom_slice: u8,
-    }
-
-    /// `struct fcd_cfs_rq`.
-    #[repr(C)]
-    #[derive(Clone, Copy, Debug, Default)]
-    pub(crate) struct FcdCfsRq {
-        pub zero_vruntime: u64,
-        pub avg_vruntime: i64,
-        pub avg_load: u64,
-        pub load_weight: u64,
-        pub clock_task: u64,
-        pub warnings: c_ulong,
-        pub nr_running: u32,
-        pub curr: i32,
-        pub next: i32,
-        pub need_resched: i32,
-        pub warn_line: i32,
-    }
-
-    /// `struct fcd_flags`.
-    #[repr(C)]
-    #[derive(Clone, Copy, Debug)]
-    pub(crate) struct FcdFlags {
-        pub enqueue_wakeup: c_int,
-        pub enqueue_restore: c_int,
-        pub enqueue_migrated: c_int,
-        pub enqueue_initial: c_int,
-        pub dequeue_sleep: c_int,
-        pub dequeue_save: c_int,
-        pub dequeue_special: c_int,
-        pub dequeue_delayed: c_int,
-        pub wf_ttwu: c_int,
-        pub wf_fork: c_int,
-        pub wf_sync: c_int,
-        pub wf_rq_selected: c_int,
-    }
-
-    unsafe extern "C" {
-        pub(crate) static fcd_flags: FcdFlags;
-        pub(crate) fn fcd_max_tasks() -> c_int;
-        pub(crate) fn fcd_feature_bit(name: *const c_char) -> c_int;
-        pub(crate) fn fcd_reset(features: u64, base_slice: c_uint, tick_nsec: u64, zero: u64);
-        pub(crate) fn fcd_new_task(i: c_int, weight: c_ulong, inv: u32, slice: u64, custom: c_int);
-        pub(crate) fn fcd_tick(delta_ns: u64);
-        pub(crate) fn fcd_wakeup_preempt(i: c_int, wake_flags: c_int);
-        pub(crate) fn fcd_enqueue(i: c_int, flags: c_int);
-        pub(crate) fn fcd_requeue_delayed(i: c_int);
-        pub(crate) fn fcd_dequeue(i: c_int, flags: c_int) -> c_int;
-        pub(crate) fn fcd_pick(blocked: *mut c_int) -> c_int;
-        pub(crate) fn fcd_switch(i: c_int);
-        pub(crate) fn fcd_pick_eevdf() -> c_int;
-        pub(crate) fn fcd_eligible(i: c_int) -> c_int;
-        pub(crate) fn fcd_entity(i: c_int, out: *mut FcdEntity);
-        pub(crate) fn fcd_cfs_rq(out: *mut FcdCfsRq);
-        pub(crate) fn fcd_tree_position(i: c_int) -> c_int;
-    }
-}
+use fair_c_diff::c::ffi;
 
 /// The runqueue states a row builds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
