@@ -47,7 +47,7 @@ cargo clippy --quiet --locked --workspace --all-targets -- -D warnings
 stage "host: cargo test --workspace"
 cargo test --quiet --locked --workspace
 stage "host: fair.c as the judge (tools/fair-c-diff.sh --seqs 20000: 6.12.117's own EEVDF C against the core)"
-# 7,252,490 operations in 27 s on an idle machine (Documentation/c-parity.md); a divergence
+# 7,252,490 operations in 27 s beside a kernel build (Documentation/c-parity.md); a divergence
 # fails here with a shrunk reproducer.
 bash tools/fair-c-diff.sh --seqs 20000
 if [ -x sched_eevdf/test.sh ]; then
