@@ -7,7 +7,7 @@
 #
 #   tools/boot-storm.sh [--kernel K] [--boots N] [--cpus C] [--jobs J] [--timeout-s S]
 #                       [--mem-mib M] [--guest-sleep-s S] [--script FILE]
-#                       [--append ARGS] [--budget-min M]
+#                       [--append ARGS] [--qemu-arg ARG]... [--budget-min M]
 #
 #   --kernel K         a kernel of tools/build-kernel.sh (built beforehand) or a bzImage
 #                      path; default distro-debug
@@ -20,6 +20,8 @@
 #   --guest-sleep-s S  the guest script sleeps S seconds, then exits 0 (default 0: `true`)
 #   --script FILE      run FILE in each boot instead (it must exit 0)
 #   --append ARGS      extra kernel arguments
+#   --qemu-arg ARG     one more QEMU argument (eevdf-vm --qemu-arg); repeat for each word,
+#                      e.g. --qemu-arg -cpu --qemu-arg max,la57=off (the last -cpu wins)
 #   --budget-min M     start no boot after M minutes (0: no limit); the table counts the
 #                      boots that ran
 #
@@ -42,6 +44,7 @@ mem_mib=512
 sleep_s=0
 script=
 append=
+qemu_args=()
 budget_min=0
 usage() { sed -n '2,/^# shellcheck source-path/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--guest-sleep-s) sleep_s=${2:?}; shift 2 ;;
 	--script) script=${2:?}; shift 2 ;;
 	--append) append=${2?}; shift 2 ;;
+	--qemu-arg) qemu_args+=("--qemu-arg=${2:?}"); shift 2 ;;
 	--budget-min) budget_min=${2:?}; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1'" ;;
@@ -114,6 +118,7 @@ cmdline="bash tools/boot-storm.sh --kernel $([[ "$kernel" == */* ]] && echo "$ke
 [ -n "$script" ] && cmdline+=" --script $script"
 [ "$sleep_s" = 0 ] || cmdline+=" --guest-sleep-s $sleep_s"
 [ -z "$append" ] || cmdline+=" --append \"$append\""
+for a in "${qemu_args[@]}"; do cmdline+=" --qemu-arg ${a#--qemu-arg=}"; done
 [ "$budget_min" = 0 ] || cmdline+=" --budget-min $budget_min"
 echo "$cmdline" >"$dir/command"
 
@@ -185,7 +190,7 @@ while :; do
 			break
 		fi
 		"$vm" --kernel "$kernel" --cpus "$cpus" --mem-mib "$mem_mib" --timeout-s "$timeout_s" \
-			--append "$append" --log "$dir/$next.console" "$guest" >"$dir/$next.out" 2>&1 &
+			--append "$append" "${qemu_args[@]}" --log "$dir/$next.console" "$guest" >"$dir/$next.out" 2>&1 &
 		running[$!]=$next
 		started[$!]=$(usec)
 		next=$((next + 1))
