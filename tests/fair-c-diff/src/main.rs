@@ -113,7 +113,9 @@ fn main() -> anyhow::Result<()> {
         args.seqs
     );
     println!("  pinned differences (Documentation/c-parity.md):");
-    println!("    ties on equal deadlines broken differently, taken as stock's: {ties}");
+    println!(
+        "    steps and decisions where the picks differed only by a tie (stock's taken): {ties}"
+    );
     println!("    steps where stock's min_slice was stale after a rotation: {stale_min_slice}");
     println!(
         "    sequences ended where fair.c's 64-bit eligibility product overflowed: {overflow_ends}"
