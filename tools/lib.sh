@@ -12,7 +12,11 @@ EEVDF_CACHE=${EEVDF_CACHE:-$HOME/.cache/sched_eevdf}
 # Pinned versions. tools/setup.sh installs exactly these and check_versions() refuses others.
 KERNEL_TARBALL=/usr/src/linux-source-6.12.tar.xz
 KERNEL_VERSION=6.12.117
-# Debian's configuration of that kernel (package linux-config-6.12): the distro flavours' start.
+# The Debian version of linux-source-6.12 that holds it: setup.sh installs exactly this one
+# (bookworm-security keeps older versions beside the newest).
+KERNEL_DEB_VERSION=$KERNEL_VERSION-1~deb12u1
+# Debian's configuration of the 6.12 series (package linux-config-6.12, the newest 6.12 that
+# bookworm-security has: it keeps no older one): the distro flavours' start.
 DEBIAN_CONFIG=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz
 RUST_TOOLCHAIN=1.95.0   # must match rust-toolchain.toml
 BINDGEN_VERSION=0.72.1

@@ -13,7 +13,14 @@
 # that says what was found and what is wanted.
 source "$(dirname "$0")/lib.sh"
 
-APT_PACKAGES=(linux-source-6.12 linux-config-6.12 clang lld llvm libclang-dev flex bison bc libelf-dev
+# The kernel's source is pinned to $KERNEL_DEB_VERSION (lib.sh): the series, the C-parity
+# harness and every measured number are of that version, and bookworm-security moves on
+# (6.12.118 came on 2026-12-02) while it keeps the older linux-source packages. It keeps
+# only the newest linux-config-6.12, so Debian's config is taken from whichever 6.12 it
+# has: a point release's config differs from its neighbour's by a few symbols at most,
+# which the build's olddefconfig settles.
+KERNEL_PACKAGES=(linux-source-6.12)
+APT_PACKAGES=(linux-config-6.12 clang lld llvm libclang-dev flex bison bc libelf-dev
 	libssl-dev cpio xz-utils make qemu-system-x86 busybox-static rt-tests python3
 	git python3-ply # python3-ply: checkpatch.pl checks the SPDX lines of new files with it
 	dpkg-dev debhelper kmod rsync # make bindeb-pkg's build dependencies (tools/build-kernel.sh --deb)
@@ -26,12 +33,17 @@ missing=()
 for p in "${APT_PACKAGES[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+for p in "${KERNEL_PACKAGES[@]}"; do
+	[ "$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null)" = "$KERNEL_DEB_VERSION" ] ||
+		missing+=("$p=$KERNEL_DEB_VERSION")
+done
 if [ ${#missing[@]} -gt 0 ]; then
 	step "apt: installing ${missing[*]}"
 	t0=$(now)
 	sudo_ apt-get update -qq
 	sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"${missing[@]}" >/dev/null
+		--allow-downgrades "${missing[@]}" >/dev/null ||
+		die "apt-get could not install ${missing[*]} (is $KERNEL_DEB_VERSION still in bookworm-security? apt-cache policy linux-source-6.12)"
 	note "apt took $(($(now) - t0)) s"
 fi
 
@@ -86,12 +98,12 @@ v=$(bindgen --version | awk '{print $2}')
 [ -f "$KERNEL_TARBALL" ] || die "$KERNEL_TARBALL missing: apt-get install linux-source-6.12"
 v=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 case "$v" in
-"$KERNEL_VERSION"-*) ;;
-*) die "linux-source-6.12 is $v, want $KERNEL_VERSION-* (bookworm-security)" ;;
+"$KERNEL_DEB_VERSION") ;;
+*) die "linux-source-6.12 is $v, want $KERNEL_DEB_VERSION (bookworm-security)" ;;
 esac
 v=$(dpkg-query -W -f='${Version}' linux-config-6.12)
 case "$v" in
-"$KERNEL_VERSION"-*) ;;
-*) die "linux-config-6.12 is $v, want $KERNEL_VERSION-* (the distro flavours' config must match the source)" ;;
+6.12.*) ;;
+*) die "linux-config-6.12 is $v, want a 6.12 release (the distro flavours' config must be of the source's series)" ;;
 esac
-step "setup: rustc $RUST_TOOLCHAIN, bindgen $BINDGEN_VERSION, linux-source $v"
+step "setup: rustc $RUST_TOOLCHAIN, bindgen $BINDGEN_VERSION, linux-source $KERNEL_DEB_VERSION, linux-config $v"

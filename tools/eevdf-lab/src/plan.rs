@@ -733,7 +733,7 @@ impl Cell {
                 ..
             } => format!(
                 "eevdf-waker --cpu 0 --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
-                 {}--duration-ms 600000 -- eevdf-share --cpu 0 --duration-ms {} {}",
+                 {}--readback-load-procs 2 --duration-ms 600000 -- eevdf-share --cpu 0 --duration-ms {} {}",
                 load_slice_arg(*load_slice_x),
                 h.duration_ms,
                 vec!["--hog 0"; h.n as usize].join(" ")
@@ -746,7 +746,7 @@ impl Cell {
                 ..
             } => format!(
                 "eevdf-waker --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
-                 {}--duration-ms 600000 -- \
+                 {}--readback-load-procs 2 --duration-ms 600000 -- \
                  hackbench -g {hb_groups} -l {hb_loops}",
                 load_slice_arg(*load_slice_x)
             ),

@@ -67,6 +67,14 @@ struct Args {
     #[arg(long, default_value_t = 50)]
     readback_after_ms: u64,
 
+    /// Read back only once the load has this many processes (the command and its
+    /// descendants), trying again every 50 ms after --readback-after-ms until the load
+    /// ends (0 = read at --readback-after-ms whatever it has). A load that forks its tasks
+    /// after a start-up of unknown length (a slow guest) is then read with them; each try
+    /// walks /proc, so a larger count costs the waker more periods, none of them measured.
+    #[arg(long, default_value_t = 0)]
+    readback_load_procs: u32,
+
     /// Print a log2 histogram of the lateness as well as the summary.
     #[arg(long)]
     histogram: bool,
@@ -103,6 +111,9 @@ fn spawn(cmd: &[String], slice_ns: u64) -> Result<libc::pid_t> {
     .context("fork")?;
     Ok(pid)
 }
+
+/// How long after a read-back that found too few load processes the next one is, ns.
+const READBACK_RETRY_NS: u64 = 50_000_000;
 
 /// Load tasks read back besides the background command itself.
 const READBACK_DESCENDANTS: usize = 2;
@@ -165,9 +176,11 @@ fn main() -> Result<()> {
     let mut bg_status = None;
     let t0 = sys::now_ns();
     let end = t0 + args.duration_ms * 1_000_000;
-    let readback_at = t0 + args.readback_after_ms * 1_000_000;
-    // The read-back: what it found, and the CPU time and run delay it took (ns).
+    let mut readback_at = t0 + args.readback_after_ms * 1_000_000;
+    // The read-back: what it found, and the CPU time and run delay it took (ns); the last
+    // one that found fewer than --readback-load-procs processes.
     let mut readback: Option<(Vec<TaskReadback>, u32)> = None;
+    let mut readback_short: Option<(Vec<TaskReadback>, u32)> = None;
     let (mut readback_run, mut readback_delay) = (0, 0);
     let mut next = t0 + interval_ns;
     loop {
@@ -183,7 +196,13 @@ fn main() -> Result<()> {
             // Not measured: the periods it takes are skipped without counting as missed,
             // and its CPU time and run delay come off the per-wakeup averages.
             let (r0, d0) = sys::own_schedstat_ns()?;
-            readback = Some(read_back(bg));
+            let (tasks, procs) = read_back(bg);
+            if procs >= args.readback_load_procs {
+                readback = Some((tasks, procs));
+            } else {
+                readback_short = Some((tasks, procs));
+                readback_at = now + READBACK_RETRY_NS;
+            }
             let (r1, d1) = sys::own_schedstat_ns()?;
             readback_run += r1.saturating_sub(r0);
             readback_delay += d1.saturating_sub(d0);
@@ -214,9 +233,23 @@ fn main() -> Result<()> {
     let run_delay_avg_us =
         per_wakeup_us(delay1.saturating_sub(delay0).saturating_sub(readback_delay));
     let run_avg_us = per_wakeup_us(run1.saturating_sub(run0).saturating_sub(readback_run));
-    // A load that ended before --readback-after-ms was not read: the waker alone is (and
-    // the lab fails the cell for want of a load task).
-    let (readback, load_tasks) = readback.unwrap_or_else(|| read_back(None));
+    // A load that never reached --readback-load-procs is reported with what the last try
+    // found; one that ended before --readback-after-ms was not read: the waker alone is
+    // (and the lab fails the cell for want of a load task).
+    if readback.is_none() {
+        if let Some((_, procs)) = &readback_short {
+            eprintln!(
+                "eevdf-waker: the load had {procs} processes at the last read-back, never the {} asked for",
+                args.readback_load_procs
+            );
+        }
+    }
+    let (readback, load_tasks) = readback
+        .or(readback_short)
+        .unwrap_or_else(|| read_back(None));
+    if bg.is_some() {
+        println!("eevdf-waker: the load had {load_tasks} processes at the read-back");
+    }
     for t in &readback {
         println!("eevdf-waker: read back {} {}", t.role, t.describe());
     }
