@@ -240,6 +240,10 @@ pub struct HogShare {
     pub runtime_ns: u64,
 }
 
+fn uniform() -> String {
+    "uniform".into()
+}
+
 /// Many runnable tasks on one CPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScaleResult {
@@ -250,6 +254,10 @@ pub struct ScaleResult {
     pub tasks: u32,
     /// `yield` (each task loops on sched_yield: every switch is a pick) or `spin`.
     pub mode: String,
+    /// What differs between the tasks: `uniform`, `weights` (nice -10 to 10) or `slices`
+    /// (100 us to 100 ms). `uniform` in records from before it was kept.
+    #[serde(default = "uniform")]
+    pub mix: String,
     pub duration_s: f64,
     /// Sum of the tasks' voluntary and involuntary switches over the run.
     pub switches: u64,

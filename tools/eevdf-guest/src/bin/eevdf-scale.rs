@@ -15,6 +15,34 @@ enum Mode {
     Spin,
 }
 
+/// What differs between the tasks: what decides where the earliest deadline sits in a
+/// vruntime-ordered timeline, and so which path the pick takes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Mix {
+    /// Nice 0 and the base slice for all: the earliest deadline is the smallest vruntime.
+    Uniform,
+    /// Nice -10 to 10 (task k: `(7 k mod 21) - 10`), the base slice: deadlines advance at
+    /// different rates, so the earliest deadline is rarely the smallest vruntime.
+    Weights,
+    /// Nice 0, `sched_setattr()` slices from 100 us to 100 ms (task k: the (k mod 10)-th of
+    /// 100, 200, 500 us, 1, 2, 5, 10, 20, 50, 100 ms): short requests, early deadlines.
+    Slices,
+}
+
+/// The slices of [`Mix::Slices`], ns.
+const MIX_SLICES_NS: [u64; 10] = [
+    100_000,
+    200_000,
+    500_000,
+    1_000_000,
+    2_000_000,
+    5_000_000,
+    10_000_000,
+    20_000_000,
+    50_000_000,
+    100_000_000,
+];
+
 #[derive(Parser, Debug)]
 #[command(version, about, long_about = None)]
 struct Args {
@@ -25,6 +53,12 @@ struct Args {
     /// What the tasks do; see the description.
     #[arg(long, value_enum, default_value_t = Mode::Yield)]
     mode: Mode,
+
+    /// What differs between the tasks (see the values): uniform tasks take the pick's O(1)
+    /// path on both layouts; weights and slices are where a vruntime-ordered tree must
+    /// find the earliest deadline away from its leftmost.
+    #[arg(long, value_enum, default_value_t = Mix::Uniform)]
+    mix: Mix,
 
     /// The CPU the tasks are pinned to.
     #[arg(long, default_value_t = 0)]
@@ -44,10 +78,18 @@ fn main() -> Result<()> {
     let policy = eevdf_guest::fair_policy("eevdf-scale")?;
     let _ = sys::pin_to_cpu(0, if args.cpu == 0 { 1 } else { 0 });
     let mut pids = Vec::new();
-    for _ in 0..args.tasks {
-        let (cpu, mode) = (args.cpu, args.mode);
+    for k in 0..args.tasks as usize {
+        let (cpu, mode, mix) = (args.cpu, args.mode, args.mix);
         let pid = sys::fork_child(move || {
             if sys::pin_to_cpu(0, cpu).is_err() {
+                return 1;
+            }
+            let set = match mix {
+                Mix::Uniform => Ok(()),
+                Mix::Weights => sys::set_nice(0, (7 * k % 21) as i32 - 10),
+                Mix::Slices => sys::set_own_slice_ns(MIX_SLICES_NS[k % MIX_SLICES_NS.len()], 0),
+            };
+            if set.is_err() {
                 return 1;
             }
             let mut x = 0u64;
@@ -91,6 +133,7 @@ fn main() -> Result<()> {
     let r = ScaleResult {
         tasks: args.tasks,
         mode: format!("{:?}", args.mode).to_lowercase(),
+        mix: format!("{:?}", args.mix).to_lowercase(),
         duration_s: dt,
         switches,
         switches_per_s: switches as f64 / dt,
@@ -100,8 +143,8 @@ fn main() -> Result<()> {
         policy,
     };
     println!(
-        "eevdf-scale: {} tasks ({}): {:.0} switches/s, {:.0} ns per switch",
-        r.tasks, r.mode, r.switches_per_s, r.ns_per_switch
+        "eevdf-scale: {} tasks ({}, {:?} mix): {:.0} switches/s, {:.0} ns per switch",
+        r.tasks, r.mode, args.mix, r.switches_per_s, r.ns_per_switch
     );
     println!("{}", Record::Scale(r).to_line());
     Ok(())
