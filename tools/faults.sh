@@ -10,6 +10,8 @@
 #   --soak-min N   start rounds until N minutes have passed (0: one round)
 #   --load PCT     eevdf-guest-tests -s: the share of each test's loops (default 100)
 #   --append ARGS  extra kernel arguments (e.g. "preempt=none")
+#   --table DIR    boot nothing: print the tables of the finished run in DIR (one of
+#                  $EEVDF_CACHE/faults/<date>/) again, from its guest.out
 #
 # Each test runs under the guest runner (eevdf-guest-tests: timeout, processes left behind),
 # one runner call a test, with EEVDF_FAULTS_LOG set: the tests append their "tasks:" and
@@ -17,7 +19,7 @@
 # /tmp/test.out). The live oracle's counters (sched/eevdf/verify) are read before and after
 # each test; a test that resets them (test 25 writes 0) counts from the reset. Then a table:
 # per test, rounds passed/failed, time, tasks started and lost, VERIFY checks, picks,
-# wakeups and divergences, and every fault kind with its injections; the kernel reports in
+# wakeups, divergences and ties, and every fault kind with its injections; the kernel reports in
 # the console (eevdf-vm fails the run on any: WARN, BUG, lockdep, KASAN, RCU stall, VERIFY).
 # Everything lands in $EEVDF_CACHE/faults/<date>/: guest.out (the guest's output),
 # console.log (the kernel's), table.md. Exits non-zero when a test failed or the kernel
@@ -27,12 +29,14 @@ kernel=distro-debug
 soak_min=0
 load=100
 append=""
+table_dir=""
 usage() { sed -n '2,/^source/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=${2:?}; shift 2 ;;
 	--soak-min) soak_min=${2:?}; shift 2 ;;
 	--load) load=${2:?}; shift 2 ;;
+	--table) table_dir=${2:?}; shift 2 ;;
 	--append) append=${2?}; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1'" ;;
@@ -46,6 +50,81 @@ case "$kernel" in
 *) kind=rust ;;
 esac
 cd "$EEVDF_REPO"
+# table GUEST_OUT: the tables (per test, and the faults injected) from a run's guest output.
+table() {
+	awk '
+	/^@@test / { r = $2; t = $3; next }
+	/^(ok|not ok) 1 - / {
+		if (!(t in seen)) { seen[t] = 1; order[++n] = t }
+		if ($0 ~ /# SKIP/) skip[t]++
+		else if ($1 == "ok") pass[t]++
+		else fail[t]++
+		if (match($0, /[0-9.]+ s\)/)) {
+			s = substr($0, RSTART, RLENGTH - 3) + 0
+			if (!(t in tmin) || s < tmin[t]) tmin[t] = s
+			if (s > tmax[t]) tmax[t] = s
+		}
+		next
+	}
+	/^@@log / && $4 == "tasks:" {
+		for (i = 5; i <= NF; i++) { split($i, a, "="); if (a[1] == "started") st[$3] += a[2]; if (a[1] == "finished") fi[$3] += a[2] }
+		next
+	}
+	/^@@log / && $4 == "faults:" {
+		for (i = 5; i <= NF; i++) {
+			split($i, a, "="); k = $3 SUBSEP a[1]
+			if (!(k in fc)) { fo[$3] = fo[$3] " " a[1] }
+			fc[k] += a[2]
+		}
+		next
+	}
+	/^@@log / && $4 == "spread:" {
+		split($5, a, "="); if (a[2] + 0 > spread) spread = a[2] + 0
+		next
+	}
+	# "@@verify ROUND TEST" and the counters before and after the test, k of each: 4
+	# (checks picks wakeups divergences) or, since the ties counter, 5. A test that
+	# resets them (checks after < before) counts from the reset.
+	/^@@verify / && NF >= 11 && (NF - 3) % 2 == 0 && $4 != "-" && $(4 + (NF - 3) / 2) != "-" {
+		t = $3; k = (NF - 3) / 2
+		for (i = 0; i < k; i++) { b = $(4 + i); e = $(4 + k + i); d[i] = ($(4 + k) < $4) ? e : e - b }
+		vc[t] += d[0]; vp[t] += d[1]; vw[t] += d[2]; vd[t] += d[3]; hasv[t] = 1
+		if (k >= 5) { vt[t] += d[4]; hast[t] = 1 }
+		next
+	}
+	END {
+		print "| test | passed | failed | skipped | time per round (s) | tasks started | tasks lost | VERIFY checks | picks | wakeups | divergences | ties |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|"
+		for (j = 1; j <= n; j++) {
+			t = order[j]
+			tm = (t in tmin) ? sprintf("%.0f-%.0f", tmin[t], tmax[t]) : "-"
+			printf "| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", t, pass[t], fail[t], skip[t], tm,
+				(t in st) ? st[t] : "-", (t in st) ? st[t] - fi[t] : "-",
+				hasv[t] ? vc[t] : "-", hasv[t] ? vp[t] : "-", hasv[t] ? vw[t] : "-", hasv[t] ? vd[t] : "-",
+				hast[t] ? vt[t] : "-"
+		}
+		print ""
+		print "| test | fault | injections |"
+		print "|---|---|---|"
+		for (j = 1; j <= n; j++) {
+			t = order[j]
+			m = split(fo[t], ks, " ")
+			for (i = 1; i <= m; i++) printf "| %s | %s | %d |\n", t, ks[i], fc[t SUBSEP ks[i]]
+		}
+		if (spread > 0) {
+			k = 0; for (x = spread; x >= 2; x /= 2) k++
+			printf "\nLargest |VRT-V| or |DL-V| in the skewed mix of 24-fault-churn: %d ns (about 2^%d).\n", spread, k
+		}
+	}' "$1"
+}
+
+if [ -n "$table_dir" ]; then
+	[ -f "$table_dir/guest.out" ] || die "no $table_dir/guest.out (a directory of a faults.sh run)"
+	echo "Fault campaign: tables re-made from $table_dir/guest.out by \`bash tools/faults.sh --table $table_dir\`."
+	echo
+	table "$table_dir/guest.out"
+	exit 0
+fi
 if [[ "$kernel" != */* ]]; then
 	[ -e "$KBUILD_ROOT/$kernel/arch/x86/boot/bzImage" ] ||
 		die "no $kernel build (bash tools/build-kernel.sh $kernel)"
@@ -109,65 +188,7 @@ rounds=$(sed -n 's/^@@rounds //p' "$out/guest.out")
 {
 	echo "Fault campaign: \`bash tools/faults.sh --kernel $kernel --soak-min $soak_min --load $load${append:+ --append \"$append\"}\`, $(date -u +%Y-%m-%d), $took s, ${rounds:-?} rounds; eevdf-vm exit status $status, $splats kernel report lines in the console."
 	echo
-	awk '
-	/^@@test / { r = $2; t = $3; next }
-	/^(ok|not ok) 1 - / {
-		if (!(t in seen)) { seen[t] = 1; order[++n] = t }
-		if ($0 ~ /# SKIP/) skip[t]++
-		else if ($1 == "ok") pass[t]++
-		else fail[t]++
-		if (match($0, /[0-9.]+ s\)/)) {
-			s = substr($0, RSTART, RLENGTH - 3) + 0
-			if (!(t in tmin) || s < tmin[t]) tmin[t] = s
-			if (s > tmax[t]) tmax[t] = s
-		}
-		next
-	}
-	/^@@log / && $4 == "tasks:" {
-		for (i = 5; i <= NF; i++) { split($i, a, "="); if (a[1] == "started") st[$3] += a[2]; if (a[1] == "finished") fi[$3] += a[2] }
-		next
-	}
-	/^@@log / && $4 == "faults:" {
-		for (i = 5; i <= NF; i++) {
-			split($i, a, "="); k = $3 SUBSEP a[1]
-			if (!(k in fc)) { fo[$3] = fo[$3] " " a[1] }
-			fc[k] += a[2]
-		}
-		next
-	}
-	/^@@log / && $4 == "spread:" {
-		split($5, a, "="); if (a[2] + 0 > spread) spread = a[2] + 0
-		next
-	}
-	/^@@verify / && NF == 11 && $4 != "-" && $8 != "-" {
-		t = $3
-		for (i = 0; i < 4; i++) { b = $(4 + i); e = $(8 + i); d[i] = ($8 < $4) ? e : e - b }
-		vc[t] += d[0]; vp[t] += d[1]; vw[t] += d[2]; vd[t] += d[3]; hasv[t] = 1
-		next
-	}
-	END {
-		print "| test | passed | failed | skipped | time per round (s) | tasks started | tasks lost | VERIFY checks | picks | wakeups | divergences |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|"
-		for (j = 1; j <= n; j++) {
-			t = order[j]
-			tm = (t in tmin) ? sprintf("%.0f-%.0f", tmin[t], tmax[t]) : "-"
-			printf "| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", t, pass[t], fail[t], skip[t], tm,
-				(t in st) ? st[t] : "-", (t in st) ? st[t] - fi[t] : "-",
-				hasv[t] ? vc[t] : "-", hasv[t] ? vp[t] : "-", hasv[t] ? vw[t] : "-", hasv[t] ? vd[t] : "-"
-		}
-		print ""
-		print "| test | fault | injections |"
-		print "|---|---|---|"
-		for (j = 1; j <= n; j++) {
-			t = order[j]
-			m = split(fo[t], ks, " ")
-			for (i = 1; i <= m; i++) printf "| %s | %s | %d |\n", t, ks[i], fc[t SUBSEP ks[i]]
-		}
-		if (spread > 0) {
-			k = 0; for (x = spread; x >= 2; x /= 2) k++
-			printf "\nLargest |VRT-V| or |DL-V| in the skewed mix of 24-fault-churn: %d ns (about 2^%d).\n", spread, k
-		}
-	}' "$out/guest.out"
+	table "$out/guest.out"
 } | tee "$out/table.md"
 note "table: $out/table.md; guest output: $out/guest.out; console: $out/console.log"
 failed=$(grep -c '^not ok ' "$out/guest.out" || true)

@@ -72,7 +72,7 @@ echo "slice:      $short ns against the base slice beside two hogs: average $sho
 	"$base_avg us (ratio $(ratio "$short_avg" "$base_avg")), maximum $short_max against" \
 	"$base_max us (ratio $(ratio "$short_max" "$base_max"))"
 if [ "$short_avg" -lt "$base_avg" ]; then
-	echo "            the short slice's wakeups are sooner, as seed 000 claims: with an earlier" \
+	echo "            the short slice's wakeups are sooner on average, as seed 000 claims: with an earlier" \
 		"deadline a woken cyclictest preempts the running hog (PREEMPT_SHORT) instead of" \
 		"waiting out its protected slice (RUN_TO_PARITY)"
 else
@@ -83,5 +83,5 @@ else
 	*)
 		why="one pair of runs: eevdf-lab's in-share latency cells (eevdf-lab --only latency) measure the same with intervals over many runs" ;;
 	esac
-	echo "            the short slice's wakeups are not sooner in this run: $why"
+	echo "            the short slice's wakeups are not sooner on average in this run: $why"
 fi

@@ -12,6 +12,8 @@
 #                    "/eevdf/bin/eevdf-scale --tasks 10 --duration-ms 100000000"
 #   INSNPROF_SWITCH_FN (steady mode) the function called once per switch of that
 #                    workload (default pipe_write; do_sched_yield for eevdf-scale)
+#   INSNPROF_SETTLE_S  (steady mode) seconds from the workload's start to the first
+#                    window (default 1)
 # env:
 #   MODE=steady      steady: log NWIN windows of LOG_MS in the middle of one long
 #                    eevdf-pingpong run; switches = pipe_write calls on CPU 0.

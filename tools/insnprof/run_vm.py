@@ -77,8 +77,11 @@ def main():
         # shell keeps off CPU 0 (the ping-pong's CPU) when there is another CPU
         # (INSNPROF_WORKLOAD replaces the ping-pong, e.g. eevdf-scale's yielding tasks)
         work = os.environ.get("INSNPROF_WORKLOAD") or "$PP --cpu 0 --duration-ms 100000000"
+        # INSNPROF_SETTLE_S: seconds from the start to the first window (default 1), for
+        # a workload that takes long to start (a thousand forks under icount)
+        settle = os.environ.get("INSNPROF_SETTLE_S") or "1"
         lines += ["taskset -p 2 $$ >/dev/null 2>&1 || true",
-                  f"{work} >/dev/null &", "PID=$!", "sleep 1"]
+                  f"{work} >/dev/null &", "PID=$!", f"sleep {settle}"]
         for name, ms, _ in windows:
             lines += [f"echo @@LOGON {name}", f"sleep {int(ms) / 1000}", "echo @@LOGOFF",
                       "sleep 0.5"]
