@@ -69,23 +69,6 @@ impl<'rq> Se<'rq> {
         unsafe { NonNull::new_unchecked(&raw mut (*self.0.as_ptr()).run_node) }
     }
 
-    /// The augmented holder of this node's subtree's earliest deadline
-    /// (`min_deadline_se`), for a node of a timeline.
-    ///
-    /// # Invariants used
-    ///
-    /// For a node of a timeline, the field points to a node of its subtree (the core's
-    /// augmentation keeps it so, and `check_invariants()` checks it), so to a valid entity
-    /// under the same lock; it is null only in an entity that was never queued, for which
-    /// the handle of the entity itself is returned.
-    #[inline(always)]
-    fn holder(self) -> Se<'rq> {
-        // SAFETY: the entity is valid and its lock held (type invariant); the field is
-        // null or, for a node of a timeline, a node of its subtree, valid and under the
-        // same lock (see above).
-        unsafe { Se::from_raw((*self.0.as_ptr()).min_deadline_se) }.unwrap_or(self)
-    }
-
     /// `rb_entry(node, struct sched_entity, run_node)`.
     ///
     /// # Safety
@@ -162,19 +145,6 @@ impl Entity for Se<'_> {
     }
 
     #[inline]
-    fn set_min_deadline_se(self, holder: Self) {
-        // SAFETY: the entity is valid and its runqueue lock held (type invariant): no
-        // other CPU reads or writes the field meanwhile.
-        unsafe { (*self.0.as_ptr()).min_deadline_se = holder.as_ptr() };
-    }
-
-    #[inline]
-    fn min_deadline_se_is(self, holder: Self) -> bool {
-        // SAFETY: as in `set_min_deadline_se`; the stored pointer is compared, not used.
-        unsafe { (*self.0.as_ptr()).min_deadline_se == holder.as_ptr() }
-    }
-
-    #[inline]
     fn load(self) -> LoadWeight {
         // SAFETY: the entity is valid and its runqueue lock held (type invariant).
         let lw = unsafe { (*self.0.as_ptr()).load };
@@ -199,10 +169,10 @@ impl Entity for Se<'_> {
 pub struct SeAugment;
 
 // SAFETY: `compute`, `copy`, `leaf` and `absorb` touch only the entity embedding the
-// node(s) and, read-only, its children's and the holders they name; `compute` is the
-// core's one compute function, which recomputes all four augmented values, `copy` copies
-// all four, and `absorb` is the core's `augment_absorb()`, which widens all four by the
-// leaf and reports whether any changed.
+// node(s) and, read-only, its children's; `compute` is the core's one compute function,
+// which recomputes all three augmented values, `copy` copies all three, and `absorb` is
+// the core's `augment_absorb()`, which widens all three by the leaf's deadline and slice
+// and reports whether any changed.
 unsafe impl Augment for SeAugment {
     #[inline]
     unsafe fn compute(node: NonNull<bindings::rb_node>) -> bool {
@@ -211,7 +181,7 @@ unsafe impl Augment for SeAugment {
         unsafe {
             let l = rb::left(node).map(|n| Se::from_node(n));
             let r = rb::right(node).map(|n| Se::from_node(n));
-            min_deadline_update(Se::from_node(node), l, r, |c| c.holder())
+            min_deadline_update(Se::from_node(node), l, r)
         }
     }
 
@@ -221,31 +191,26 @@ unsafe impl Augment for SeAugment {
         // caller holds (`Augment::copy`'s contract), for this call.
         let (o, n) = unsafe { (Se::from_node(old), Se::from_node(new)) };
         n.set_min_deadline(o.min_deadline());
-        // SAFETY: both entities are valid and locked (as above); the holder pointer is
-        // copied, not used.
-        unsafe { (*n.as_ptr()).min_deadline_se = (*o.as_ptr()).min_deadline_se };
         n.set_min_slice(o.min_slice());
         n.set_max_slice(o.max_slice());
     }
 
-    /// The new leaf's node, deadline and slice.
-    type Leaf = (NonNull<bindings::rb_node>, u64, u64);
+    /// The new leaf's deadline and slice.
+    type Leaf = (u64, u64);
 
     #[inline(always)]
-    unsafe fn leaf(node: NonNull<bindings::rb_node>) -> Self::Leaf {
+    unsafe fn leaf(node: NonNull<bindings::rb_node>) -> (u64, u64) {
         // SAFETY: `node` is the `run_node` of a live entity of a timeline whose lock the
         // caller holds (`Augment::leaf`'s contract), for this call.
         let se = unsafe { Se::from_node(node) };
-        (node, se.deadline(), se.slice())
+        (se.deadline(), se.slice())
     }
 
     #[inline(always)]
-    unsafe fn absorb(node: NonNull<bindings::rb_node>, (leaf, deadline, slice): Self::Leaf) -> bool {
+    unsafe fn absorb(node: NonNull<bindings::rb_node>, (deadline, slice): (u64, u64)) -> bool {
         // SAFETY: `node` is a `run_node` of an entity of a timeline whose lock the caller
-        // holds (`Augment::absorb`'s contract), for this call, and `leaf` the `run_node` of
-        // the leaf just linked below it, in the same timeline.
-        let (anc, leaf) = unsafe { (Se::from_node(node), Se::from_node(leaf)) };
-        augment_absorb(anc, leaf, deadline, slice, |a| a.holder())
+        // holds (`Augment::absorb`'s contract), for this call.
+        augment_absorb(unsafe { Se::from_node(node) }, deadline, slice)
     }
 }
 
@@ -456,12 +421,6 @@ impl<'rq> Timeline for CfsRq<'rq> {
         unsafe { rb::is_red(se.node()) }
     }
     #[inline(always)]
-    fn min_deadline_se(&self, se: Se<'rq>) -> Se<'rq> {
-        // An entity out of the timeline holds itself (`erase` below; `__enqueue_entity()`
-        // sets it before the insertion), as the core asks of an entity not in the tree.
-        se.holder()
-    }
-    #[inline(always)]
     fn insert(&mut self, se: Se<'rq>) {
         // SAFETY:
         // - `se` is an entity of this locked runqueue that is in no tree: fair.c enqueues
@@ -480,8 +439,6 @@ impl<'rq> Timeline for CfsRq<'rq> {
         // SAFETY: `se` is in this timeline: fair.c erases only queued entities that are not
         // current, as it did with the C `__dequeue_entity()`.
         unsafe { self.tree_mut().erase(se.node()) };
-        // Out of the tree, it names itself: no stale pointer is left in it.
-        se.set_min_deadline_se(se);
     }
 }
 

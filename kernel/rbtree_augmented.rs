@@ -32,9 +32,7 @@ const RB_BLACK: usize = 1;
 /// Implementers guarantee that, for every node of a tree that uses them,
 /// [`Augment::compute`], [`Augment::copy`], [`Augment::leaf`] and
 /// [`Augment::absorb`] only access the element that embeds the node(s) they are
-/// given and, read-only, elements of that node's subtree: its children's, and those
-/// that its augmented values or the new leaf name (an augmented value may be a node, as
-/// the EEVDF timeline's holder of the earliest deadline is); that `compute`
+/// given and, read-only, the elements of that node's children; that `compute`
 /// sets the node's augmented values to what they must be given its children's;
 /// that `copy` copies all augmented values; and that `absorb` sets them to what
 /// `compute` would once a new leaf is linked below the node, and returns `true`

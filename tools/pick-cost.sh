@@ -34,8 +34,8 @@ bin=target/release/pick-cost
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-echo "| mix | tasks | mean nr_running | rust instr/pick | stock instr/pick | rust/stock | rust O(1) holder | stock O(1) leftmost | earliest deadline eligible | parity, one queued |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| mix | tasks | mean nr_running | rust instr/pick | stock instr/pick | rust/stock | rust O(1) leftmost | rust shortcut (E) | stock O(1) leftmost | earliest deadline eligible | parity, one queued |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for mix in $mixes; do
 	for n in $tasks; do
 		step "pick-cost: $mix, $n tasks"
@@ -52,13 +52,13 @@ for mix in $mixes; do
 			/^pick-cost:/ { for (i = 1; i <= NF; i++) if ($i == "nr_running") nr = $(i + 1) }
 			/^rust:/ { rl = $7; ro = $3; rp = $5 }
 			/^stock:/ { sl = $7 }
-			/^tree:/ { for (i = 1; i <= NF; i++) if ($i == "in") ee = $(i + 1) }
+			/^tree:/ { for (i = 1; i <= NF; i++) { if ($i == "in") ee = $(i + 1); if ($i == "decides") sc = $(i + 1) } }
 			/^samples/ { s = $2 }
 			END {
 				if (s == 0 || rust == "" || stock == "") { print "no counts" > "/dev/stderr"; exit 1 }
 				gsub(",", "", nr)
-				printf "| %s | %d | %s | %.1f | %.1f | %.2f | %s | %s | %s | %.1f%% |\n", mix, n, nr,
-					rust / s, stock / s, rust / stock, rl, sl, ee, ro + rp
+				printf "| %s | %d | %s | %.1f | %.1f | %.2f | %s | %s | %s | %s | %.1f%% |\n", mix, n, nr,
+					rust / s, stock / s, rust / stock, rl, sc, sl, ee, ro + rp
 			}' "$out/log"
 	done
 done

@@ -16,7 +16,10 @@
 #
 # Needs both kernels built (tools/build-kernel.sh rust; tools/build-kernel.sh stock).
 # Prints a markdown table; each run's insnprof directory is kept under
-# $EEVDF_CACHE/insnprof/sched-insns/<row>-<kernel>/ (table.tsv, console.txt).
+# $EEVDF_CACHE/insnprof/sched-insns/<row>-<kernel>/ (table.tsv, console.txt, params), and
+# reused while its kernel's vmlinux is older than its table and its params (the row's
+# command, switch function and --log-ms) are the same: after a change of the core, only
+# the rust kernel's rows run again.
 source "$(dirname "$0")/lib.sh"
 
 # name  switch-function  guest command (eevdf-vm's /eevdf/bin is on the guest's PATH)
@@ -68,9 +71,16 @@ for r in $rows; do
 	fn=$(echo "$line" | awk '{ print $2 }')
 	cmd=$(echo "$line" | cut -d' ' -f3-)
 	for k in rust stock; do
-		step "sched-insns: row $n of $nrows, $r on $k"
 		kdir=$base/kernels/$k
 		out=$base/$r-$k
+		params="fn=$fn log_ms=$log_ms cmd=$cmd"
+		t=$out/table.tsv
+		if [ "$t" -nt "$KBUILD_ROOT/$k/vmlinux" ] && [ "$(cat "$out/params" 2>/dev/null)" = "$params" ]; then
+			res[$r,$k]="$(total fair "$t") $(total rust "$t") $(total kernel "$t") $(switches "$t")"
+			note "row $n of $nrows, $r on $k: reused ($out, newer than the kernel)"
+			continue
+		fi
+		step "sched-insns: row $n of $nrows, $r on $k"
 		mkdir -p "$kdir"
 		for f in arch/x86/boot/bzImage System.map vmlinux kernel/sched/fair.o; do
 			cp "$KBUILD_ROOT/$k/$f" "$kdir/"
@@ -83,7 +93,7 @@ for r in $rows; do
 		case "$r" in *-1000) vars+=(INSNPROF_SETTLE_S=20) ;; esac
 		env "${vars[@]}" bash tools/insnprof/profile.sh "$kdir" "$out" >"$base/$r-$k.log" 2>&1 ||
 			{ tail -20 "$base/$r-$k.log" >&2; die "insnprof failed: $r on $k"; }
-		t=$out/table.tsv
+		echo "$params" >"$out/params"
 		res[$r,$k]="$(total fair "$t") $(total rust "$t") $(total kernel "$t") $(switches "$t")"
 		note "$r $k: fair rust kernel switches = ${res[$r,$k]}"
 	done

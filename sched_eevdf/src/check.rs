@@ -59,12 +59,6 @@ pub enum InvariantError {
         /// Recomputed value.
         computed: u64,
     },
-    /// A node's `min_deadline_se` is not the first of (left child's `min_deadline_se`, the
-    /// node, right child's) with the subtree's earliest deadline.
-    MinDeadlineSe {
-        /// In-order index.
-        index: usize,
-    },
     /// A node's `min_slice` is not min(slice, children's min_slice).
     MinSlice {
         /// In-order index.
@@ -160,10 +154,6 @@ impl fmt::Display for InvariantError {
                     "node {index}: min_deadline {stored}, recomputed {computed}"
                 )
             }
-            MinDeadlineSe { index } => write!(
-                f,
-                "node {index}: min_deadline_se is not the first holder of its min_deadline"
-            ),
             MinSlice {
                 index,
                 stored,
@@ -212,7 +202,6 @@ impl InvariantError {
             RedRed { .. } => "red_red",
             BlackHeight { .. } => "black_height",
             MinDeadline { .. } => "min_deadline",
-            MinDeadlineSe { .. } => "min_deadline_se",
             MinSlice { .. } => "min_slice",
             MaxSlice { .. } => "max_slice",
             Leftmost => "leftmost",
@@ -309,25 +298,12 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
             s = s.min(c.min_slice());
             m = m.max(c.max_slice());
         }
-        // The holder: the first in tree order of the left subtree's, the node and the
-        // right subtree's with that deadline, each child's taken as stored. Every node is
-        // checked this way, so by induction on the height every holder is the first
-        // holder of its subtree's earliest deadline.
-        let holder = match (left, right) {
-            (Some(l), _) if l.min_deadline() == d => rq.min_deadline_se(l),
-            _ if n.deadline() == d => n,
-            (_, Some(r)) => rq.min_deadline_se(r),
-            (_, None) => n,
-        };
         if d != n.min_deadline() {
             return Err(InvariantError::MinDeadline {
                 index,
                 stored: n.min_deadline(),
                 computed: d,
             });
-        }
-        if rq.min_deadline_se(n) != holder {
-            return Err(InvariantError::MinDeadlineSe { index });
         }
         if s != n.min_slice() {
             return Err(InvariantError::MinSlice {

@@ -124,7 +124,6 @@ pub use features::{Config, FeatureInfo, Features, UnknownFeature};
 pub use load::{calc_delta, calc_delta_fair, scale_load, scale_load_down, LoadWeight, NICE_0_LOAD};
 pub use math::{
     avg_vruntime_peek, entity_key, entity_lag, lag_span, vruntime_eligible, Eligibility,
-    EligibleKeys,
 };
 #[cfg(any(not(sched_eevdf_in_kernel), CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST))]
 pub use model::*;

@@ -275,55 +275,6 @@ impl Eligibility {
     }
 }
 
-/// The eligibility test as a bound on the key, for a pick that tests many entities (the
-/// descent): one division per pick instead of a product and an overflow test per entity.
-///
-/// With `A = Σ (v_j - v0) w_j (+ NICE_0_LOAD Σ r_j)` and `W = Σ w_j > 0` ([`Eligibility`]),
-/// for an integer key `k = v_i - v0`:
-///
-/// ```text
-///   A >= k * W  <=>  k <= A / W  <=>  k <= floor(A / W)     (W > 0; k an integer)
-/// ```
-///
-/// `floor(A / W)` is `A.div_euclid(W)` for a positive `W`, and lies between `A` and 0:
-/// it fits in 64 bits whenever `A` does, so the test is exact for
-/// every key, where the product needs 128 bits for far keys. Without ELIGIBLE every key
-/// passes (`limit = i64::MAX`). `None` where the bound cannot stand in: `A` beyond 64
-/// bits, or `W = 0` (then the test is `A >= 0` for every key).
-#[derive(Clone, Copy, Debug)]
-pub struct EligibleKeys {
-    zero: u64,
-    limit: i64,
-}
-
-impl EligibleKeys {
-    /// `vruntime_eligible()`: the key of `vruntime` is at most the limit.
-    #[inline(always)]
-    pub fn vruntime(&self, vruntime: u64) -> bool {
-        vdelta(vruntime, self.zero) <= self.limit
-    }
-}
-
-impl Eligibility {
-    /// This test as an [`EligibleKeys`] bound, where one exists.
-    #[inline(always)]
-    pub fn keys(&self) -> Option<EligibleKeys> {
-        let limit = if self.all {
-            i64::MAX
-        } else {
-            // `checked_div_euclid` refuses `load == 0` (and `i64::MIN / -1`, which a load
-            // clamped to [0, i64::MAX] never gives): no panic path.
-            self.avg
-                .checked_add(self.bias)?
-                .checked_div_euclid(self.load)?
-        };
-        Some(EligibleKeys {
-            zero: self.zero,
-            limit,
-        })
-    }
-}
-
 /// `avg + bias >= key * load` in 128 bits, when a side does not fit in 64: rare (far
 /// outliers, huge weights). Out of line on the host, to keep it out of the pick loop's
 /// way; inlined in the kernel, where a call would make every entry point that tests

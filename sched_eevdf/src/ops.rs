@@ -34,7 +34,7 @@
 use super::features::{Config, Features};
 use super::load::{calc_delta_fair, div_s64, LoadWeight};
 use super::math::{avg_vruntime_add, avg_vruntime_delta, avg_vruntime_sub, entity_lag};
-use super::math::{update_zero_vruntime, vruntime_eligible, Eligibility, EligibleKeys};
+use super::math::{update_zero_vruntime, vruntime_eligible, Eligibility};
 use super::tree::{cfs_rq_min_slice, min_deadline_update, Entity, Runqueue, Timeline};
 use super::vtime::{vadd, vdelta, vruntime_after, vruntime_before, vruntime_min};
 
@@ -316,7 +316,7 @@ pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> bool {
 pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
     avg_vruntime_add(rq, se);
     // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
-    min_deadline_update(se, None, None, |c| c);
+    min_deadline_update(se, None, None);
     rq.insert(se);
 }
 
@@ -518,15 +518,15 @@ const fn without_protection(features: Features) -> Features {
 /// vruntime, then FIFO) and current, which wins only with a strictly earlier deadline.
 /// O(log n).
 ///
-/// O(1) shortcut before the descent (6.12's pick has the same one for its layout): the
-/// root's augmented `min_deadline_se` holds the tree's earliest deadline, and is the first
-/// in tree order among the entities with it. If it is eligible it is the tree's answer,
-/// whatever the weights and slices (6.12's leftmost, in its deadline-ordered tree, is the
-/// same entity but for ties); if it is not and it is also the leftmost, no tree entity is
-/// eligible (the leftmost has the smallest vruntime, and eligibility is monotone in
-/// vruntime), and the tree has no answer. Everything up to here is straight-line code; the
-/// descent is a separate function (`pick_eevdf_tree`, out of line), so that the common
-/// picks do not pay for the registers it needs.
+/// O(1) shortcut before the descent (6.12's pick has the same one for its layout): when
+/// the leftmost entity holds the tree's earliest deadline (the root's `min_deadline`) and
+/// is eligible, it is the tree's answer, since it comes first in tree order among all
+/// entities with that deadline; when it holds it and is not eligible, no tree entity is
+/// (the leftmost has the smallest vruntime, and eligibility is monotone in vruntime), and
+/// the tree has no answer. Equal slices and weights make this the common case, and
+/// everything up to here is straight-line code; the descent is a separate function
+/// (`pick_eevdf_general`, out of line in the kernel), so that the common picks do not
+/// pay for the registers it needs.
 #[inline(always)]
 pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
     pick_features(rq, cfg.features)
@@ -628,19 +628,19 @@ fn pick_eevdf_fast_body<R: Runqueue>(rq: &R, features: Features) -> Fast<R::Se> 
     let Some(root) = rq.root() else {
         return Fast::Pick(curr);
     };
-    // The holder of the tree's earliest deadline, the first in tree order with it.
-    let m = rq.min_deadline_se(root);
-    match el.vruntime_narrow(m.vruntime()) {
-        Some(true) => Fast::Pick(earlier(curr, Some(m))),
-        // The leftmost has the smallest vruntime: if it is not eligible, no tree entity is
-        // (the tree has no answer: the descent would find none).
-        Some(false) if rq.first() == Some(m) => Fast::Pick(curr),
-        Some(false) => {
-            let (avg, load) = el.sums();
-            Fast::Tree { curr, avg, load }
+    if let Some(first) = rq.first() {
+        if first.deadline() == root.min_deadline() {
+            match el.vruntime_narrow(first.vruntime()) {
+                Some(true) => return Fast::Pick(earlier(curr, Some(first))),
+                // The leftmost has the smallest vruntime: if it is not eligible, no tree
+                // entity is (the tree has no answer: the descent would find none).
+                Some(false) => return Fast::Pick(curr),
+                None => {}
+            }
         }
-        None => Fast::General,
     }
+    let (avg, load) = el.sums();
+    Fast::Tree { curr, avg, load }
 }
 
 /// [`pick_eevdf`]'s descent when [`pick_eevdf_fast`], with the common features
@@ -650,42 +650,10 @@ fn pick_eevdf_fast_body<R: Runqueue>(rq: &R, features: Features) -> Fast<R::Se> 
 /// [`pick_eevdf_general`] does, and is reached by a tail call. Out of line on the host
 /// too, so that the host's measurements (Documentation/pick-cost.md) have the kernel's
 /// structure.
-///
-/// It tests eligibility as a bound on the key ([`EligibleKeys`]): one division, then a
-/// subtraction and a comparison a node, where the product form costs a multiplication
-/// and an overflow test a node. Where no bound exists (the sum beyond 64 bits: far
-/// outliers), [`pick_eevdf_general`] decides, in 128 bits.
 #[inline(never)]
 fn pick_eevdf_tree<R: Runqueue>(rq: &R, curr: Option<R::Se>, avg: i64, load: u64) -> Option<R::Se> {
     let el = Eligibility::from_sums(rq, PICK_COMMON, avg, load);
-    let Some(keys) = el.keys() else {
-        return pick_eevdf_general(rq, PICK_COMMON);
-    };
-    earlier(
-        curr,
-        rq.root().and_then(|root| pick_tree(rq, &keys, root, true)),
-    )
-}
-
-/// An eligibility test of a vruntime, as the descent uses it: [`Eligibility`] (exact, in
-/// 128 bits where needed) or [`EligibleKeys`] (its bound on the key, where one exists).
-trait EligibleTest {
-    /// Whether an entity with `vruntime` is eligible.
-    fn vruntime(&self, vruntime: u64) -> bool;
-}
-
-impl EligibleTest for Eligibility {
-    #[inline(always)]
-    fn vruntime(&self, vruntime: u64) -> bool {
-        Eligibility::vruntime(self, vruntime)
-    }
-}
-
-impl EligibleTest for EligibleKeys {
-    #[inline(always)]
-    fn vruntime(&self, vruntime: u64) -> bool {
-        EligibleKeys::vruntime(self, vruntime)
-    }
+    earlier(curr, rq.root().and_then(|root| pick_tree(rq, &el, root)))
 }
 
 /// Whether [`pick_eevdf_tree`] picks `pse`: out of line, so that [`wakeup_preempt`]
@@ -747,10 +715,7 @@ fn pick_eevdf_general<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> 
             return Some(c);
         }
     }
-    earlier(
-        curr,
-        rq.root().and_then(|root| pick_tree(rq, &el, root, false)),
-    )
+    earlier(curr, rq.root().and_then(|root| pick_tree(rq, &el, root)))
 }
 
 /// [`pick_eevdf`] with a next buddy whose eligibility the 64-bit test could not decide:
@@ -773,61 +738,71 @@ fn pick_buddy_wide<R: Runqueue>(rq: &R, features: Features, buddy: R::Se) -> Opt
 /// eligible nodes are a prefix of the in-order sequence. Write `A(T)` for the answer
 /// restricted to a subtree `T` (the leftmost eligible node of `T` with the earliest
 /// deadline among its eligible nodes), `md` for `T`'s augmented `min_deadline`, `L` and
-/// `R` for the subtrees left and right of its root `n`, and `m` for `T`'s augmented
-/// `min_deadline_se`, the leftmost node of `T` whose deadline is `md`. First:
-///
-/// ```text
-///   (E) m eligible:  A(T) = m
-///       no deadline in T is earlier, and m comes first among the equal ones.
-/// ```
-///
-/// [`pick_eevdf_fast`] makes this test on the whole tree before it calls the descent
-/// (`holder_tried`); [`pick_eevdf_general`] leaves it to here. Where it fails, each step
-/// replaces `A(T)` by something smaller:
+/// `R` for the subtrees left and right of its root `n`, and `m` for the leftmost node of
+/// `T` whose deadline is `md`. Each step replaces `A(T)` by something smaller:
 ///
 /// ```text
 ///   (A) L.min_deadline == md:  A(T) = A(L)
-///       m is in L. If m is eligible, it is A(T), and A(L) = m. If not, n and R, which
-///       follow m, are not eligible either, and A(T) = A(L). No eligibility test.
+///       m is in L. If m is eligible, it is A(T) (no deadline in T is earlier, and m
+///       comes first among the equal ones), and A(L) = m. If not, n and R, which follow
+///       m, are not eligible either, and A(T) = A(L). No eligibility test.
 ///   (B) otherwise, n not eligible:  A(T) = A(L)          (n and R follow n)
-///       L has a holder of its own, tested by (E) at once: the descent stops there where
-///       L is eligible up to its holder.
 ///   (C) otherwise, n.deadline == md:  A(T) = n
 ///       L's earliest deadline is later than md, and n, eligible, precedes R.
 ///   (D) otherwise (md is in R, n eligible): A(T) = first minimum of (L, n, A(R))
 ///       L is wholly eligible (it precedes n), so its piece's earliest deadline is
-///       L.min_deadline, held by L's min_deadline_se.
+///       L.min_deadline.
 /// ```
 ///
-/// The descent keeps the best piece met so far in in-order sequence (a node, or the
-/// holder of a wholly eligible subtree's `min_deadline`), replacing it only on a strictly
-/// earlier deadline, and stops at a subtree whose `md` is not strictly earlier (nothing in
-/// it can win). A winning subtree's answer is its holder, read in O(1): there is no
-/// second descent.
+/// The descent keeps the best piece met so far in in-order sequence (a node, or a
+/// wholly eligible subtree with its `min_deadline`), replacing it only on a strictly
+/// earlier deadline, and stops at a subtree whose `md` is not strictly earlier (nothing
+/// in it can win). (A) follows the earliest deadline down without testing eligibility,
+/// so when the earliest deadline of the tree is eligible the descent tests only the nodes
+/// where the path turns right and the one that holds it, and returns it by (C) without a
+/// second descent. A second descent, inside a winning subtree piece, finds its leftmost
+/// node with deadline == its `min_deadline`.
 ///
-/// [`pick_eevdf`] tries the O(1) cases before this (see there).
+/// Before the descent, one test decides whether to try the tree's earliest deadline
+/// first (E): eligibility is monotone in vruntime, and an entity's vruntime is at most
+/// its deadline (a queued entity's request is not used up: `update_deadline()` gives a
+/// new one once `v >= d`), so
+///
+/// ```text
+///   (E) md eligible as a vruntime  =>  v_m <= md is eligible  =>  A(tree) = m
+/// ```
+///
+/// found by following `min_deadline` down with no eligibility test. The shortcut tests
+/// m itself before returning it, so the decision never rests on `v_m <= d_m`; that only
+/// makes the shortcut likely to succeed. It costs one test where the earliest deadline
+/// is not eligible (hackbench's common case: about 5 instructions a pick on the host)
+/// and saves the tests and the bookkeeping of every right turn where it is (mixed
+/// weights: Documentation/pick-cost.md).
+///
+/// [`pick_eevdf`] tries an O(1) shortcut before this (see there).
 #[inline(always)]
-fn pick_tree<R: Runqueue>(
-    rq: &R,
-    el: &impl EligibleTest,
-    root: R::Se,
-    holder_tried: bool,
-) -> Option<R::Se> {
-    if !holder_tried {
-        // (E) on the whole tree.
-        let m = rq.min_deadline_se(root);
-        if el.vruntime(m.vruntime()) {
-            return Some(m);
-        }
-    }
-    // The best piece so far (its first node with its earliest deadline) and that deadline.
+fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility, root: R::Se) -> Option<R::Se> {
+    // The best piece so far, its earliest deadline, and whether it is a whole subtree.
     let mut best: Option<R::Se> = None;
     let mut best_d = 0;
+    let mut subtree = false;
     let mut n = root;
     // Invariant at the top of the loop: md == n.min_deadline(), and md is strictly
     // earlier than best_d if there is a best piece. (A) and (D) keep md (the subtree
     // they move into holds it); only (B) moves to a subtree with a later one.
     let mut md = n.min_deadline();
+
+    // (E): md as a vruntime is eligible. Its holder m has v_m <= d_m = md (a queued
+    // entity's request is not used up), so m is eligible too, and is the answer: find it
+    // without testing anything on the way, and test it (exactly: the bound only decides
+    // whether to try).
+    if el.vruntime(md) {
+        let m = leftmost_with(rq, n, md);
+        if el.vruntime(m.vruntime()) {
+            return Some(m);
+        }
+    }
+
     loop {
         let left = rq.left(n);
         let ld = left.map(|l| l.min_deadline());
@@ -847,12 +822,6 @@ fn pick_tree<R: Runqueue>(
             if best.is_some() && !vruntime_before(md, best_d) {
                 break;
             }
-            // (E) on the left subtree, whose holder is a new one: if it is eligible, it
-            // is A(L), and it beats the best piece (md < best_d).
-            let h = rq.min_deadline_se(l);
-            if el.vruntime(h.vruntime()) {
-                return Some(h);
-            }
             continue;
         }
         // (C): n holds its subtree's earliest deadline, and md < best_d.
@@ -862,13 +831,14 @@ fn pick_tree<R: Runqueue>(
         }
         // (D): the left subtree and n are eligible; md is on the right. Their first
         // minimum (the left subtree on a tie: it comes first) against the best so far.
-        let (c, cd) = match (left, ld) {
-            (Some(l), Some(ld)) if !vruntime_before(d, ld) => (rq.min_deadline_se(l), ld),
-            _ => (n, d),
+        let (c, cd, c_subtree) = match (left, ld) {
+            (Some(l), Some(ld)) if !vruntime_before(d, ld) => (l, ld, true),
+            _ => (n, d, false),
         };
         if best.is_none() || vruntime_before(cd, best_d) {
             best = Some(c);
             best_d = cd;
+            subtree = c_subtree;
         }
         match rq.right(n) {
             Some(r) => n = r,
@@ -876,7 +846,34 @@ fn pick_tree<R: Runqueue>(
             None => break,
         }
     }
-    best
+
+    let n = best?;
+    if !subtree {
+        return Some(n);
+    }
+    Some(leftmost_with(rq, n, best_d))
+}
+
+/// The leftmost node of the subtree at `n` whose deadline is `d`, the subtree's
+/// `min_deadline`.
+#[inline(always)]
+fn leftmost_with<R: Runqueue>(rq: &R, mut n: R::Se, d: u64) -> R::Se {
+    loop {
+        if let Some(l) = rq.left(n) {
+            if l.min_deadline() == d {
+                n = l;
+                continue;
+            }
+        }
+        if n.deadline() == d {
+            return n;
+        }
+        match rq.right(n) {
+            Some(r) => n = r,
+            // Only with a corrupted augmentation (the checker reports it).
+            None => return n,
+        }
+    }
 }
 
 /// The final step of [`pick_eevdf`]: an eligible current (`curr`) against the tree's
@@ -1564,7 +1561,7 @@ pub fn set_queued_slice<R: Runqueue>(rq: &mut R, se: R::Se, slice: u64) {
     if in_tree {
         let mut node = Some(se);
         while let Some(n) = node {
-            if min_deadline_update(n, rq.left(n), rq.right(n), |c| rq.min_deadline_se(c)) {
+            if min_deadline_update(n, rq.left(n), rq.right(n)) {
                 break;
             }
             node = rq.parent(n);

@@ -14,7 +14,7 @@
 //! justified by holding the runqueue lock.
 
 use super::load::LoadWeight;
-use super::vtime::vruntime_before;
+use super::vtime::vruntime_min;
 
 /// A handle to a scheduling entity (`struct sched_entity`).
 ///
@@ -70,13 +70,6 @@ pub trait Entity: Copy + PartialEq {
     fn min_deadline(self) -> u64;
     /// Sets the subtree's earliest deadline (tree callbacks only).
     fn set_min_deadline(self, d: u64);
-    /// Sets the augmented holder of the subtree's earliest deadline (tree callbacks only,
-    /// and [`Timeline::erase`], which points an erased entity at itself); read through
-    /// [`Timeline::min_deadline_se`], which only a tree can vouch for.
-    fn set_min_deadline_se(self, holder: Self);
-    /// Whether the augmented holder is `holder` (a comparison of addresses: no handle is
-    /// made of the stored one).
-    fn min_deadline_se_is(self, holder: Self) -> bool;
     /// Augmented value: the smallest slice in this node's subtree.
     fn min_slice(self) -> u64;
     /// Sets the subtree's smallest slice (tree callbacks only).
@@ -95,13 +88,12 @@ pub trait Entity: Copy + PartialEq {
 /// An implementation must:
 /// - order nodes by [`entity_less`]: a node with an equal vruntime is inserted to the
 ///   right of the existing ones (FIFO among equal keys);
-/// - keep the augmented values (`min_deadline`, its holder `min_deadline_se`,
-///   `min_slice`, `max_slice`) of every node equal to what [`min_deadline_update`]
-///   computes from the node and its children, by calling it as the propagate / copy /
-///   rotate callbacks of `RB_DECLARE_CALLBACKS` do (a newly inserted node's values are
-///   initialised by calling it with no children), with a copy callback that copies all
-///   four values (`RB_DECLARE_CALLBACKS` copies one field: upstream's bug 51b0e68cfa0a,
-///   whose rotated-up node kept stale slice values);
+/// - keep the augmented values (`min_deadline`, `min_slice`, `max_slice`) of every node
+///   equal to what [`min_deadline_update`] computes from the node and its children, by
+///   calling it as the propagate / copy / rotate callbacks of `RB_DECLARE_CALLBACKS` do
+///   (a newly inserted node's values are initialised by calling it with no children),
+///   with a copy callback that copies all three values (`RB_DECLARE_CALLBACKS` copies one
+///   field: upstream's bug 51b0e68cfa0a, whose rotated-up node kept stale slice values);
 /// - cache the leftmost node.
 ///
 /// [`super::check_invariants`] verifies all of this. Navigation and colour accessors
@@ -121,12 +113,6 @@ pub trait Timeline {
     fn parent(&self, se: Self::Se) -> Option<Self::Se>;
     /// Whether the node is red (checker only).
     fn is_red(&self, se: Self::Se) -> bool;
-    /// Augmented value: the entity that holds the earliest deadline of the subtree of
-    /// `se`, a node of this tree (its `min_deadline`), the first in tree order among
-    /// those with that deadline; `se` itself for an entity that is not in this tree. The
-    /// pick's O(1) access to the earliest deadline, as 6.12's leftmost is in its
-    /// deadline-ordered tree.
-    fn min_deadline_se(&self, se: Self::Se) -> Self::Se;
 
     /// `rb_next()`: the entity after `se` in timeline order.
     fn rb_next(&self, se: Self::Se) -> Option<Self::Se> {
@@ -200,110 +186,71 @@ pub trait Runqueue: Timeline {
 /// vruntime and augment with the minimum deadline (see the crate docs for why).
 #[inline]
 pub fn entity_less<S: Entity>(a: S, b: S) -> bool {
-    vruntime_before(a.vruntime(), b.vruntime())
+    super::vtime::vruntime_before(a.vruntime(), b.vruntime())
 }
 
 /// The augmented-value computation (`RBCOMPUTE` of `RB_DECLARE_CALLBACKS`):
 ///
 /// ```text
-///   se->min_deadline    = min(se->deadline, left->min_deadline, right->min_deadline)
-///   se->min_deadline_se = the first of left->min_deadline_se, se, right->min_deadline_se
-///                         whose deadline is se->min_deadline
-///   se->min_slice       = min(se->slice,    left->min_slice,    right->min_slice)
-///   se->max_slice       = max(se->slice,    left->max_slice,    right->max_slice)
+///   se->min_deadline = min(se->deadline, left->min_deadline, right->min_deadline)
+///   se->min_slice    = min(se->slice,    left->min_slice,    right->min_slice)
+///   se->max_slice    = max(se->slice,    left->max_slice,    right->max_slice)
 /// ```
 ///
-/// The holder is the first in tree order among the subtree's entities with the earliest
-/// deadline: the left subtree precedes the node, which precedes the right subtree, so on
-/// equal deadlines the left one wins, then the node. `holder` gives a child's
-/// `min_deadline_se` (the tree's [`Timeline::min_deadline_se`]). Deadlines are compared
-/// wrap-safe, slices as plain ns. Returns `true` when none of the four values changed,
-/// which is when the propagate callback stops walking up: a walk that stopped because one
-/// value was unchanged would leave the others stale above.
+/// Deadlines are compared wrap-safe, slices as plain ns. Returns `true` when none of the
+/// three values changed, which is when the propagate callback stops walking up: a walk
+/// that stopped because one value was unchanged would leave the others stale above.
 ///
 /// This runs at every level of every propagation and rotation, so it is straight-line
 /// code: no iterator adaptors (at the kernel's opt-level they stay out-of-line calls
 /// into `core`).
 #[inline(always)]
-pub fn min_deadline_update<S: Entity>(
-    se: S,
-    left: Option<S>,
-    right: Option<S>,
-    holder: impl Fn(S) -> S,
-) -> bool {
+pub fn min_deadline_update<S: Entity>(se: S, left: Option<S>, right: Option<S>) -> bool {
     let old_deadline = se.min_deadline();
     let old_min = se.min_slice();
     let old_max = se.max_slice();
     let mut d = se.deadline();
-    let mut h = se;
     let mut min = se.slice();
     let mut max = min;
     if let Some(c) = right {
-        let cd = c.min_deadline();
-        if vruntime_before(cd, d) {
-            d = cd;
-            h = holder(c);
-        }
+        d = vruntime_min(d, c.min_deadline());
         min = min.min(c.min_slice());
         max = max.max(c.max_slice());
     }
     if let Some(c) = left {
-        let cd = c.min_deadline();
-        if !vruntime_before(d, cd) {
-            d = cd;
-            h = holder(c);
-        }
+        d = vruntime_min(d, c.min_deadline());
         min = min.min(c.min_slice());
         max = max.max(c.max_slice());
     }
-    let same_holder = se.min_deadline_se_is(h);
     se.set_min_deadline(d);
-    se.set_min_deadline_se(h);
     se.set_min_slice(min);
     se.set_max_slice(max);
-    d == old_deadline && same_holder && min == old_min && max == old_max
+    d == old_deadline && min == old_min && max == old_max
 }
 
-/// The insertion's propagation: `anc` gains a descendant, a new leaf `leaf` with
-/// `deadline` and `slice`. Each augmented value is a minimum (or maximum) over the
-/// subtree, and min and max are associative, so the new value needs only the old one and
-/// the leaf's:
+/// The insertion's propagation: `anc` gains a descendant, a new leaf with `deadline` and
+/// `slice`. Each augmented value is a minimum (or maximum) over the subtree, and min and
+/// max are associative, so the new value needs only the old one and the leaf's:
 ///
 /// ```text
-///   anc->min_deadline'    = min(anc->min_deadline, leaf->deadline)
-///   anc->min_deadline_se' = leaf if its deadline is earlier, or equal and the leaf comes
-///                           first in tree order (a smaller vruntime: an equal one is
-///                           inserted after), else anc->min_deadline_se
-///   anc->min_slice'       = min(anc->min_slice,    leaf->slice)
-///   anc->max_slice'       = max(anc->max_slice,    leaf->slice)
+///   anc->min_deadline' = min(anc->min_deadline, leaf->deadline)
+///   anc->min_slice'    = min(anc->min_slice,    leaf->slice)
+///   anc->max_slice'    = max(anc->max_slice,    leaf->slice)
 /// ```
 ///
 /// which is what [`min_deadline_update`] gives `anc` once the leaf is linked below it, when
-/// its values were right before. `holder` gives `anc`'s `min_deadline_se` (read only on
-/// a tie). Returns `true` when none of the four changed: then no ancestor above changes
-/// either, since each one's values already cover `anc`'s subtree (its minima are at most,
-/// its maximum at least, `anc`'s, and a holder that precedes `anc`'s or has an earlier
-/// deadline precedes the leaf too), so the walk up stops there.
+/// its values were right before. Returns `true` when none of the three changed: then no
+/// ancestor above changes either, since each one's values already cover `anc`'s subtree
+/// (its minima are at most, its maximum at least, `anc`'s), so the walk up stops there.
 ///
 /// `rb_add_augmented_cached()` recomputes every ancestor from its children instead
-/// ("suboptimal", says its comment): two children's values a level, where this reads the
-/// ancestor's own and compares them with values held in registers.
+/// ("suboptimal", says its comment): two children's three values a level, where this
+/// reads the ancestor's own three and compares them with two values held in registers.
 #[inline(always)]
-pub fn augment_absorb<S: Entity>(
-    anc: S,
-    leaf: S,
-    deadline: u64,
-    slice: u64,
-    holder: impl Fn(S) -> S,
-) -> bool {
+pub fn augment_absorb<S: Entity>(anc: S, deadline: u64, slice: u64) -> bool {
     let mut unchanged = true;
-    let md = anc.min_deadline();
-    if vruntime_before(deadline, md) {
+    if super::vtime::vruntime_before(deadline, anc.min_deadline()) {
         anc.set_min_deadline(deadline);
-        anc.set_min_deadline_se(leaf);
-        unchanged = false;
-    } else if deadline == md && entity_less(leaf, holder(anc)) {
-        anc.set_min_deadline_se(leaf);
         unchanged = false;
     }
     if slice < anc.min_slice() {

@@ -78,9 +78,6 @@ pub struct UserEntity {
     sched_delayed: Cell<bool>,
     rel_deadline: Cell<bool>,
     min_deadline: Cell<u64>,
-    /// The augmented holder of `min_deadline`: meaningful while the entity is in a tree,
-    /// which alone reads it ([`UserTimeline`]'s invariants).
-    min_deadline_se: Cell<Option<NonNull<UserEntity>>>,
     min_slice: Cell<u64>,
     max_slice: Cell<u64>,
     links: RbLinks,
@@ -178,16 +175,6 @@ impl Entity for UserSe<'_> {
     }
 
     #[inline]
-    fn set_min_deadline_se(self, holder: Self) {
-        self.0.min_deadline_se.set(Some(holder.ptr()))
-    }
-
-    #[inline]
-    fn min_deadline_se_is(self, holder: Self) -> bool {
-        self.0.min_deadline_se.get() == Some(holder.ptr())
-    }
-
-    #[inline]
     fn load(self) -> LoadWeight {
         self.0.load.get().0
     }
@@ -209,9 +196,6 @@ static NEXT_TREE_ID: AtomicUsize = AtomicUsize::new(1);
 ///   node, points to a [`UserEntity`] that was inserted through a `UserSe<'a>` (so it is
 ///   alive and unmoved for `'a`) and whose `links.owner == id`; conversely every entity
 ///   with `owner == id` is in this tree.
-/// - The `min_deadline_se` of every node owned by this tree points to a node of its
-///   subtree (so owned by this tree too), or is `None` only between a leaf's link and its
-///   first computation.
 /// - Only this tree writes the links of nodes it owns.
 pub struct UserTimeline<'a> {
     root: Option<UserSe<'a>>,
@@ -243,8 +227,8 @@ impl<'a> UserTimeline<'a> {
 
     /// Converts a link of a node owned by this tree back into a handle.
     fn link(&self, p: Option<NonNull<UserEntity>>) -> Option<UserSe<'a>> {
-        // SAFETY: by the type invariant, links and holders of nodes owned by this tree (the
-        // only ones this tree reads) point to entities that are alive and unmoved for 'a. They are
+        // SAFETY: by the type invariant, links of nodes owned by this tree (the only ones
+        // this tree reads) point to entities that are alive and unmoved for 'a. They are
         // only ever accessed through shared references (all fields are `Cell`s).
         p.map(|p| UserSe(unsafe { p.as_ref() }))
     }
@@ -257,11 +241,6 @@ impl<'a> UserTimeline<'a> {
     }
     fn right_of(&self, n: UserSe<'a>) -> Option<UserSe<'a>> {
         self.link(n.0.links.right.get())
-    }
-    /// The augmented holder of a node owned by this tree (`n` itself before its first
-    /// computation).
-    fn holder_of(&self, n: UserSe<'a>) -> UserSe<'a> {
-        self.link(n.0.min_deadline_se.get()).unwrap_or(n)
     }
     fn set_parent(n: UserSe<'a>, p: Option<UserSe<'a>>) {
         n.0.links.parent.set(p.map(UserSe::ptr));
@@ -310,7 +289,7 @@ impl<'a> UserTimeline<'a> {
 
     /// The augmented `compute` of the core, on this node's children.
     fn compute(&self, n: UserSe<'a>) -> bool {
-        min_deadline_update(n, self.left_of(n), self.right_of(n), |c| self.holder_of(c))
+        min_deadline_update(n, self.left_of(n), self.right_of(n))
     }
 
     /// `RBNAME_propagate`: recompute from `n` upward until unchanged or `stop`.
@@ -323,20 +302,13 @@ impl<'a> UserTimeline<'a> {
         }
     }
 
-    /// `RBNAME_copy`: all four augmented values (`RB_DECLARE_CALLBACKS` copies one
+    /// `RBNAME_copy`: all three augmented values (`RB_DECLARE_CALLBACKS` copies one
     /// field, upstream's bug 51b0e68cfa0a; the tests' mutants put it back to prove that
-    /// the checker sees it). The holder is copied as a link, as the tree's other links.
+    /// the checker sees it).
     fn copy(old: UserSe<'a>, new: UserSe<'a>) {
         new.set_min_deadline(old.min_deadline());
         #[cfg(all(test, not(sched_eevdf_in_kernel)))]
         let mutant = mutant::COPY.with(Cell::get);
-        #[cfg(all(test, not(sched_eevdf_in_kernel)))]
-        let copy_holder = mutant != mutant::CopyMutant::NoHolder;
-        #[cfg(not(all(test, not(sched_eevdf_in_kernel))))]
-        let copy_holder = true;
-        if copy_holder {
-            new.0.min_deadline_se.set(old.0.min_deadline_se.get());
-        }
         #[cfg(all(test, not(sched_eevdf_in_kernel)))]
         if mutant == mutant::CopyMutant::MinDeadlineOnly {
             return;
@@ -386,7 +358,7 @@ impl<'a> UserTimeline<'a> {
             Some(p) => Self::set_right(p, Some(node)),
             None => self.root = Some(node),
         }
-        min_deadline_update(node, None, None, |c| c);
+        min_deadline_update(node, None, None);
         // The leaf's values reach its ancestors before the rebalancing rotations, as in
         // rb_add_augmented_cached(), each ancestor widened by the leaf (augment_absorb()).
         let (deadline, slice) = (node.deadline(), node.slice());
@@ -394,7 +366,7 @@ impl<'a> UserTimeline<'a> {
         while let Some(a) = anc {
             #[cfg(all(test, not(sched_eevdf_in_kernel)))]
             let before = a.min_deadline();
-            if augment_absorb(a, node, deadline, slice, |x| self.holder_of(x)) {
+            if augment_absorb(a, deadline, slice) {
                 break;
             }
             #[cfg(all(test, not(sched_eevdf_in_kernel)))]
@@ -516,7 +488,6 @@ impl<'a> UserTimeline<'a> {
         Self::set_parent_color(node, None, false);
         Self::set_left(node, None);
         Self::set_right(node, None);
-        node.set_min_deadline_se(node);
         node.0.links.owner.set(0);
     }
 
@@ -794,13 +765,6 @@ impl<'a> Timeline for UserTimeline<'a> {
     fn is_red(&self, se: UserSe<'a>) -> bool {
         Self::red(se)
     }
-    fn min_deadline_se(&self, se: UserSe<'a>) -> UserSe<'a> {
-        if se.0.links.owner.get() == self.id {
-            self.holder_of(se)
-        } else {
-            se
-        }
-    }
     fn insert(&mut self, se: UserSe<'a>) {
         self.add(se)
     }
@@ -856,9 +820,6 @@ impl<'a> Timeline for UserRunqueue<'a> {
     }
     fn is_red(&self, se: UserSe<'a>) -> bool {
         self.tree.is_red(se)
-    }
-    fn min_deadline_se(&self, se: UserSe<'a>) -> UserSe<'a> {
-        self.tree.min_deadline_se(se)
     }
     fn insert(&mut self, se: UserSe<'a>) {
         self.tree.insert(se)
@@ -923,11 +884,8 @@ mod mutant {
     /// What [`UserTimeline::copy`](super::UserTimeline) copies.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub(super) enum CopyMutant {
-        /// All four augmented values: the tree as shipped.
+        /// All three augmented values: the tree as shipped.
         Correct,
-        /// All but the holder of `min_deadline`: a rotated-up node names a holder of its
-        /// old, smaller subtree.
-        NoHolder,
         /// `min_deadline` only: 6.12's `RB_DECLARE_CALLBACKS(..., min_vruntime, ...)`,
         /// whose copy and rotate carry one field (upstream's 51b0e68cfa0a fixed it).
         MinDeadlineOnly,
@@ -1031,63 +989,6 @@ mod tests {
     fn checker_catches_a_one_field_copy() {
         let e = rotations(CopyMutant::MinDeadlineOnly);
         assert!(matches!(e, Err(InvariantError::MinSlice { .. })), "{e:?}");
-    }
-
-    /// A copy that forgets the holder: the checker reports min_deadline_se (the deadlines
-    /// are distinct, so min_deadline itself is right).
-    #[test]
-    fn checker_catches_a_copy_without_the_holder() {
-        let e = rotations(CopyMutant::NoHolder);
-        assert!(
-            matches!(e, Err(InvariantError::MinDeadlineSe { .. })),
-            "{e:?}"
-        );
-    }
-
-    /// The holder among equal deadlines is the first in tree order: the smallest vruntime,
-    /// and among equal vruntimes the first inserted. Entities with one deadline and
-    /// vruntimes that fall, rise and repeat, inserted in an order that puts new leaves
-    /// before, after and between the holder, then erased from the root: after every step
-    /// the checker recomputes every holder, and the root's must be the queued entity that
-    /// comes first.
-    #[test]
-    fn holder_is_the_first_among_equal_deadlines() {
-        let n = if cfg!(miri) { 16 } else { 64 };
-        let ents: Vec<UserEntity> = (0..n)
-            .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
-            .collect();
-        // (vruntime, insertion order): vruntimes in 8 classes, scrambled.
-        let key = |k: usize| ((k * 37) % 8) as u64 * 1000;
-        let first_queued = |ents: &[UserEntity]| {
-            let mut best: Option<(u64, usize)> = None;
-            for (k, e) in ents.iter().enumerate() {
-                if e.on_rq.get() && best.is_none_or(|(v, _)| e.vruntime.get() < v) {
-                    best = Some((e.vruntime.get(), k));
-                }
-            }
-            best.map(|(_, k)| k)
-        };
-        let mut rq = UserRunqueue::new();
-        let holder_is_first = |rq: &UserRunqueue<'_>| {
-            let want = first_queued(&ents)
-                .and_then(|k| ents.get(k))
-                .map(UserEntity::se);
-            rq.root().map(|root| rq.min_deadline_se(root)) == want
-        };
-        for (k, e) in ents.iter().enumerate() {
-            let se = e.se();
-            se.set_vruntime(key(k));
-            se.set_deadline(1_000_000);
-            se.set_slice(700_000);
-            queue(&mut rq, se);
-            assert_eq!(check(&rq, &ents), Ok(()), "after inserting {k}");
-            assert!(holder_is_first(&rq), "after inserting {k}");
-        }
-        while let Some(root) = rq.root() {
-            unqueue(&mut rq, root);
-            assert_eq!(check(&rq, &ents), Ok(()));
-            assert!(holder_is_first(&rq));
-        }
     }
 
     /// A copy that forgets the third value: the checker reports max_slice.

@@ -96,9 +96,9 @@ enum Path {
     Only,
     /// RUN_TO_PARITY kept an eligible, protected current.
     Parity,
-    /// The O(1) case: the core's holder of the root's `min_deadline` is eligible (it is
-    /// the pick) or is the leftmost (no tree entity is eligible); stock's leftmost (the
-    /// earliest deadline) is eligible.
+    /// The O(1) case: the core's leftmost holds the root's `min_deadline` (then it is the
+    /// pick if eligible, and no tree entity is eligible if it is not); stock's leftmost
+    /// (earliest deadline) is eligible.
     Leftmost,
     /// The descent (the core's `pick_eevdf_tree`, stock's heap search).
     Descent,
@@ -135,9 +135,10 @@ struct Bench<'a> {
     ties: u64,
     sum_nr: u64,
     /// Picks that reach the tree (past current's tests), and of those, picks whose tree's
-    /// earliest deadline is eligible.
+    /// earliest deadline is eligible, and picks the core's shortcut (E) decides.
     tree_picks: u64,
     earliest_eligible: u64,
+    shortcut: u64,
     rust: Counts,
     stock: Counts,
 }
@@ -189,16 +190,11 @@ impl<'a> Bench<'a> {
                 return Path::Parity;
             }
         }
-        let Some(root) = rq.root() else {
-            return Path::Parity;
-        };
-        // The holder is the pick if it is eligible; if it is the leftmost and is not, no
-        // tree entity is.
-        let m = rq.min_deadline_se(root);
-        if el.vruntime(m.vruntime()) || rq.first() == Some(m) {
-            Path::Leftmost
-        } else {
-            Path::Descent
+        match (rq.first(), rq.root()) {
+            // The pick is the leftmost if it is eligible, else no tree entity is.
+            (Some(f), Some(r)) if f.deadline() == r.min_deadline() => Path::Leftmost,
+            (None, _) => Path::Parity,
+            _ => Path::Descent,
         }
     }
 
@@ -256,8 +252,10 @@ impl<'a> Bench<'a> {
         }
         self.check_state()?;
         let rp = self.rust_path();
-        if matches!(rp, Path::Descent | Path::Leftmost) {
-            self.earliest();
+        if rp == Path::Descent {
+            self.earliest(true);
+        } else if rp == Path::Leftmost {
+            self.earliest(false);
         }
         self.rust.add(rp);
         self.stock.add(self.stock_path(rp));
@@ -267,15 +265,31 @@ impl<'a> Bench<'a> {
     }
 
     /// For a pick that reaches the tree: whether the tree's earliest deadline is eligible
-    /// (then its holder is the pick).
-    fn earliest(&mut self) {
+    /// (then it is the pick), and, for one past the core's O(1) test (`descent`), whether
+    /// the core's shortcut (E) of `pick_tree` took it: that deadline is eligible as a
+    /// vruntime, and its holder is eligible.
+    fn earliest(&mut self, descent: bool) {
         let rq = &self.rq;
         let Some(root) = rq.root() else { return };
-        let m = rq.min_deadline_se(root);
+        let md = root.min_deadline();
+        let mut n = root;
+        loop {
+            match rq.left(n) {
+                Some(l) if l.min_deadline() == md => n = l,
+                _ if n.deadline() == md => break,
+                _ => match rq.right(n) {
+                    Some(r) => n = r,
+                    None => break,
+                },
+            }
+        }
         let el = Eligibility::new(rq, self.cfg);
         self.tree_picks += 1;
-        if el.vruntime(m.vruntime()) {
+        if el.vruntime(n.vruntime()) {
             self.earliest_eligible += 1;
+            if descent && el.vruntime(md) {
+                self.shortcut += 1;
+            }
         }
     }
 
@@ -558,6 +572,7 @@ fn main() -> anyhow::Result<()> {
         sum_nr: 0,
         tree_picks: 0,
         earliest_eligible: 0,
+        shortcut: 0,
         rust: Counts::default(),
         stock: Counts::default(),
     };
@@ -599,9 +614,10 @@ fn main() -> anyhow::Result<()> {
         );
     }
     println!(
-        "tree: {} picks reach the tree; its earliest deadline is eligible in {:.1}% of them",
+        "tree: {} picks reach the tree; its earliest deadline is eligible in {:.1}% of them; the core's shortcut (E) decides {:.1}% of all picks",
         b.tree_picks,
-        100.0 * b.earliest_eligible as f64 / b.tree_picks.max(1) as f64
+        100.0 * b.earliest_eligible as f64 / b.tree_picks.max(1) as f64,
+        pct(b.shortcut)
     );
     println!("samples {}", b.samples);
     Ok(())
