@@ -50,6 +50,11 @@ stage "host: fair.c as the judge (tools/fair-c-diff.sh --seqs 20000: 6.12.117's 
 # 7,252,490 operations in 27 s beside a kernel build (Documentation/c-parity.md); a divergence
 # fails here with a shrunk reproducer.
 bash tools/fair-c-diff.sh --seqs 20000
+stage "host: the fault campaign's table from a fixed guest output (tests/faults-table)"
+# Both forms of the live oracle's counters, a reset and an unreadable file: the VERIFY
+# columns once came out empty when the file gained a counter.
+diff -u tests/faults-table/expected.md <(bash tools/faults.sh --table tests/faults-table | tail -n +3) ||
+	die "tools/faults.sh --table tests/faults-table differs from tests/faults-table/expected.md"
 if [ -x sched_eevdf/test.sh ]; then
 	stage "host: sched_eevdf extras (Miri, fuzz smoke)"
 	bash sched_eevdf/test.sh --extras-only
