@@ -5,7 +5,7 @@
 //! the syscall and the switch). In `spin` mode the tasks only spin, and switches come from
 //! slice expiry at the tick. Counts come from `/proc/<pid>/status` and `/proc/schedstat`.
 //! Ends with one `@@json` result line.
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use eevdf_guest::{sys, Record, ScaleResult};
 
@@ -107,6 +107,25 @@ fn main() -> Result<()> {
         pids.push(pid);
     }
     std::thread::sleep(std::time::Duration::from_millis(args.warmup_ms));
+    // Each task holds the nice value and slice its mix gives it (read back: a task that
+    // could not set them has exited, and the run would not be the one its label names).
+    for (k, &pid) in pids.iter().enumerate() {
+        let a = sys::getattr(pid).with_context(|| format!("task {k} (pid {pid}) is gone"))?;
+        // sched_getattr() reports se.slice whether asked for or not: only the slices mix
+        // names one.
+        let (nice, slice) = match args.mix {
+            Mix::Uniform => (0, None),
+            Mix::Weights => ((7 * k % 21) as i32 - 10, None),
+            Mix::Slices => (0, Some(MIX_SLICES_NS[k % MIX_SLICES_NS.len()])),
+        };
+        if a.sched_nice != nice || slice.is_some_and(|s| a.sched_runtime != s) {
+            bail!(
+                "task {k} (pid {pid}) holds nice {} and slice {} ns, its mix wants nice {nice} and slice {slice:?} ns",
+                a.sched_nice,
+                a.sched_runtime
+            );
+        }
+    }
     let count = |pids: &[libc::pid_t]| -> Result<u64> {
         pids.iter()
             .map(|&p| sys::task_ctxsw(p).context("reading /proc/<pid>/status"))
