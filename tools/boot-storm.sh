@@ -7,7 +7,8 @@
 #
 #   tools/boot-storm.sh [--kernel K] [--boots N] [--cpus C] [--jobs J] [--timeout-s S]
 #                       [--mem-mib M] [--guest-sleep-s S] [--script FILE]
-#                       [--append ARGS] [--qemu-arg ARG]... [--budget-min M]
+#                       [--append ARGS] [--qemu-arg ARG]... [--tcg-multi-thread]
+#                       [--budget-min M]
 #
 #   --kernel K         a kernel of tools/build-kernel.sh (built beforehand) or a bzImage
 #                      path; default distro-debug
@@ -18,10 +19,15 @@
 #   --timeout-s S      eevdf-vm's hard limit for one boot, boot included (default 300)
 #   --mem-mib M        guest memory (default 512, eevdf-vm's)
 #   --guest-sleep-s S  the guest script sleeps S seconds, then exits 0 (default 0: `true`)
-#   --script FILE      run FILE in each boot instead (it must exit 0)
+#   --script FILE      run FILE in each boot instead (it must exit 0); the output directory
+#                      gets its name: <kernel>-<C>cpu-<FILE without .sh>
 #   --append ARGS      extra kernel arguments
 #   --qemu-arg ARG     one more QEMU argument (eevdf-vm --qemu-arg); repeat for each word,
 #                      e.g. --qemu-arg -cpu --qemu-arg max,la57=off (the last -cpu wins)
+#   --tcg-multi-thread one host thread a vCPU even for a kernel that rewrites its text
+#                      (eevdf-vm --tcg-multi-thread): the QEMU setting under which the
+#                      feature-flip storm's Oopses were seen; the directory ends in -mttcg.
+#                      C vCPUs then take up to C host cores a boot
 #   --budget-min M     start no boot after M minutes (0: no limit); the table counts the
 #                      boots that ran
 #
@@ -46,6 +52,7 @@ script=
 append=
 qemu_args=()
 budget_min=0
+mttcg=
 usage() { sed -n '2,/^# shellcheck source-path/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -60,6 +67,7 @@ while [ $# -gt 0 ]; do
 	--append) append=${2?}; shift 2 ;;
 	--qemu-arg) qemu_args+=("--qemu-arg=${2:?}"); shift 2 ;;
 	--budget-min) budget_min=${2:?}; shift 2 ;;
+	--tcg-multi-thread) mttcg=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1'" ;;
 	esac
@@ -99,7 +107,7 @@ cargo build --quiet --release --locked -p eevdf-vm
 [ -z "$script" ] || cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eevdf-guest
 vm=$EEVDF_REPO/target/release/eevdf-vm
 
-dir=$EEVDF_CACHE/boot-storm/$name-${cpus}cpu
+dir=$EEVDF_CACHE/boot-storm/$name-${cpus}cpu${script:+-$(basename "$script" .sh)}${mttcg:+-mttcg}
 if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ]; then
 	old=$dir.$(date -r "$dir" +%Y%m%d-%H%M%S)
 	mv "$dir" "$old"
@@ -119,6 +127,7 @@ cmdline="bash tools/boot-storm.sh --kernel $([[ "$kernel" == */* ]] && echo "$ke
 [ "$sleep_s" = 0 ] || cmdline+=" --guest-sleep-s $sleep_s"
 [ -z "$append" ] || cmdline+=" --append \"$append\""
 for a in "${qemu_args[@]}"; do cmdline+=" --qemu-arg ${a#--qemu-arg=}"; done
+[ -z "$mttcg" ] || cmdline+=" --tcg-multi-thread"
 [ "$budget_min" = 0 ] || cmdline+=" --budget-min $budget_min"
 echo "$cmdline" >"$dir/command"
 
@@ -190,7 +199,7 @@ while :; do
 			break
 		fi
 		"$vm" --kernel "$kernel" --cpus "$cpus" --mem-mib "$mem_mib" --timeout-s "$timeout_s" \
-			--append "$append" "${qemu_args[@]}" --log "$dir/$next.console" "$guest" >"$dir/$next.out" 2>&1 &
+			--append "$append" "${qemu_args[@]}" ${mttcg:+--tcg-multi-thread} --log "$dir/$next.console" "$guest" >"$dir/$next.out" 2>&1 &
 		running[$!]=$next
 		started[$!]=$(usec)
 		next=$((next + 1))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault campaign of issue 14 (Documentation/reliability.md): one boot of a kernel
+# The fault campaign (Documentation/reliability.md): one boot of a kernel
 # (default distro-debug: KASAN, UBSAN, lockdep and the live oracle), 4 vCPUs, 1 GiB, and
 # the guest tests tests/guest/2?-fault-*.sh run one after another, in rounds, until the
 # soak time has passed (default: one round, the short form CI also runs):
@@ -17,7 +17,7 @@
 # one runner call a test, with EEVDF_FAULTS_LOG set: the tests append their "tasks:" and
 # "faults:" lines there (for a test that does not, the lines are taken from the runner's
 # /tmp/test.out). The live oracle's counters (sched/eevdf/verify) are read before and after
-# each test; a test that resets them (test 25 writes 0) counts from the reset. Then a table:
+# each test; a test that resets them (25-fault-debugfs writes 0) counts from the reset. Then a table:
 # per test, rounds passed/failed, time, tasks started and lost, VERIFY checks, picks,
 # wakeups, divergences and ties, and every fault kind with its injections; the kernel reports in
 # the console (eevdf-vm fails the run on any: WARN, BUG, lockdep, KASAN, RCU stall, VERIFY).
@@ -113,7 +113,7 @@ table() {
 		}
 		if (spread > 0) {
 			k = 0; for (x = spread; x >= 2; x /= 2) k++
-			printf "\nLargest |VRT-V| or |DL-V| in the skewed mix of 24-fault-churn: %d ns (about 2^%d).\n", spread, k
+			printf "\nLargest |VRT-V| or |DL-V| in the skewed mix of 24-fault-churn: %.0f ns (about 2^%d).\n", spread, k
 		}
 	}' "$1"
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What reading /sys/kernel/debug/sched/eevdf/timeline costs a latency-sensitive task on a
-# crowded CPU (issue 14, "the timeline read"). The read copies each CPU's queue (at most
+# crowded CPU (the fault campaign's "timeline read"). The read copies each CPU's queue (at most
 # MAX_ROWS = 32768 rows) under that CPU's runqueue lock with interrupts off
 # (debugfs/timeline.rs), then formats it with the lock dropped.
 #

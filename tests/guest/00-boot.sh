@@ -2,6 +2,7 @@
 # The booted kernel is the pinned 6.12 and sees every CPU the runner gave it; the
 # preemption mode and the nohz_full CPUs asked for on the command line are in effect.
 # Prints what the scheduler runs under, so that the report says it.
+. "$(dirname "$0")/lib/common.sh"
 set -e
 uname -r | grep -q '^6\.12\.117' || { echo "kernel is $(uname -r), want 6.12.117"; exit 1; }
 grep -q 'SMP PREEMPT' /proc/version || { echo "not an SMP PREEMPT kernel: $(cat /proc/version)"; exit 1; }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # /sys/kernel/debug/sched/features lists the EEVDF features, a toggle takes
 # effect and can be undone, and a bad name is refused without changing anything.
+. "$(dirname "$0")/lib/common.sh"
 set -e
 f=/sys/kernel/debug/sched/features
 before=$(cat $f)

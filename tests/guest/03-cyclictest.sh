@@ -6,9 +6,13 @@
 # sched_setscheduler() keeps a custom slice). While each runs, the measuring thread's
 # policy and slice are read back from the kernel: the test fails unless it is
 # SCHED_OTHER with the slice the label says.
+. "$(dirname "$0")/lib/common.sh"
 ctl=/eevdf/bin/eevdfctl
 out=/tmp/cyclictest.out
-fail() { echo "FAIL: $*"; [ -s $out ] && sed 's/^/  /' $out; kill $pid 2>/dev/null; exit 1; }
+on_fail() {
+	[ -s $out ] && sed 's/^/  /' $out
+	kill $pid 2>/dev/null
+}
 
 # measure LABEL WANT_SLICE_NS CMD...: run CMD (a cyclictest) in the background, check its
 # measuring thread (the thread that is not the main one) while it runs, print the summary.

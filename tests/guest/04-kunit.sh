@@ -3,6 +3,7 @@
 # ran: sched_eevdf (the core on its own tree) and sched_eevdf_bindings (the core
 # through the real bindings on a private cfs_rq). Prints the KTAP lines, so they
 # are part of the test report.
+. "$(dirname "$0")/lib/common.sh"
 [ "$EEVDF_KERNEL" = stock ] && { echo "stock kernel: no sched_eevdf suites"; exit 77; }
 ktap=$(dmesg | sed -n 's/^\[[ 0-9.]*\] //p' | grep -E '^ *(KTAP|#|ok|not ok|1\.\.)')
 echo "$ktap"

@@ -2,7 +2,7 @@
 # hackbench in processes and threads, over pipes and sockets, then a fork and
 # exit storm: the fair class's enqueue/dequeue/pick/wakeup paths under load.
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the loops to run, at least a floor.
-scaled() { n=$(( $1 * ${EEVDF_LOAD:-100} / 100 )); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
+. "$(dirname "$0")/lib/common.sh"
 set -e
 for mode in "" "-T"; do
 	for ipc in "" "-p"; do

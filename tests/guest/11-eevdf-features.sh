@@ -5,7 +5,7 @@
 # NEXT_BUDDY and PICK_BUDDY, which NEXT_BUDDY_EEVDF reads, included) toggles
 # hundreds of times under hackbench.
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the loops to run, at least a floor.
-scaled() { n=$(( $1 * ${EEVDF_LOAD:-100} / 100 )); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
+. "$(dirname "$0")/lib/common.sh"
 f=/sys/kernel/debug/sched/features
 [ "$EEVDF_KERNEL" = stock ] && exit 77
 set -e

@@ -3,4 +3,5 @@
 # and bad inputs get stock 6.12's answers and leave the slice unchanged. Runs
 # on every kernel: the stock kernel is the reference. eevdf-slice is built from
 # tools/eevdf-guest.
+. "$(dirname "$0")/lib/common.sh"
 exec eevdf-slice check

@@ -2,7 +2,7 @@
 # Nested cgroups with different cpu.weight under load, nice churn on busy
 # tasks (running and queued), and tasks moving between policies.
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the loops to run, at least a floor.
-scaled() { n=$(( $1 * ${EEVDF_LOAD:-100} / 100 )); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
+. "$(dirname "$0")/lib/common.sh"
 set -e
 cg=/sys/fs/cgroup
 mkdir -p $cg

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Two CPU hogs on one CPU at nice -4 and 0 share about 70/30 (weights 2501 and
 # 1024: 0.709), with ELIGIBLE on and, on the Rust kernel, off (EVDF).
+. "$(dirname "$0")/lib/common.sh"
 f=/sys/kernel/debug/sched/features
 share() {
 	taskset 0x1 sh -c 'while :; do :; done' &

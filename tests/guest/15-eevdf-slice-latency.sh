@@ -20,6 +20,7 @@
 # 100 ms at most), the period at least sixteen times the cost (a quarter of the
 # CPU is the waker's share among four; the margins absorb the host's noise
 # under realtime TCG). The test checks and prints the regime it ran in.
+. "$(dirname "$0")/lib/common.sh"
 for i in 1 2 3; do
 	taskset 0x2 sh -c 'while :; do :; done' &
 	hogs="$hogs $!"
@@ -27,7 +28,7 @@ done
 sleep 0.5
 delay() { echo "$1" | sed -n 's/^@@json .*"run_delay_avg_us":\([0-9.e+-]*\).*/\1/p'; }
 runtime() { echo "$1" | sed -n 's/^@@json .*"run_avg_us":\([0-9.e+-]*\).*/\1/p'; }
-fail() { echo "$*"; kill $hogs; exit 1; }
+on_fail() { kill $hogs; }
 # Calibration: the waker's CPU time per wakeup, at a long period.
 out=$(eevdf-waker --cpu 1 --interval-us 10000 --slice-us 100 --duration-ms 1000)
 cost=$(runtime "$out")

@@ -4,6 +4,7 @@
 # range) that must fail and change nothing, and readers hammering every file
 # (and sched/debug) under hackbench while features toggle: no read may change
 # scheduler state, so every snapshot taken meanwhile must stay consistent.
+. "$(dirname "$0")/lib/common.sh"
 d=/sys/kernel/debug/sched/eevdf
 f=/sys/kernel/debug/sched/features
 if [ "$EEVDF_KERNEL" = stock ]; then
@@ -54,7 +55,6 @@ cleanup() {
 	[ -z "$survivors" ]
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 ncpu=$(grep -c '^processor' /proc/cpuinfo)
 
 # Format and consistency of one timeline snapshot (file $1). Per cfs_rq: rows =
@@ -121,7 +121,7 @@ col() { # col FILE NAME: the "all" value of a counter
 }
 
 [ -d $d ] || fail "no $d"
-# The counters count while schedstats are enabled (test 18 checks that they do not otherwise).
+# The counters count while schedstats are enabled (18-eevdf-counters checks that they do not otherwise).
 echo 1 >/proc/sys/kernel/sched_schedstats
 [ -r $d/timeline ] && [ -r $d/stats ] || fail "missing files: $(ls $d)"
 

@@ -6,6 +6,7 @@
 # rust and debug kernels also sched_eevdf's debugfs files: stats (table, JSON,
 # reset), top and timeline. The stock kernel has none of these: there the
 # script checks eevdfctl says so, then skips (77) the debugfs part.
+. "$(dirname "$0")/lib/common.sh"
 ctl=/eevdf/bin/eevdfctl
 f=/sys/kernel/debug/sched/features
 base_slice=/sys/kernel/debug/sched/base_slice_ns
@@ -16,13 +17,11 @@ features_before=$(cat $f)
 restore_features() {
 	for w in $features_before; do echo "$w" >$f; done
 }
-fail() {
-	echo "FAIL: $*"
+on_fail() {
 	[ -s $out ] && sed 's/^/  stdout: /' $out
 	[ -s $err ] && sed 's/^/  stderr: /' $err
 	restore_features
 	[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null
-	exit 1
 }
 # A passed check's output is not shown with the next failure.
 ok() {

@@ -34,13 +34,17 @@
 #   (all)                      nothing counts while schedstats are off.
 # The test starts from whatever features are set (the suite may run with upstream's
 # later features on) and restores them.
+. "$(dirname "$0")/lib/common.sh"
 [ "$EEVDF_KERNEL" = stock ] && { echo "stock kernel: no eevdf counters"; exit 77; }
 s=/sys/kernel/debug/sched/eevdf/stats
 f=/sys/kernel/debug/sched/features
 [ -r $s ] || { echo "no $s (CONFIG_SCHED_EEVDF_RUST_STATS=n?)"; exit 77; }
 start=$(cat $f)
 restore() { for x in $start; do echo $x >$f; done; }
-fail() { echo "FAIL: $*"; cat /tmp/counts; restore; exit 1; }
+on_fail() {
+	cat /tmp/counts
+	restore
+}
 is_on() { echo " $(cat $f) " | grep -q " $1 "; }
 col() { awk -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i } $1 == "all" { print $k }' /tmp/counts; }
 window() { # window SETUP-FUNCTION: reset, run it, read the counts

@@ -1,5 +1,5 @@
 #!/bin/sh
-# sched_setattr() fuzz (issue 14, campaign item 3), eevdf-fuzz from tools/eevdf-guest:
+# sched_setattr() fuzz (the fault campaign), eevdf-fuzz from tools/eevdf-guest:
 # - a deterministic part: 10000 random calls of seed 1 on one thread, each read back
 #   with sched_getattr and checked against 6.12's rules; its digest must be the stock
 #   kernel's for the same seed, CPU count and config (compare the "digest" lines);
@@ -10,7 +10,7 @@
 # 6.12 cannot return, or base_slice_ns or the cgroups not restored. Runs on every
 # kernel: the stock kernel is the reference.
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the fuzzing time, at least a floor.
-scaled() { n=$(( $1 * ${EEVDF_LOAD:-100} / 100 )); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
+. "$(dirname "$0")/lib/common.sh"
 f=/sys/kernel/debug/sched/base_slice_ns
 orig=$(cat $f 2>/dev/null)
 pid=""

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault campaign (issue 14, item 1; Documentation/reliability.md): CPU hotplug under load.
+# Fault campaign (Documentation/reliability.md): CPU hotplug under load.
 # Every CPU but CPU 0 goes offline and online again in turn (every third round a second
 # one with it), under hackbench, while
 #   - a hog and three nice 19 sleepers pinned to each hotpluggable CPU, and three fresh
@@ -12,7 +12,7 @@
 #     included (sched_setattr at nice 0, then renice 19);
 #   - ELIGIBLE, RUN_TO_PARITY, PLACE_LAG, PREEMPT_SHORT, PLACE_REL_DEADLINE and DELAY_ZERO
 #     toggle (those the kernel has);
-#   - readers take the timeline, stats and sched/debug (issue 14 item 6, "reads during
+#   - readers take the timeline, stats and sched/debug (the campaign's "reads during
 #     hotplug"), and the round reads the timeline with its CPUs offline: each timeline
 #     snapshot must be consistent (per cfs_rq, as many rows as nr_queued, their weights
 #     summing to sum_w).
@@ -24,7 +24,7 @@
 # KASAN, VERIFY) fail the run in eevdf-vm. Ends with "tasks:" and "faults:" lines, also
 # appended to $EEVDF_FAULTS_LOG (tools/faults.sh sums them).
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the rounds to run, at least a floor.
-scaled() { n=$(($1 * ${EEVDF_LOAD:-100} / 100)); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
+. "$(dirname "$0")/lib/common.sh"
 S=/sys/devices/system/cpu
 F=/sys/kernel/debug/sched/features
 D=/sys/kernel/debug/sched/eevdf
@@ -54,9 +54,6 @@ offline=0 online=0 offline_delayed=0 delayed_seen=0 dd_toggles=0 repins=0
 started=0 finished=0 stopped=0
 hbok=0 hbbad=0 setattr_ok=0 setattr_bad=0 tog_ok=0 tog_bad=0 tl_ok=0 tl_bad=0 dbg_ok=0 dbg_bad=0
 bg="" hogs="" sleepers="" fresh="" ntasks=0 k=0
-fail() { echo "FAIL: $*"; exit 1; }
-# nap SECONDS: sleep without forking (a read, with a timeout, from a FIFO nobody writes).
-nap() { read -t "$1" _ <>$T/fifo; return 0; }
 # count NAME: the "ok bad" a background loop left in $T/NAME when it stopped.
 count() { cat $T/$1 2>/dev/null || echo "0 1"; }
 
@@ -130,7 +127,7 @@ delayed() {
 	return 0
 }
 # slack, cpu_ok PID... and cpu_diag PID...: the CPU-time check.
-. "$(dirname "$0")/fault-lib"
+. "$(dirname "$0")/lib/faults.sh"
 
 # The load: a hog on any CPU, and on each hotpluggable CPU a pinned hog and three nice 19
 # sleepers (a short spin, then a 0.1 s sleep). A nice 19 task that ran goes to sleep far

@@ -1,10 +1,11 @@
 #!/bin/sh
-# Fault campaign (issue 14, item 2; Documentation/reliability.md): CFS bandwidth.
+# Fault campaign (Documentation/reliability.md): CFS bandwidth.
 # Nested cgroups /fault22/a, a/b and a/b/c, with hogs and hackbench in a/b/c and a hog in
 # a/x, take a storm of cpu.max writes (quotas of 1..20 ms in periods of 5..100 ms, and
 # "max") on all three levels and of cpu.max.burst on c, while
 #   - each round makes a group dK (under the throttled a/b in even rounds, beside a in odd
-#     ones) holding a hog and three nice 19 sleepers on one CPU, looks at the timeline
+#     ones) holding a hog and three nice 19 sleepers (50 ms slices, long spins) on one
+#     CPU, looks at the timeline
 #     until it shows delayed entities of dK (every 20 ms, 100 looks or 10 s at most; 20
 #     looks under a/b: a throttled hierarchy is not in the timeline), then moves the
 #     sleepers out (two rounds of four) or kills them (the other two) and removes dK at
@@ -22,7 +23,7 @@
 # KASAN, VERIFY) fail the run in eevdf-vm. Ends with "tasks:" and "faults:" lines, also
 # appended to $EEVDF_FAULTS_LOG (tools/faults.sh sums them).
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the rounds to run, at least a floor.
-scaled() { n=$(($1 * ${EEVDF_LOAD:-100} / 100)); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
+. "$(dirname "$0")/lib/common.sh"
 F=/sys/kernel/debug/sched/features
 D=/sys/kernel/debug/sched/eevdf
 T=/tmp/fault22
@@ -49,9 +50,6 @@ throttle=0 unthrottle=0 burst=0 moves=0 rmdirs=0 rmdir_delayed=0 delayed_seen=0 
 started=0 finished=0 stopped=0 collected=0
 hbok=0 hbbad=0 storm_ok=0 storm_bad=0
 bg="" hogs="" movers="" ntasks=0 storm_pid=""
-fail() { echo "FAIL: $*"; exit 1; }
-# nap SECONDS: sleep without forking (a read, with a timeout, from a FIFO nobody writes).
-nap() { read -t "$1" _ <>$T/fifo; return 0; }
 count() { cat $T/$1 2>/dev/null || echo "0 1"; }
 # ingrp GROUP CMD...: run CMD in the background in GROUP (relative to $G); $! is its pid.
 ingrp() {
@@ -137,7 +135,7 @@ delayed() {
 	return 0
 }
 # slack, cpu_ok PID... and cpu_diag PID...: the CPU-time check.
-. "$(dirname "$0")/fault-lib"
+. "$(dirname "$0")/lib/faults.sh"
 # usage GROUP: its cpu.stat usage_usec.
 usage() { sed -n 's/^usage_usec //p' $G/$1/cpu.stat; }
 stat_of() { sed -n "s/^$2 //p" $G/$1/cpu.stat; }
@@ -221,10 +219,16 @@ while [ $k -lt "$rounds" ] || { [ $tl = 1 ] && [ $rmdir_delayed = 0 ] && [ $k -l
 	if [ $((k % 2)) = 0 ]; then d=a/b/d$k; else d=d$k; fi
 	mkdir $G/$d || fail "mkdir $d"
 	# The sleepers start at nice 0, to reach their sleep loop soon, then go to nice 19
-	# and get a hog beside them.
+	# and get a hog beside them. Each spins for a while (1000 steps, tens of ms here)
+	# with a 50 ms slice, so it goes to sleep with its vruntime far ahead of V: a nice 19
+	# task's vruntime advances 68 times as fast as the hog's, and the long slice keeps
+	# it on the CPU until its spin ends. Its entity then stays queued, delayed, for about
+	# as much of the hog's run time as the spin times 68: seconds, where the base slice
+	# (a spin of at most 3 ms) gave a window of about 100 ms that a loaded host, whose
+	# guest loses its CPU for tens of ms at a time, could skip.
 	sl=""
 	for i in 1 2 3; do
-		ingrp $d taskset -c $cpu sh -c "while [ ! -e $T/stop$k ]; do i=0; while [ \$i -lt 100 ]; do i=\$((i + 1)); done; read -t 0.1 _ <>$T/fifo; done; exit 0"
+		ingrp $d taskset -c $cpu eevdfctl run --slice-ns 50000000 -- sh -c "while [ ! -e $T/stop$k ]; do i=0; while [ \$i -lt 1000 ]; do i=\$((i + 1)); done; read -t 0.1 _ <>$T/fifo; done; exit 0"
 		sl="$sl $!"
 	done
 	nap 0.3

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault campaign (issue 14, item 4; Documentation/reliability.md): policies and weights.
+# Fault campaign (Documentation/reliability.md): policies and weights.
 # Hogs in every mix of SCHED_OTHER, SCHED_BATCH and SCHED_IDLE and of nice -20..19, four of
 # them pinned to CPU 1 (so that one runs and three are queued), the rest free, two in
 # cgroups p and q, two in autogroups of their own (setsid), take
@@ -22,7 +22,7 @@
 # settings are back. Kernel reports fail the run in eevdf-vm. Ends with "tasks:" and
 # "faults:" lines, also appended to $EEVDF_FAULTS_LOG (tools/faults.sh sums them).
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the rounds to run, at least a floor.
-scaled() { n=$(($1 * ${EEVDF_LOAD:-100} / 100)); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
+. "$(dirname "$0")/lib/common.sh"
 T=/tmp/fault23
 cg=/sys/fs/cgroup
 G=$cg/fault23
@@ -53,8 +53,6 @@ renices=0 policies=0 cgweights=0 ag_toggles=0 ag_nice=0 dd=0
 started=0 finished=0 stopped=0 collected=0
 hbok=0 hbbad=0 pol_ok=0 pol_bad=0 cgw_ok=0 cgw_bad=0 ag_ok=0 ag_bad=0
 bg="" hogs="" pinned1="" free="" grp="" aut=""
-fail() { echo "FAIL: $*"; exit 1; }
-nap() { read -t "$1" _ <>$T/fifo; return 0; }
 count() { cat $T/$1 2>/dev/null || echo "0 1"; }
 stop_all() {
 	[ $stopped = 1 ] && return
@@ -106,7 +104,7 @@ report() {
 }
 trap 'stop_all; restore; report' EXIT
 # slack, cpu_ok PID... and cpu_diag PID...: the CPU-time check.
-. "$(dirname "$0")/fault-lib"
+. "$(dirname "$0")/lib/faults.sh"
 spin='while :; do :; done'
 
 # The hogs. Pinned to CPU 1: nice -20, nice 19, SCHED_IDLE, SCHED_BATCH nice 5.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault campaign (issue 14, item 5; Documentation/reliability.md): scale and churn.
+# Fault campaign (Documentation/reliability.md): scale and churn.
 #   1. Many tasks on one CPU: hackbench -T pinned to the last CPU, 40 threads a group, up
 #      to 10,000 threads at load 100 (fewer if memory is short: each thread costs about
 #      60 KiB of kernel memory on a KASAN kernel, whose 1 GiB guest holds about 10,000 with
@@ -27,7 +27,7 @@
 # the settings are back. Kernel reports fail the run in eevdf-vm. Ends with "tasks:" and
 # "faults:" lines, also appended to $EEVDF_FAULTS_LOG (tools/faults.sh sums them).
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the tasks and forks, at least a floor.
-scaled() { n=$(($1 * ${EEVDF_LOAD:-100} / 100)); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
+. "$(dirname "$0")/lib/common.sh"
 T=/tmp/fault24
 D=/sys/kernel/debug/sched/eevdf
 V=$D/verify
@@ -46,8 +46,6 @@ rcu0=""
 
 threads=0 depth=0 maxrun=0 forks=0 yields=0 yield_tasks=0 spread=0
 started=0 finished=0 pids=""
-fail() { echo "FAIL: $*"; exit 1; }
-nap() { read -t "$1" _ <>$T/fifo; return 0; }
 restore() {
 	touch $T/stop
 	[ -n "$pids" ] && kill $pids 2>/dev/null

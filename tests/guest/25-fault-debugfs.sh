@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault campaign (issue 14, item 6; Documentation/reliability.md): debugfs under attack.
+# Fault campaign (Documentation/reliability.md): debugfs under attack.
 # The writable files are sched/features and sched/base_slice_ns (the C kernel's) and, on a
 # kernel with them, sched/eevdf/stats and sched/eevdf/verify (ours). Nothing here ever
 # writes "corrupt ..." to verify (that plants a bug on purpose, for the harness self-test).
@@ -21,7 +21,7 @@
 # eevdf-vm. Ends with "tasks:" and "faults:" lines, also appended to $EEVDF_FAULTS_LOG
 # (tools/faults.sh sums them).
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the writers' iterations, at least a floor.
-scaled() { n=$(($1 * ${EEVDF_LOAD:-100} / 100)); [ "$n" -ge "$2" ] && echo "$n" || echo "$2"; }
+. "$(dirname "$0")/lib/common.sh"
 DBG=/sys/kernel/debug
 S=$DBG/sched
 F=$S/features
@@ -43,8 +43,6 @@ made_passwd=0 ss0=""
 offset=0 overlong=0 garbage=0 unpriv_w=0 unpriv_r=0 good=0 reads=0
 started=0 finished=0 stopped=0
 bg="" hogs="" hb=""
-fail() { echo "FAIL: $*"; exit 1; }
-nap() { read -t "$1" _ <>$T/fifo; return 0; }
 stop_all() {
 	[ $stopped = 1 ] && return
 	stopped=1

@@ -4,10 +4,10 @@
 # real runqueues, and found no divergence (a divergence also WARNs, which fails the run).
 # Its file refuses what it does not understand and changes nothing. Prints the counters,
 # so that they are part of the test report.
+. "$(dirname "$0")/lib/common.sh"
 f=/sys/kernel/debug/sched/eevdf/verify
 [ "$EEVDF_KERNEL" = stock ] && { echo "stock kernel: no oracle"; exit 77; }
 [ -e "$f" ] || { echo "kernel built without CONFIG_SCHED_EEVDF_RUST_VERIFY"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
 
 # Load of its own, so that the counts below do not depend on which tests ran before.
 hackbench -g 2 -l 50 >/dev/null || fail "hackbench"

@@ -25,6 +25,8 @@ printf '#!/bin/sh\necho this test is broken on purpose\nexit 3\n' >/tmp/t/broken
 printf '#!/bin/sh\nexit 0\n' >/tmp/t/fine.sh
 printf '#!/bin/sh\nno-such-command-here\nexit 0\n' >/tmp/t/lacks.sh
 printf '#!/bin/sh\nsleep 1000 &\nexit 0\n' >/tmp/t/leaves.sh
+chmod +x /tmp/t/*.sh
+printf '#!/bin/sh\nexit 0\n' >/tmp/t/mode.sh
 EEVDF_TESTS=/tmp/t eevdf-guest-tests
 G
 # Boot the debug kernel on a script; the runner's exit status goes to $rc.
@@ -37,8 +39,9 @@ boot 120 "$tmp/broken.sh"
 grep -q '^not ok 1 - broken' "$tmp/out" && grep -q '^ok 2 - fine' "$tmp/out" &&
 	grep -q '^not ok 3 - lacks (ran a command the guest lacks' "$tmp/out" &&
 	grep -q '^not ok 4 - leaves (left processes behind' "$tmp/out" &&
-	grep -q '^1 passed, 3 failed' "$tmp/out" || rc="no-report:$rc"
-expect "a broken test, a missing command and a leftover process fail the run" 1 "$rc"
+	grep -q '^not ok 5 - mode (not executable' "$tmp/out" &&
+	grep -q '^1 passed, 4 failed' "$tmp/out" || rc="no-report:$rc"
+expect "a broken test, a missing command, a leftover process and a test that is not executable fail the run" 1 "$rc"
 
 printf 'echo WARNING >/sys/kernel/debug/provoke-crash/DIRECT\nexit 0\n' >"$tmp/warn.sh"
 boot 120 "$tmp/warn.sh"

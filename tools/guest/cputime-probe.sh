@@ -1,7 +1,7 @@
 #!/bin/sh
 # What a task alone on a CPU is accounted: one spinning hog pinned to each CPU for
 # SECONDS (default 8), then each hog's CPU time (sum_exec_runtime, /proc/PID/schedstat)
-# against its age, read back to back with the shell's own `read` as tests/guest/fault-lib
+# against its age, read back to back with the shell's own `read` as tests/guest/lib/faults.sh
 # does. Documentation/reliability.md uses it to tell a nohz_full accounting effect from the
 # way a check reads. Run in a guest, e.g. with nohz_full CPUs:
 #

@@ -8,7 +8,7 @@ base=$(cat /sys/kernel/debug/sched/base_slice_ns)
 echo "base slice: $base ns"
 echo "hackbench:  $(hackbench -g 4 -l 200 | grep '^Time') s  (hackbench -g 4 -l 200)"
 
-# The slice's effect (seed 000's claim, issue 29): the same cyclictest at the base slice and
+# The slice's effect (seed 000's claim): the same cyclictest at the base slice and
 # at a short one, each time pinned to CPU 0 beside two nice-0 hogs pinned there at the base
 # slice. Inside its share (a third of the CPU) a wakeup with a shorter slice than the
 # running hog's, and an earlier deadline, preempts it at once (PREEMPT_SHORT); at the same

@@ -115,7 +115,7 @@ pub struct WakerResult {
     /// The slice the background command was started with, ns (`sched_setattr()` in the
     /// child before its exec, so that it does not inherit the waker's: 0 = the base slice,
     /// as a task that never asked has it). `None`: no background command, or a record from
-    /// before issue 29, whose load inherited the waker's slice.
+    /// before the load-slice fix, whose load inherited the waker's slice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_slice_requested_ns: Option<u64>,
     /// The waker and the load as `/proc/<pid>/sched` showed them while the cell ran

@@ -62,7 +62,7 @@ struct Args {
     #[arg(long, conflicts_with = "smoke")]
     full: bool,
 
-    /// The performance bar decided (issue 17): the waker's latency cells (EEVDF, against
+    /// The performance bar decided: the waker's latency cells (EEVDF, against
     /// hackbench -l 700 and inside its share for 5.2 s, slices 10x, 1x, 0.1x), 6 boots x 2
     /// runs a kernel, so that each pools over 50,000 wakeups a kernel, with the throughput
     /// and yield cells. Tails (p99) pass at rust/stock <= 1.00 with the interval's upper end
@@ -75,7 +75,7 @@ struct Args {
     #[arg(long)]
     smoke: bool,
 
-    /// Upstream's post-6.12 EEVDF changes (issue 16: RUN_TO_PARITY_MIN_SLICE,
+    /// Upstream's post-6.12 EEVDF changes (RUN_TO_PARITY_MIN_SLICE,
     /// LAG_CLAMP_MAX_SLICE, NEXT_BUDDY_EEVDF, PROTECT_AT_PICK), each off against on, on the
     /// rust kernel only: rt-app-shaped lag checks, long sleepers with mixed slices,
     /// schbench-shaped wakeups and hackbench, a sched_change storm; sched_eevdf's counters
@@ -86,7 +86,7 @@ struct Args {
     #[arg(long, conflicts_with_all = ["quick", "full"])]
     next: bool,
 
-    /// The experiments of seeds 001 to 004 on the booted kernels (issue 17), rust against
+    /// The experiments of seeds 001 to 004 on the booted kernels, rust against
     /// stock where stock can run them: a partial-slice sleeper beside 2-8 hogs (001),
     /// massive_intr against an interactive load under `perf sched record` for EEVDF, EVDF
     /// and EVDF + NO_RUN_TO_PARITY (002; the EVDF sets on rust alone), a long sleeper that
@@ -500,7 +500,7 @@ echo \"@@features $(cat /sys/kernel/debug/sched/features)\"\n",
         .collect();
     bail!(
         "the {build} kernel has no sched_feat {}: its features are `{}`. Build a kernel \
-         with them (issue 16's kernel side), or check the pipeline with \
+         with them (the kernel side of upstream's post-6.12 features), or check the pipeline with \
          --feature-stand-in NAME=OTHER",
         list.join("; "),
         info.features

@@ -1,5 +1,5 @@
 //! `--next`: upstream's post-6.12 EEVDF changes as sched_feat toggles of the rust kernel
-//! (issue 16; Documentation/upstream-next-research.md), each measured off against on.
+//! (Documentation/upstream-next-research.md), each measured off against on.
 //!
 //! One table row a feature ([`NextFeature`]): its name and bit, what it does, the upstream
 //! patches it comes from, upstream's claim, the counters and metrics that show it. The
@@ -10,7 +10,7 @@ use crate::plan::{Ab, Cell, Experiment, FeatureSet, StormChange, Workload};
 use sched_eevdf::Features;
 use serde::{Deserialize, Serialize};
 
-/// One of the four features of issue 16, all default off.
+/// One of upstream's four post-6.12 features, all default off.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum NextFeature {
     RunToParityMinSlice,

@@ -770,7 +770,7 @@ pub fn markdown(raw: &Raw, s: &Summary, page_header: Option<&str>) -> String {
     let runs = raw.boots_per_kernel * raw.inner_reps;
     let _ = writeln!(
         out,
-        "Issue 16 brings four changes of upstream's EEVDF after 6.12 to the Rust core as \
+        "The project brings four changes of upstream's EEVDF after 6.12 to the Rust core as \
          sched_feat toggles, all default off. `eevdf-lab --next` runs each against its \
          absence on the rust kernel: every pair of cells differs only in the feature. Run \
          {} UTC, {} boots × {} runs per boot ({runs} runs a cell), {} vCPU ({}); kernel \

@@ -381,7 +381,7 @@ pub enum Workload {
     /// hackbench in the background (`hogs` none; `hb_groups`, `hb_loops`), or pinned to CPU
     /// 0 beside nice-0 hogs there (`hogs`; the hackbench fields 0).
     ///
-    /// The two are the waker's two regimes (issue 17). Against hackbench's 40 tasks a group
+    /// The two are the waker's two regimes. Against hackbench's 40 tasks a group
     /// its share of a CPU is about 1/41 of a CPU per group and vCPU, less than the ~4% it
     /// needs (its run per wakeup over its 1 ms period), so it leaves every sleep with
     /// negative lag and waits for V to catch up whatever its slice: fairness, not the slice,
@@ -390,7 +390,7 @@ pub enum Workload {
     ///
     /// `load_slice_x`: the load's slice, a multiple of the base slice (1: the base slice
     /// itself), set in the load before its exec (`eevdf-waker --load-slice-base-x`). `None`
-    /// in runs from before issue 29, whose load inherited the waker's slice across fork.
+    /// in runs from before the load-slice fix, whose load inherited the waker's slice across fork.
     Latency {
         slice_x: f64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -477,7 +477,7 @@ pub enum Workload {
 }
 
 /// A latency cell's slices as its name says them: `waker 0.1x, load 1x`; for a run from
-/// before issue 29 (`load` None), whose load inherited the waker's slice, `waker 0.1x, load
+/// before the load-slice fix (`load` None), whose load inherited the waker's slice, `waker 0.1x, load
 /// 0.1x (inherited)`. A cell whose two slices are equal is uniform, and so named.
 pub fn slices_name(waker_x: f64, load_x: Option<f64>) -> String {
     match load_x {
@@ -487,7 +487,7 @@ pub fn slices_name(waker_x: f64, load_x: Option<f64>) -> String {
 }
 
 /// The slices' part of a latency cell's ID: `w0.1x-l1x`; `0.1x` for a run from before
-/// issue 29 (`load` None), whose outcomes carry that ID.
+/// the load-slice fix (`load` None), whose outcomes carry that ID.
 pub fn slices_id(waker_x: f64, load_x: Option<f64>) -> String {
     match load_x {
         Some(l) => format!("w{waker_x}x-l{l}x"),
@@ -915,7 +915,7 @@ impl Cell {
     /// (Documentation/debugfs.md). The waker's run delay is sched_info, kept either way; the
     /// scale cells count switches from /proc/<pid>/status (their /proc/schedstat figures
     /// are then 0, and no row reads them), so their ns and instructions a switch measure
-    /// the scheduler without the counters (issue 17's deterministic rows).
+    /// the scheduler without the counters (the bar's deterministic rows).
     pub fn schedstats(&self) -> bool {
         self.ab.is_some()
     }
@@ -947,7 +947,7 @@ pub enum MatrixKind {
     Next,
     /// `--next --smoke`: one pair of short cells per feature, one boot.
     NextSmoke,
-    /// `--bar`: the performance bar decided (issue 17): the waker's latency cells (EEVDF,
+    /// `--bar`: the performance bar decided: the waker's latency cells (EEVDF,
     /// against hackbench and inside its share, three slices) long enough to pool at least
     /// [`BAR_WAKEUPS`] wakeups a kernel and cell, and the throughput cells.
     Bar,
@@ -1037,7 +1037,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
             ));
         }
     }
-    // The waker inside its share (issue 17): pinned beside two hogs, EEVDF only; the
+    // The waker inside its share: pinned beside two hogs, EEVDF only; the
     // hackbench cells above are the overloaded contrast. --quick runs the two ends of the
     // slices for half a second (its ten-minute budget), --full all three for a second.
     let (in_share, hog_ms): (&[f64], u64) = match kind {
@@ -1455,7 +1455,7 @@ mod tests {
         }
     }
 
-    /// Latency cells are named by both slices (issue 29): the waker's and the load's,
+    /// Latency cells are named by both slices: the waker's and the load's,
     /// which the load is started with; a uniform cell only where both are planned so, and
     /// a run from before (its load inherited the waker's slice) says so, under its old ID.
     #[test]
@@ -1505,7 +1505,7 @@ mod tests {
         let ids: Vec<String> = quick.iter().map(Cell::id).collect();
         assert!(ids.contains(&"lat-w0.1x-l1x/EEVDF".to_string()));
         assert!(ids.contains(&"lat-hogs2-w10x-l1x/EEVDF".to_string()));
-        // A cell of a raw.json from before issue 29 has no load_slice_x: it keeps the ID
+        // A cell of a raw.json from before the load-slice fix has no load_slice_x: it keeps the ID
         // its outcomes carry, says its load inherited the waker's slice, and its command
         // (for --dry-run of such a plan) passes no load slice.
         let old: Workload =

@@ -1,4 +1,4 @@
-//! The latency cells' slices held against their plan (issue 29).
+//! The latency cells' slices held against their plan.
 //!
 //! 6.12 keeps a task's `custom_slice` across fork, so a waker that set its slice and then
 //! forked its load ran every task of the cell at its own slice. eevdf-waker now sets the
@@ -36,7 +36,7 @@ impl Planned {
 /// `base_ns`: (waker, load), both SCHED_OTHER at nice 0. The waker asks for
 /// `round(base × x)` and holds its clamp; the load at 1x holds the base slice (it asks for
 /// 0), at any other multiple the clamp of its request. `None` for other cells, and for runs
-/// from before issue 29 (`load_slice_x` None).
+/// from before the load-slice fix (`load_slice_x` None).
 pub fn planned(cell: &Cell, base_ns: u64) -> Option<(Planned, Planned)> {
     let Workload::Latency {
         slice_x,
@@ -134,7 +134,7 @@ pub fn check_boot(cells: &[Cell], info: &BootInfo, outcomes: &mut [Outcome]) {
 /// slices planned (waker, load) and the distinct slices read back for each role, µs, and how
 /// many runs read back and how many of those did not hold the plan. `boots` are each boot's
 /// kernel, info and outcomes. Empty when no cell plans its load's slice (runs from before
-/// issue 29).
+/// the load-slice fix).
 pub fn table<'a>(
     cells: &[Cell],
     boots: impl IntoIterator<Item = (Kernel, &'a BootInfo, &'a [Outcome])> + Clone,
@@ -212,7 +212,7 @@ pub fn table<'a>(
         return t;
     }
     format!(
-        "The slices the latency cells ran at (issue 29): `se.slice` of the waker and of the \
+        "The slices the latency cells ran at: `se.slice` of the waker and of the \
          load's tasks (the command and two of its descendants), read from `/proc/<pid>/sched` \
          while each run ran, against the plan, µs; policy and nice are checked too. A run that \
          does not hold its plan failed, and its numbers are not in the tables.\n\n| workload \
@@ -310,7 +310,7 @@ mod tests {
         assert_eq!(mismatch(&cell(0.1, Some(1.0)), BASE, &recs), None);
     }
 
-    /// The bug of issue 29: the load inherited the waker's 0.1x slice.
+    /// The bug the load-slice fix fixed: the load inherited the waker's 0.1x slice.
     #[test]
     fn an_inherited_slice_fails_the_cell_and_says_where() {
         let recs = waker(vec![
@@ -376,7 +376,7 @@ mod tests {
             t.contains("| waker 0.1x, load 1x (hackbench -g 2 -l 70) | rust | 100 | 700 | 100 | 100, 700 | 2 | 1 |"),
             "{t}"
         );
-        // Runs from before issue 29 plan no load slice: no table.
+        // Runs from before the load-slice fix plan no load slice: no table.
         assert_eq!(
             table(&[cell(0.1, None)], [(Kernel::Rust, &info, &rust[..])]),
             ""
@@ -417,7 +417,7 @@ mod tests {
         assert!(mismatch(&c, 0, &waker(vec![]))
             .unwrap()
             .contains("no base slice"));
-        // A run from before issue 29 plans nothing and is not checked.
+        // A run from before the load-slice fix plans nothing and is not checked.
         assert_eq!(mismatch(&cell(10.0, None), BASE, &waker(vec![])), None);
     }
 }

@@ -147,7 +147,7 @@ fn bar_pass_within(better: Better, r: &Estimate, tolerance: f64) -> Option<bool>
     }
 }
 
-/// How the bar judges `metric` in a run of matrix `kind` (issue 17), or `None` where it does
+/// How the bar judges `metric` in a run of matrix `kind`, or `None` where it does
 /// not apply: the means and times (hackbench, ping-pong, the waker's average latency and run
 /// delay) pass at rust/stock <= 1.00 with the interval's upper end <= 1.02; the tail (the
 /// p99 of the pooled wakeups) only in `--bar`, which pools at least 50,000 wakeups a kernel
@@ -382,7 +382,7 @@ fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
 
 /// The deterministic rows: guest instructions per switch, derived under icount on one vCPU
 /// (guest time counts instructions, 2^shift ns each, and no other vCPU spends any). They
-/// carry the performance bar as rust <= stock (issue 17). Both run with schedstats off
+/// carry the performance bar as rust <= stock. Both run with schedstats off
 /// ([`Cell::schedstats`]), so the Rust kernel's counters do not count.
 pub const INSTRUCTION_METRICS: [&str; 3] = [
     "pingpong_insns_per_switch",
@@ -551,7 +551,7 @@ const SIM_HB_SLEEP_US: u64 = 200;
 /// How long the simulator runs each latency cell: 5 s.
 const SIM_DURATION_NS: f64 = 5e9;
 
-/// The simulator against the kernel (issue 17), for every one-vCPU latency cell: the same
+/// The simulator against the kernel, for every one-vCPU latency cell: the same
 /// waker (its measured CPU per wakeup, `need_pct`, every 1 ms, its slice) beside the same
 /// hogs, or beside hackbench as [`SIM_HB_RUN_US`] models it, run in `eevdf-sim`'s
 /// kernel-faithful mode for 5 s at the pair's HZ and the boot's base slice. The
@@ -608,7 +608,7 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
             continue;
         };
         // The load's slice as the cell ran it: the base slice at 1x, its own multiple
-        // otherwise, the waker's in runs from before issue 29 (inherited across fork).
+        // otherwise, the waker's in runs from before the load-slice fix (inherited across fork).
         let load_x = load_slice_x.unwrap_or(slice_x);
         let load_slice = if load_x == 1.0 {
             String::new()
@@ -763,7 +763,7 @@ fn waker_share_pct(c: &Cell, cpus: u32) -> Option<f64> {
     }
 }
 
-/// Per latency cell, which regime the waker is in (issue 17): its need (CPU per wakeup
+/// Per latency cell, which regime the waker is in: its need (CPU per wakeup
 /// over its period) against its share. Over its share it leaves every sleep with negative
 /// lag and waits for V to catch up whatever its slice: the cell shows fairness, not the
 /// slice. Inside its share the slice decides how soon a wakeup preempts.
@@ -829,7 +829,7 @@ fn integration_note(raw: &Raw) -> String {
                 .into()
         }
         Some(_) => {
-            "**The rust kernel's features lack ELIGIBLE: the in-kernel integration (issue 5) \
+            "**The rust kernel's features lack ELIGIBLE: the in-kernel integration \
                     has not landed in this tree, so both kernels run 6.12's C EEVDF and the \
                     Rust/stock ratios measure the run-to-run noise of this set-up, not the Rust \
                     core.** EVDF and BIAS_ELIGIBLE cells are reported as not available."

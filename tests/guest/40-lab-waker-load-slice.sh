@@ -1,18 +1,15 @@
 #!/bin/sh
-# eevdf-waker's load runs at the slice it is given, not the waker's (issue 29). 6.12 keeps a
+# eevdf-waker's load runs at the slice it is given, not the waker's. 6.12 keeps a
 # task's custom slice across fork (unless SCHED_RESET_ON_FORK), so the waker sets the
 # load's slice in the child before its exec, and reads back, while the load runs, the policy,
 # nice value and se.slice of itself and of the load from /proc/PID/sched (the lab fails a
 # latency cell whose read-back differs from its plan). A 100 us waker beside eevdf-share's
 # two hogs on CPU 0: the waker must read back 100000 ns and every load task read back
 # (eevdf-share and its hogs) the base slice; with --load-slice-base-x 2, twice that.
+. "$(dirname "$0")/lib/common.sh"
 base=$(cat /sys/kernel/debug/sched/base_slice_ns)
 cleanup() { killall -q -KILL eevdf-share 2>/dev/null; }
 trap cleanup EXIT
-fail() {
-	echo "$*"
-	exit 1
-}
 check() { # check LOAD_X WANT_LOAD_NS
 	# The read-back waits until the load has three processes, eevdf-share and its two
 	# hogs: a guest slowed down by its host (TCG's clock is the host's; KASAN under

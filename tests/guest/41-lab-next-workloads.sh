@@ -13,9 +13,9 @@
 #   eevdf-storm  T (3 ms slice) changing its own slice every 200 us against C:
 #                thousands of changes, none failed; both ran (shares fill the
 #                CPU); T's runs and C's waits were seen.
+. "$(dirname "$0")/lib/common.sh"
 s=/sys/kernel/debug/sched/base_slice_ns
 base=$(cat $s)
-fail() { echo "FAIL: $*"; exit 1; }
 # num KEY JSON: the first number after "KEY": in JSON (empty if none).
 num() {
 	case "$2" in *"\"$1\":"*) ;; *) return ;; esac

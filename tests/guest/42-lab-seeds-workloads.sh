@@ -19,8 +19,8 @@
 #                  kernels stay inside the clamp.
 #   eevdf-forkjob  seed 004: every file was done, in a positive time.
 #   eevdf-mixed    seed 002: both groups ran and switched; frames were seen.
+. "$(dirname "$0")/lib/common.sh"
 base=$(cat /sys/kernel/debug/sched/base_slice_ns)
-fail() { echo "FAIL: $*"; exit 1; }
 num() {
 	case "$2" in *"\"$1\":"*) ;; *) return ;; esac
 	v=${2#*\"$1\":}

@@ -1,5 +1,5 @@
-# Shared by the fault campaign's tests 21-23 (sourced: `. "$(dirname "$0")/fault-lib"`;
-# no .sh, so the runner does not take it for a test).
+# Shared by the fault campaign's tests (sourced after lib/common.sh:
+# `. "$(dirname "$0")/lib/faults.sh"`).
 #
 # slack: how far a task's accounted CPU time may exceed its age. Under TCG the
 # scheduler's clock and uptime drift apart by up to 2%. nohz_full CPUs need no more: a
@@ -15,7 +15,7 @@ slack=1.05
 # then never shorter than the span the CPU time covers. (Reading the uptime once for all
 # tasks and then each task's files with `cut` and `sed` let a loaded KASAN guest spend
 # tens of seconds in the loop, and the CPU time of the tasks read last took in those
-# seconds, which their ages did not: the soak's three failures of test 23.)
+# seconds, which their ages did not: the soak's three failures of 23-fault-policies.)
 cpu_ok() {
 	for p in "$@"; do
 		read -r st _ </proc/$p/schedstat || st=-
