@@ -32,7 +32,7 @@
 use crate::fair::{config, with_config, CfsRq, Live, Se};
 use crate::rq::with_locked;
 use crate::sched_eevdf::{
-    self as core_, Config, EnqueueFlags, Entity, Features, LoadWeight, PickReason, Runqueue,
+    self as eevdf, Config, EnqueueFlags, Entity, Features, LoadWeight, PickReason, Runqueue,
     Timeline, Wake, WakeFlags, WakeupAction, WakeupPreempt,
 };
 use crate::stats::{self, Stat};
@@ -113,7 +113,7 @@ const _: () = assert!(WakeFlags::RQ_SELECTED.0 == bindings::WF_RQ_SELECTED);
 entry_points! {
     /// `avg_vruntime()`.
     fn sched_eevdf_avg_vruntime(rq) -> u64 {
-        core_::avg_vruntime(rq)
+        eevdf::avg_vruntime(rq)
     }
 
     /// `entity_eligible()`.
@@ -121,7 +121,7 @@ entry_points! {
         // update_curr()'s did_preempt_short() asks this once its current lost slice
         // protection: specialised as the pick is.
         let eligible = with_config!(cfg, (rq: &CfsRq<'r>, se: Se<'r>) -> bool => {
-            core_::entity_eligible(rq, se, cfg)
+            eevdf::entity_eligible(rq, se, cfg)
         });
         eligible.into()
     }
@@ -130,14 +130,14 @@ entry_points! {
     ///
     /// Requires: `se` in no timeline.
     fn sched_eevdf_enqueue_entity(rq, se) {
-        core_::__enqueue_entity(rq, se);
+        eevdf::__enqueue_entity(rq, se);
     }
 
     /// `__dequeue_entity()`: out of the timeline and the sums.
     ///
     /// Requires: `se` in this `cfs_rq`'s timeline.
     fn sched_eevdf_dequeue_entity(rq, se) {
-        core_::__dequeue_entity(rq, se);
+        eevdf::__dequeue_entity(rq, se);
     }
 
     /// `__pick_first_entity()`: the leftmost (smallest vruntime) entity.
@@ -151,7 +151,7 @@ entry_points! {
             return pick_counted(rq);
         }
         let se = with_config!(cfg, (rq: &CfsRq<'r>) -> Option<Se<'r>> => {
-            let se = core_::pick_eevdf(rq, cfg);
+            let se = eevdf::pick_eevdf(rq, cfg);
             verify::pick(rq, se, cfg.features);
             se
         });
@@ -165,7 +165,7 @@ entry_points! {
         let lag = with_config!(
             cfg,
             (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
-                core_::place_curr_entity(rq, se, flags, cfg)
+                eevdf::place_curr_entity(rq, se, flags, cfg)
             }
         );
         count_place(rq, lag, flags);
@@ -177,7 +177,7 @@ entry_points! {
     /// Requires: `se` in no timeline.
     fn sched_eevdf_place_enqueue_entity(rq, se; flags: c_int) {
         place(rq, se, flags);
-        core_::__enqueue_entity(rq, se);
+        eevdf::__enqueue_entity(rq, se);
     }
 
     /// `update_deadline()`: true when current used up its request.
@@ -185,7 +185,7 @@ entry_points! {
         // Most calls (every update_curr()) end at the core's first comparison, before it
         // asks for the configuration. No feature on this path: one copy, unlike the entry
         // points that use `with_config!`.
-        let expired = core_::update_deadline(rq, se, Live);
+        let expired = eevdf::update_deadline(rq, se, Live);
         if expired && stats::counting() {
             rq.count(Stat::SliceExpired);
         }
@@ -199,7 +199,7 @@ entry_points! {
     /// Requires: `se` queued (`on_rq`).
     fn sched_eevdf_dequeue_start(rq, se; delay: bool) -> bool {
         with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>, delay: bool) -> bool => {
-            core_::dequeue_start(rq, se, delay, cfg, Live)
+            eevdf::dequeue_start(rq, se, delay, cfg, Live)
         })
     }
 
@@ -209,7 +209,7 @@ entry_points! {
     /// Requires: `se` queued and delayed.
     fn sched_eevdf_requeue_delayed(rq, se) {
         with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>) -> () => {
-            core_::requeue_delayed(rq, se, cfg, Live)
+            eevdf::requeue_delayed(rq, se, cfg, Live)
         })
     }
 
@@ -224,7 +224,7 @@ entry_points! {
             weight: weight as u64,
             inv_weight: 0,
         };
-        core_::reweight_entity(rq, se, lw, config());
+        eevdf::reweight_entity(rq, se, lw, config());
         if stats::counting() {
             rq.count(Stat::Reweights);
         }
@@ -246,7 +246,7 @@ entry_points! {
         with_config!(cfg, (rq: &mut CfsRq<'r>, pse: Se<'r>) -> bool => {
             !cfg.feat(Features::NEXT_BUDDY_EEVDF) && {
                 let want = verify::wakeup_before(rq, pse, cfg.features);
-                let got = core_::wakeup_preempt(rq, pse, cfg);
+                let got = eevdf::wakeup_preempt(rq, pse, cfg);
                 verify::wakeup_after(rq, want, got);
                 got
             }
@@ -276,7 +276,7 @@ entry_points! {
         // Never the default feature set (the flag is off there): no specialised copy.
         let cfg = config();
         let want = verify::wakeup_buddy_before(rq, pse, wake, cfg.features);
-        let act = core_::wakeup_preempt_buddy(rq, pse, wake, cfg);
+        let act = eevdf::wakeup_preempt_buddy(rq, pse, wake, cfg);
         verify::wakeup_buddy_after(rq, want, (act.preempt, act.set_buddy));
         if stats::counting() {
             wakeup_buddy_counted(rq, pse, act, cfg);
@@ -293,7 +293,7 @@ entry_points! {
 
     /// A group entity takes its queue's minimum slice, possibly while queued.
     fn sched_eevdf_set_slice(rq, se; slice: u64) {
-        core_::set_queued_slice(rq, se, slice);
+        eevdf::set_queued_slice(rq, se, slice);
     }
 
     /// `set_protect_slice()` of `set_next_entity()` when the core decides it:
@@ -302,7 +302,7 @@ entry_points! {
     ///
     /// Requires: `se` out of the timeline and not yet current.
     fn sched_eevdf_set_protect_slice(rq, se; first: bool) {
-        let kept = core_::set_protect_slice(rq, se, first, config());
+        let kept = eevdf::set_protect_slice(rq, se, first, config());
         if kept && stats::counting() {
             rq.count(Stat::ProtectRestored);
         }
@@ -312,18 +312,18 @@ entry_points! {
     /// current keep its slice protection against a non-idle wakee.
     fn sched_eevdf_cancel_protect_slice(rq, se) {
         let _ = rq;
-        core_::cancel_protect_slice(se, config().features);
+        eevdf::cancel_protect_slice(se, config().features);
     }
 
     /// `update_curr()`'s reason to reschedule current `se` besides a used-up request, which
     /// fair.c asks the core with RUN_TO_PARITY_MIN_SLICE: its protected window has ended.
     fn sched_eevdf_update_curr_resched(rq, se) -> bool {
         let cfg = config();
-        let resched = core_::update_curr_resched(rq, se, cfg);
+        let resched = eevdf::update_curr_resched(rq, se, cfg);
         if resched
             && stats::counting()
             && cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE)
-            && core_::entity_eligible(rq, se, cfg)
+            && eevdf::entity_eligible(rq, se, cfg)
         {
             rq.count(Stat::ProtectExpired);
         }
@@ -337,8 +337,8 @@ entry_points! {
 #[inline(never)]
 fn pick_counted(rq: &CfsRq<'_>) -> *mut bindings::sched_entity {
     let cfg = config();
-    let se = core_::pick_eevdf(rq, cfg);
-    let why = core_::pick_reason(rq, se, cfg);
+    let se = eevdf::pick_eevdf(rq, cfg);
+    let why = eevdf::pick_reason(rq, se, cfg);
     verify::pick(rq, se, cfg.features);
     // One increment a pick: `picks` is summed from the four when the file is read.
     match why {
@@ -356,7 +356,7 @@ fn pick_counted(rq: &CfsRq<'_>) -> *mut bindings::sched_entity {
 fn place<'rq>(rq: &mut CfsRq<'rq>, se: Se<'rq>, flags: c_int) {
     let flags = EnqueueFlags(flags as u32);
     let lag = with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
-        core_::place_entity(rq, se, flags, cfg)
+        eevdf::place_entity(rq, se, flags, cfg)
     });
     count_place(rq, lag, flags);
 }
@@ -385,8 +385,8 @@ fn wakeup_counted<'rq>(rq: &mut CfsRq<'rq>, pse: Se<'rq>) -> bool {
     }
     let want = verify::wakeup_before(rq, pse, cfg.features);
     let vprot = rq.curr().map(|c| c.vprot());
-    let preempts = core_::wakeup_preempt(rq, pse, cfg);
-    let why = core_::wakeup_reason(rq, pse, preempts, cfg);
+    let preempts = eevdf::wakeup_preempt(rq, pse, cfg);
+    let why = eevdf::wakeup_reason(rq, pse, preempts, cfg);
     verify::wakeup_after(rq, want, preempts);
     // RUN_TO_PARITY_MIN_SLICE's other decision: a short wakee shrank current's window
     // (otherwise the wakeup writes `vprot` only to cancel it, when it preempts).
@@ -421,7 +421,7 @@ fn wakeup_stat(why: WakeupPreempt) -> Stat {
 /// decision left.
 #[inline(never)]
 fn wakeup_buddy_counted<'rq>(rq: &CfsRq<'rq>, pse: Se<'rq>, act: WakeupAction, cfg: Config) {
-    let why = core_::wakeup_buddy_reason(rq, pse, act, cfg);
+    let why = eevdf::wakeup_buddy_reason(rq, pse, act, cfg);
     rq.count(wakeup_stat(why));
     if act.set_buddy {
         rq.count(Stat::BuddySet);

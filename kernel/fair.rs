@@ -20,7 +20,7 @@
 
 use crate::rbtree_augmented::{self as rb, Augment, RbRootCached};
 use crate::sched_eevdf::{
-    self as core_, augment_absorb, min_deadline_update, Config, Context, Entity, Features,
+    self as eevdf, augment_absorb, min_deadline_update, Config, Context, Entity, Features,
     LagClamp, LoadWeight, Runqueue, Timeline,
 };
 use crate::stats::{self, Stat};
@@ -430,7 +430,7 @@ impl<'rq> Timeline for CfsRq<'rq> {
         // - the comparison's nodes are this timeline's, so entities under the same lock.
         unsafe {
             self.tree_mut().insert(se.node(), |a, b| {
-                core_::entity_less(Se::from_node(a), Se::from_node(b))
+                eevdf::entity_less(Se::from_node(a), Se::from_node(b))
             })
         };
     }
@@ -636,8 +636,8 @@ impl<'rq> Context<CfsRq<'rq>> for Live {
 /// Out of line: a division for `V`, on a counting path.
 #[inline(never)]
 fn lag_saved_counted<'rq>(rq: &CfsRq<'rq>, se: Se<'rq>) {
-    let v = core_::avg_vruntime_peek(rq);
-    if core_::lag_error(core_::vtime::vdelta(v, se.vruntime()), se, config()) {
+    let v = eevdf::avg_vruntime_peek(rq);
+    if eevdf::lag_error(eevdf::vtime::vdelta(v, se.vruntime()), se, config()) {
         rq.count(Stat::LagError);
     }
 }

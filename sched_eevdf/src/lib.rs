@@ -107,6 +107,15 @@ extern crate std;
 #[macro_use]
 mod table;
 
+// The judges and the host tree are not the scheduler: in the kernel they exist only where
+// they run, the invariant checker and the O(n) reference under the live oracle (VERIFY) and
+// KUnit, the host tree and the model under KUnit (see Documentation/architecture.md, "Who
+// judges what").
+#[cfg(any(
+    not(sched_eevdf_in_kernel),
+    CONFIG_SCHED_EEVDF_RUST_VERIFY,
+    CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST
+))]
 pub mod check;
 pub mod features;
 pub mod load;
@@ -114,11 +123,22 @@ pub mod math;
 #[cfg(any(not(sched_eevdf_in_kernel), CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST))]
 pub mod model;
 pub mod ops;
+#[cfg(any(
+    not(sched_eevdf_in_kernel),
+    CONFIG_SCHED_EEVDF_RUST_VERIFY,
+    CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST
+))]
 pub mod reference;
 pub mod tree;
+#[cfg(any(not(sched_eevdf_in_kernel), CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST))]
 pub mod user;
 pub mod vtime;
 
+#[cfg(any(
+    not(sched_eevdf_in_kernel),
+    CONFIG_SCHED_EEVDF_RUST_VERIFY,
+    CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST
+))]
 pub use check::{check_invariants, InvariantError, TreeStats};
 pub use features::{Config, FeatureInfo, Features, UnknownFeature};
 pub use load::{calc_delta, calc_delta_fair, scale_load, scale_load_down, LoadWeight, NICE_0_LOAD};

@@ -142,12 +142,18 @@ pub(crate) fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
 /// Documentation/eevdf-math.md either way.
 #[inline(always)]
 pub fn lag_span<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> u64 {
+    lag_span_of(se.slice(), || cfs_rq_max_slice(rq), cfg)
+}
+
+/// [`lag_span`]'s rule from `se`'s slice `r_i` and a way to get `r_max`, asked only under
+/// LAG_CLAMP_MAX_SLICE: the core passes the augmented value, the O(n) reference
+/// ([`reference::lag_limit`](super::reference::lag_limit)) a scan of the queue.
+#[inline(always)]
+pub fn lag_span_of(r_i: u64, r_max: impl FnOnce() -> u64, cfg: Config) -> u64 {
     if cfg.feat(Features::LAG_CLAMP_MAX_SLICE) {
-        cfs_rq_max_slice(rq)
-            .max(se.slice())
-            .saturating_add(cfg.tick_nsec)
+        r_max().max(r_i).saturating_add(cfg.tick_nsec)
     } else {
-        se.slice().saturating_mul(2).max(cfg.tick_nsec)
+        r_i.saturating_mul(2).max(cfg.tick_nsec)
     }
 }
 
@@ -282,22 +288,32 @@ impl Eligibility {
 #[cfg_attr(not(sched_eevdf_in_kernel), cold, inline(never))]
 #[cfg_attr(sched_eevdf_in_kernel, inline(always))]
 fn eligible_wide(avg: i64, bias: i64, key: i64, load: i64) -> bool {
-    wide_ge(
-        Wide::from_i64(avg).add(Wide::from_i64(bias)),
-        Wide::mul(key, load),
-    )
+    Wide::from_i64(avg)
+        .add(Wide::from_i64(bias))
+        .ge(Wide::mul(key, load))
 }
 
-/// A 128-bit two's-complement value as two 64-bit limbs (no `i128` in the crate).
+/// A 128-bit two's-complement value as two 64-bit limbs: the crate's one 128-bit type
+/// (no `i128`, whose division the kernel lacks; only `+`, `*` and comparison are needed).
+/// The core's rare 128-bit eligibility test and the O(n) reference's exact sums
+/// ([`reference`](super::reference)) both use it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Wide {
+pub(crate) struct Wide {
     hi: i64,
     lo: u64,
 }
 
 impl Wide {
+    /// Zero. The reference's, which the kernel has only under VERIFY and KUnit.
+    #[cfg(any(
+        not(sched_eevdf_in_kernel),
+        CONFIG_SCHED_EEVDF_RUST_VERIFY,
+        CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST
+    ))]
+    pub(crate) const ZERO: Wide = Wide { hi: 0, lo: 0 };
+
     #[inline(always)]
-    fn from_i64(v: i64) -> Wide {
+    pub(crate) fn from_i64(v: i64) -> Wide {
         Wide {
             hi: if v < 0 { -1 } else { 0 },
             lo: v as u64,
@@ -305,7 +321,7 @@ impl Wide {
     }
 
     #[inline(always)]
-    fn add(self, o: Wide) -> Wide {
+    pub(crate) fn add(self, o: Wide) -> Wide {
         let (lo, carry) = self.lo.overflowing_add(o.lo);
         Wide {
             hi: self.hi.wrapping_add(o.hi).wrapping_add(carry as i64),
@@ -323,11 +339,9 @@ impl Wide {
         .add(Wide { hi: 0, lo: 1 })
     }
 
-    /// `a * b` for `b >= 0`, exactly: |a| * b < 2^63 * 2^63 fits in 127 bits.
+    /// `ua * ub` as an unsigned 128-bit product (exact: below 2^128).
     #[inline(always)]
-    fn mul(a: i64, b: i64) -> Wide {
-        let ua = a.unsigned_abs();
-        let ub = b.unsigned_abs();
+    fn mul_magnitude(ua: u64, ub: u64) -> Wide {
         let (a0, a1) = (ua & 0xffff_ffff, ua >> 32);
         let (b0, b1) = (ub & 0xffff_ffff, ub >> 32);
         // Each partial product of 32-bit halves is < 2^64: the wrapping ops never wrap.
@@ -341,21 +355,45 @@ impl Wide {
             .wrapping_add(mid >> 32)
             .wrapping_add((c1 as u64) << 32)
             .wrapping_add(c2 as u64);
-        let m = Wide { hi: hi as i64, lo };
+        Wide { hi: hi as i64, lo }
+    }
+
+    /// `a * b`, exactly: |a| * |b| <= 2^63 * 2^63 = 2^126 fits.
+    #[inline(always)]
+    pub(crate) fn mul(a: i64, b: i64) -> Wide {
+        let m = Wide::mul_magnitude(a.unsigned_abs(), b.unsigned_abs());
         if (a < 0) != (b < 0) {
             m.neg()
         } else {
             m
         }
     }
-}
 
-#[inline(always)]
-fn wide_ge(a: Wide, b: Wide) -> bool {
-    if a.hi != b.hi {
-        a.hi > b.hi
-    } else {
-        a.lo >= b.lo
+    /// `a * b` for an unsigned `b` (a weight or a load), exactly: |a| * b <= 2^63 *
+    /// (2^64 - 1) < 2^127 fits. The reference's, like [`Wide::ZERO`].
+    #[cfg(any(
+        not(sched_eevdf_in_kernel),
+        CONFIG_SCHED_EEVDF_RUST_VERIFY,
+        CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST
+    ))]
+    #[inline(always)]
+    pub(crate) fn mul_u64(a: i64, b: u64) -> Wide {
+        let m = Wide::mul_magnitude(a.unsigned_abs(), b);
+        if a < 0 {
+            m.neg()
+        } else {
+            m
+        }
+    }
+
+    /// `self >= o`: the high limbs compare signed, the low ones unsigned.
+    #[inline(always)]
+    pub(crate) fn ge(self, o: Wide) -> bool {
+        if self.hi != o.hi {
+            self.hi > o.hi
+        } else {
+            self.lo >= o.lo
+        }
     }
 }
 
@@ -364,4 +402,60 @@ fn wide_ge(a: Wide, b: Wide) -> bool {
 #[inline(always)]
 pub fn vruntime_eligible<R: Runqueue>(rq: &R, vruntime: u64, cfg: Config) -> bool {
     Eligibility::new(rq, cfg).vruntime(vruntime)
+}
+
+// Host only: the kernel-module-check crate compiles this file as a module of another crate
+// (`--cfg sched_eevdf_in_kernel`), where `std` is not there.
+#[cfg(all(test, not(sched_eevdf_in_kernel)))]
+mod tests {
+    use super::Wide;
+
+    fn value(w: Wide) -> i128 {
+        (i128::from(w.hi) << 64) | i128::from(w.lo)
+    }
+
+    const EDGES: [i64; 9] = [
+        0,
+        1,
+        -1,
+        i64::MIN,
+        i64::MAX,
+        -123_456_789_012,
+        987_654_321,
+        1 << 32,
+        -(1 << 32) - 1,
+    ];
+
+    #[test]
+    fn mul_is_exact() {
+        for &a in &EDGES {
+            for &b in &EDGES {
+                assert_eq!(
+                    value(Wide::mul(a, b)),
+                    i128::from(a) * i128::from(b),
+                    "{a} * {b}"
+                );
+            }
+            for b in [0u64, 1, 15, 88_761, (1 << 63) - 1, 1 << 63, u64::MAX] {
+                assert_eq!(
+                    value(Wide::mul_u64(a, b)),
+                    i128::from(a) * i128::from(b),
+                    "{a} * {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn add_and_ge_agree_with_i128() {
+        for &a in &EDGES {
+            for &b in &EDGES {
+                let (wa, wb) = (Wide::mul(a, 3), Wide::mul(b, -5));
+                let (ia, ib) = (i128::from(a) * 3, i128::from(b) * -5);
+                assert_eq!(value(wa.add(wb)), ia + ib, "{a}*3 + {b}*-5");
+                assert_eq!(wa.ge(wb), ia >= ib, "{a}*3 >= {b}*-5");
+                assert_eq!(Wide::from_i64(a).ge(Wide::ZERO), a >= 0);
+            }
+        }
+    }
 }

@@ -33,61 +33,10 @@
 
 use super::features::{Config, Features};
 use super::load::{calc_delta_fair, NICE_0_WEIGHT};
+use super::math::{lag_span_of, Wide};
 use super::ops::{protect_slice, Wake, WakeFlags};
 use super::tree::{Entity, Runqueue};
 use super::vtime::{vdelta, vruntime_before};
-
-/// A 128-bit two's-complement accumulator as two 64-bit limbs: exact sums of 64 × 64-bit
-/// products without `i128` (whose division the kernel lacks; only `+`, `*` are used here).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Acc {
-    hi: i64,
-    lo: u64,
-}
-
-impl Acc {
-    const ZERO: Acc = Acc { hi: 0, lo: 0 };
-
-    fn add(self, o: Acc) -> Acc {
-        let (lo, carry) = self.lo.overflowing_add(o.lo);
-        Acc {
-            hi: self.hi.wrapping_add(o.hi).wrapping_add(i64::from(carry)),
-            lo,
-        }
-    }
-
-    /// `a * b` exactly, for any `a` and `b < 2^63`.
-    fn mul(a: i64, b: u64) -> Acc {
-        let ua = a.unsigned_abs();
-        let (a0, a1) = (ua & 0xffff_ffff, ua >> 32);
-        let (b0, b1) = (b & 0xffff_ffff, b >> 32);
-        // Each partial product of 32-bit halves fits in 64 bits.
-        let p00 = a0.wrapping_mul(b0);
-        let mid = a0.wrapping_mul(b1);
-        let (mid, c1) = mid.overflowing_add(a1.wrapping_mul(b0));
-        let (lo, c2) = p00.overflowing_add(mid << 32);
-        let hi = a1
-            .wrapping_mul(b1)
-            .wrapping_add(mid >> 32)
-            .wrapping_add(u64::from(c1) << 32)
-            .wrapping_add(u64::from(c2));
-        let m = Acc { hi: hi as i64, lo };
-        if a < 0 {
-            // -m = !m + 1
-            Acc {
-                hi: !m.hi,
-                lo: !m.lo,
-            }
-            .add(Acc { hi: 0, lo: 1 })
-        } else {
-            m
-        }
-    }
-
-    fn ge(self, o: Acc) -> bool {
-        (self.hi, self.lo) >= (o.hi, o.lo)
-    }
-}
 
 /// The queued entities in timeline order: the tree from its leftmost node by `rb_next`
 /// (the cached leftmost is not trusted: the walk starts at the root), then a runnable
@@ -134,7 +83,7 @@ struct Lag {
     all: bool,
     zero: u64,
     /// `S + B`: Σ w_j (v_j - v0), plus NICE_0_LOAD Σ r_j with BIAS_ELIGIBLE.
-    lhs: Acc,
+    lhs: Wide,
     /// `W`: Σ w_j.
     load: u64,
 }
@@ -142,12 +91,12 @@ struct Lag {
 impl Lag {
     fn new<R: Runqueue>(rq: &R, features: Features) -> Lag {
         let zero = rq.zero_vruntime();
-        let (mut sum, mut load, mut slices) = (Acc::ZERO, 0u64, Acc::ZERO);
+        let (mut sum, mut load, mut slices) = (Wide::ZERO, 0u64, Wide::ZERO);
         for se in Queued::new(rq) {
             let w = se.load().weight_down();
-            sum = sum.add(Acc::mul(vdelta(se.vruntime(), zero), w));
+            sum = sum.add(Wide::mul_u64(vdelta(se.vruntime(), zero), w));
             load = load.saturating_add(w);
-            slices = slices.add(Acc::mul(
+            slices = slices.add(Wide::mul_u64(
                 i64::try_from(se.slice()).unwrap_or(i64::MAX),
                 NICE_0_WEIGHT,
             ));
@@ -167,7 +116,7 @@ impl Lag {
         self.all
             || self
                 .lhs
-                .ge(Acc::mul(vdelta(vruntime, self.zero), self.load))
+                .ge(Wide::mul_u64(vdelta(vruntime, self.zero), self.load))
     }
 }
 
@@ -359,16 +308,13 @@ pub fn max_slice<R: Runqueue>(rq: &R) -> u64 {
     Queued::new(rq).map(|se| se.slice()).max().unwrap_or(0)
 }
 
-/// The lag limit `update_entity_lag()` must clamp `se`'s lag to, `±` this, by definition
-/// (`math::lag_span`'s rule): `calc_delta_fair(span, w_i)` with `span = max(r_max, r_i) +
-/// TICK_NSEC` under LAG_CLAMP_MAX_SLICE, `r_max` by [`max_slice`]'s scan, and 6.12's
-/// `max(2 r_i, TICK_NSEC)` without. O(n).
+/// The lag limit `update_entity_lag()` must clamp `se`'s lag to, `±` this:
+/// `calc_delta_fair(span, w_i)` with the core's rule for the span
+/// ([`lag_span_of`](super::math::lag_span_of): `max(r_max, r_i) + TICK_NSEC` under
+/// LAG_CLAMP_MAX_SLICE, 6.12's `max(2 r_i, TICK_NSEC)` without), but `r_max` by
+/// [`max_slice`]'s scan, not the augmented value. O(n).
 pub fn lag_limit<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> i64 {
-    let span = if cfg.feat(Features::LAG_CLAMP_MAX_SLICE) {
-        max_slice(rq).max(se.slice()).saturating_add(cfg.tick_nsec)
-    } else {
-        se.slice().saturating_mul(2).max(cfg.tick_nsec)
-    };
+    let span = lag_span_of(se.slice(), || max_slice(rq), cfg);
     i64::try_from(calc_delta_fair(span, se.load())).unwrap_or(i64::MAX)
 }
 
@@ -379,28 +325,6 @@ mod tests {
     use super::*;
     use crate::user::{UserEntity, UserRunqueue};
     use crate::{pick_eevdf, Config, EnqueueFlags, LoadWeight};
-
-    #[test]
-    fn acc_mul_is_exact() {
-        for &(a, b) in &[
-            (0i64, 0u64),
-            (-1, 1),
-            (i64::MIN, (1 << 63) - 1),
-            (i64::MAX, (1 << 63) - 1),
-            (-123_456_789_012, 88_761),
-            (987_654_321, 15),
-        ] {
-            let want = i128::from(a) * i128::from(b);
-            let got = Acc::mul(a, b);
-            assert_eq!(
-                (i128::from(got.hi) << 64) | i128::from(got.lo),
-                want,
-                "{a} * {b}"
-            );
-        }
-        assert!(Acc::mul(-1, 1).ge(Acc::mul(-2, 1)));
-        assert!(!Acc::mul(-1, 1).ge(Acc::ZERO));
-    }
 
     #[test]
     fn scan_agrees_with_the_tree_on_a_small_runqueue() {

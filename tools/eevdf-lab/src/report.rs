@@ -828,13 +828,11 @@ fn integration_note(raw: &Raw) -> String {
             "The rust kernel's features include ELIGIBLE: its fair class runs the Rust EEVDF core."
                 .into()
         }
-        Some(_) => {
-            "**The rust kernel's features lack ELIGIBLE: the in-kernel integration \
+        Some(_) => "**The rust kernel's features lack ELIGIBLE: the in-kernel integration \
                     has not landed in this tree, so both kernels run 6.12's C EEVDF and the \
                     Rust/stock ratios measure the run-to-run noise of this set-up, not the Rust \
                     core.** EVDF and BIAS_ELIGIBLE cells are reported as not available."
-                .into()
-        }
+            .into(),
         None => "No rust kernel boot in this run.".into(),
     }
 }
