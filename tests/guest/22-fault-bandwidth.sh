@@ -4,9 +4,8 @@
 # a/x, take a storm of cpu.max writes (quotas of 1..20 ms in periods of 5..100 ms, and
 # "max") on all three levels and of cpu.max.burst on c, while
 #   - each round makes a group dK (under the throttled a/b in even rounds, beside a in odd
-#     ones) holding a hog and three nice 19 sleepers (50 ms slices, 20 ms of CPU time
-#     each, then asleep) on one CPU, looks at the timeline
-#     until it shows delayed entities of dK (every 20 ms, 100 looks or 30 s at most; 20
+#     ones) holding a hog and three nice 19 sleepers on one CPU, looks at the timeline
+#     until it shows delayed entities of dK (every 20 ms, 100 looks or 10 s at most; 20
 #     looks under a/b: a throttled hierarchy is not in the timeline), then moves the
 #     sleepers out (two rounds of four) or kills them (the other two) and removes dK at
 #     once: an rmdir of a group whose entities were delayed. DELAY_DEQUEUE is on in three
@@ -218,34 +217,25 @@ while [ $k -lt "$rounds" ] || { [ $tl = 1 ] && [ $rmdir_delayed = 0 ] && [ $k -l
 	[ "$ncpu" -gt 1 ] && cpu=$((1 + k % (ncpu - 1)))
 	if [ $((k % 2)) = 0 ]; then d=a/b/d$k; else d=d$k; fi
 	mkdir $G/$d || fail "mkdir $d"
-	# Three sleepers and a hog on one CPU. The sleepers wait (polling, asleep most of
-	# the time) until they are at nice 19 and the hog runs beside them; then each runs
-	# 20 ms of CPU time (its own schedstat, so a slow or loaded guest does not shorten
-	# it; within its 50 ms slice, so it is not preempted midway) and sleeps for good
-	# (60 s at most; the round kills it). A nice 19 task's vruntime advances 68 times as
-	# fast as the hog's, so it goes to sleep about 1.4 s of the hog's run time ahead of
-	# V, and its entity stays queued, delayed, until the hog has run that long: seconds
-	# on an idle host, longer on a loaded one, where a look at the timeline takes a
-	# KASAN guest up to a second. (Sleepers that spun 100 steps at the base slice and
-	# slept 0.1 s, in a loop, were delayed for tens of ms at a time: the looks caught
-	# them in about half the rounds on an idle host and in 1 of 9 and 1 of 14 on a
-	# loaded one, Documentation/reliability.md.)
+	# The sleepers start at nice 0, to reach their sleep loop soon, then go to nice 19
+	# and get a hog beside them.
 	sl=""
 	for i in 1 2 3; do
-		ingrp $d taskset -c $cpu eevdfctl run --slice-ns 50000000 -- sh -c "until [ -e $T/go$k ]; do read -t 0.05 _ <>$T/fifo; done; read -r s0 _ </proc/\$\$/schedstat; s=\$s0; while [ \$((s - s0)) -lt 20000000 ]; do read -r s _ </proc/\$\$/schedstat; done; read -t 60 _ <>$T/fifo; exit 0"
+		ingrp $d taskset -c $cpu sh -c "while [ ! -e $T/stop$k ]; do i=0; while [ \$i -lt 100 ]; do i=\$((i + 1)); done; read -t 0.1 _ <>$T/fifo; done; exit 0"
 		sl="$sl $!"
 	done
+	nap 0.3
 	for p in $sl; do renice 19 -p $p >/dev/null || fail "renice $p"; done
 	ingrp $d taskset -c $cpu sh -c 'while :; do :; done'
 	dhog=$!
 	renice 0 -p $dhog >/dev/null || fail "renice $dhog"
 	started=$((started + 4))
-	touch $T/go$k
+	nap 0.3
 	n=0
 	if [ $tl = 1 ] && [ $((k % 4)) != 2 ]; then
 		# A throttled hierarchy is mostly not in the timeline: fewer looks there.
 		cs
-		until=$((now + 3000)) looks=0 most=100
+		until=$((now + 1000)) looks=0 most=100
 		[ $((k % 2)) = 0 ] && most=20
 		while delayed "/fault22/$d" && [ "$n" = 0 ] && cs && [ "$now" -lt $until ] && [ $looks -lt $most ]; do
 			looks=$((looks + 1))
@@ -262,11 +252,8 @@ while [ $k -lt "$rounds" ] || { [ $tl = 1 ] && [ $rmdir_delayed = 0 ] && [ $k -l
 		wait $dhog
 		[ $? = 143 ] && finished=$((finished + 1))
 		rmdir_retry $G/$d || fail "rmdir $d (sleepers moved out)"
-		kill $sl
-		for p in $sl; do
-			wait $p
-			[ $? = 143 ] && finished=$((finished + 1))
-		done
+		touch $T/stop$k
+		for p in $sl; do wait $p && finished=$((finished + 1)); done
 	else
 		kill $dhog $sl
 		for p in $dhog $sl; do
