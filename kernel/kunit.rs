@@ -104,7 +104,7 @@ pub fn weight(rng: &mut Rng) -> crate::sched_eevdf::LoadWeight {
     crate::sched_eevdf::LoadWeight::from_weight(u64::from(w) << 10)
 }
 
-/// The pick is the one the core's O(n) reference scan makes (`reference::pick`, the
+/// The pick is the one the core's O(n) reference scan makes (`oracle::pick`, the
 /// definition the host tests and the live VERIFY oracle judge by).
 fn check_pick<R: crate::sched_eevdf::Runqueue>(
     t: &mut Test,
@@ -112,8 +112,8 @@ fn check_pick<R: crate::sched_eevdf::Runqueue>(
     cfg: crate::sched_eevdf::Config,
     step: u32,
 ) -> bool {
-    use crate::sched_eevdf::{pick_eevdf, reference};
-    if pick_eevdf(rq, cfg) != reference::pick(rq, cfg.features) {
+    use crate::sched_eevdf::{oracle, pick_eevdf};
+    if pick_eevdf(rq, cfg) != oracle::pick(rq, cfg.features) {
         t.fail(format_args!(
             "step {step}: the pick differs from the O(n) reference's"
         ));
@@ -134,7 +134,7 @@ fn wakeup<R: crate::sched_eevdf::Runqueue>(
     cfg: crate::sched_eevdf::Config,
     step: u32,
 ) -> Option<bool> {
-    use crate::sched_eevdf::{check_preempt_wakeup_fair, reference, Features, Wake, WakeFlags};
+    use crate::sched_eevdf::{check_preempt_wakeup_fair, oracle, Features, Wake, WakeFlags};
     let mut flags = WakeFlags::NONE;
     if initial {
         flags = flags | WakeFlags::FORK;
@@ -151,9 +151,9 @@ fn wakeup<R: crate::sched_eevdf::Runqueue>(
     // The reference reads the state before the decision; 6.12's NEXT_BUDDY (without
     // NEXT_BUDDY_EEVDF) marks the buddy first, which its decision ignores.
     let want = if cfg.features.contains(Features::NEXT_BUDDY_EEVDF) {
-        reference::wakeup_preempt_buddy(rq, se, wake, cfg.features).0
+        oracle::wakeup_preempt_buddy(rq, se, wake, cfg.features).0
     } else {
-        reference::wakeup_preempt(rq, se, cfg.features)
+        oracle::wakeup_preempt(rq, se, cfg.features)
     };
     let got = check_preempt_wakeup_fair(rq, se, wake, false, cfg);
     if got != want {
@@ -304,7 +304,7 @@ pub fn slice_workload<R: crate::sched_eevdf::Runqueue>(
     steps: u32,
 ) -> Option<SliceCounts> {
     use crate::sched_eevdf::{
-        avg_vruntime_peek, cfs_rq_max_slice, dequeue_entity, enqueue_entity, reference,
+        avg_vruntime_peek, cfs_rq_max_slice, dequeue_entity, enqueue_entity, oracle,
         sched_setattr_slice, schedule, update_curr, vtime::vdelta, DequeueFlags, EnqueueFlags,
         Entity, Features, Pick,
     };
@@ -336,7 +336,7 @@ pub fn slice_workload<R: crate::sched_eevdf::Runqueue>(
                 } else {
                     DequeueFlags::SAVE
                 };
-                let limit = reference::lag_limit(rq, se, cfg);
+                let limit = oracle::lag_limit(rq, se, cfg);
                 let lag = vdelta(avg_vruntime_peek(rq), se.vruntime());
                 let left = dequeue_entity(rq, se, flags, cfg);
                 if left {
@@ -376,11 +376,11 @@ pub fn slice_workload<R: crate::sched_eevdf::Runqueue>(
         if !ok {
             return None;
         }
-        if cfs_rq_max_slice(rq) != reference::max_slice(rq) {
+        if cfs_rq_max_slice(rq) != oracle::max_slice(rq) {
             t.fail(format_args!(
                 "step {step}: cfs_rq_max_slice() {}, the reference's {}",
                 cfs_rq_max_slice(rq),
-                reference::max_slice(rq)
+                oracle::max_slice(rq)
             ));
             return None;
         }

@@ -31,7 +31,7 @@ use crate::fair::CfsRq;
 use crate::rq::with_locked;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
 use crate::sched_eevdf::{
-    cfs_rq_max_slice, check_invariants, reference, Entity, Runqueue, Timeline,
+    cfs_rq_max_slice, check_invariants, oracle, Entity, Runqueue, Timeline,
 };
 use crate::{
     fair::Se,
@@ -52,7 +52,7 @@ pub enum Count {
     Divergences,
     /// Picks (that agreed with the reference) of a tree entity sharing its deadline with
     /// another eligible one of another vruntime, where 6.12's tie rule may choose another
-    /// ([`reference::pick_is_tie`]).
+    /// ([`oracle::pick_is_tie`]).
     Ties,
 }
 
@@ -316,7 +316,7 @@ mod on {
             return;
         }
         count(rq, Count::Picks);
-        let want = reference::pick(rq, features);
+        let want = oracle::pick(rq, features);
         if got != want {
             let index = |se: Option<Se<'rq>>| se.map(|se| (se.vruntime(), se.deadline()));
             diverged(
@@ -329,12 +329,12 @@ mod on {
                 ),
                 Site::literal(c"pick_eevdf"),
             );
-        } else if reference::pick_is_tie(rq, features, got) {
+        } else if oracle::pick_is_tie(rq, features, got) {
             count(rq, Count::Ties);
         }
         // LAG_CLAMP_MAX_SLICE's r_max: the augmented value (and current's slice) against a
         // scan of the queued slices, at the O(n) already paid here.
-        let (got, want) = (cfs_rq_max_slice(rq), reference::max_slice(rq));
+        let (got, want) = (cfs_rq_max_slice(rq), oracle::max_slice(rq));
         if got != want {
             diverged(
                 rq,
@@ -351,7 +351,7 @@ mod on {
         pse: Se<'rq>,
         features: Features,
     ) -> Option<bool> {
-        enabled().then(|| reference::wakeup_preempt(rq, pse, features))
+        enabled().then(|| oracle::wakeup_preempt(rq, pse, features))
     }
 
     pub(crate) fn wakeup_after(rq: &CfsRq<'_>, want: Option<bool>, got: bool) {
@@ -376,7 +376,7 @@ mod on {
         wake: Wake,
         features: Features,
     ) -> Option<(bool, bool)> {
-        enabled().then(|| reference::wakeup_preempt_buddy(rq, pse, wake, features))
+        enabled().then(|| oracle::wakeup_preempt_buddy(rq, pse, wake, features))
     }
 
     pub(crate) fn wakeup_buddy_after(

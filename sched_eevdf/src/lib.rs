@@ -108,7 +108,7 @@ extern crate std;
 mod table;
 
 // The judges and the host tree are not the scheduler: in the kernel they exist only where
-// they run, the invariant checker and the O(n) reference under the live oracle (VERIFY) and
+// they run, the invariant checker and the O(n) oracle under the live oracle (VERIFY) and
 // KUnit, the host tree and the model under KUnit (see Documentation/architecture.md, "Who
 // judges what").
 #[cfg(any(
@@ -128,7 +128,7 @@ pub mod ops;
     CONFIG_SCHED_EEVDF_RUST_VERIFY,
     CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST
 ))]
-pub mod reference;
+pub mod oracle;
 pub mod tree;
 #[cfg(any(not(sched_eevdf_in_kernel), CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST))]
 pub mod user;

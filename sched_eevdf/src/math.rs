@@ -147,7 +147,7 @@ pub fn lag_span<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> u64 {
 
 /// [`lag_span`]'s rule from `se`'s slice `r_i` and a way to get `r_max`, asked only under
 /// LAG_CLAMP_MAX_SLICE: the core passes the augmented value, the O(n) reference
-/// ([`reference::lag_limit`](super::reference::lag_limit)) a scan of the queue.
+/// ([`oracle::lag_limit`](super::oracle::lag_limit)) a scan of the queue.
 #[inline(always)]
 pub fn lag_span_of(r_i: u64, r_max: impl FnOnce() -> u64, cfg: Config) -> u64 {
     if cfg.feat(Features::LAG_CLAMP_MAX_SLICE) {
@@ -296,7 +296,7 @@ fn eligible_wide(avg: i64, bias: i64, key: i64, load: i64) -> bool {
 /// A 128-bit two's-complement value as two 64-bit limbs: the crate's one 128-bit type
 /// (no `i128`, whose division the kernel lacks; only `+`, `*` and comparison are needed).
 /// The core's rare 128-bit eligibility test and the O(n) reference's exact sums
-/// ([`reference`](super::reference)) both use it.
+/// ([`oracle`](super::oracle)) both use it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Wide {
     hi: i64,

@@ -388,7 +388,7 @@ fn lag_clamp_max_slice_keeps_a_short_slice_lag() {
         // The hog runs 40 ms (its slice protected), the short entity waits: V - v_short
         // grows to about 20 ms (two equal weights).
         assert!(!update_curr(&mut rq, 40_000_000, cfg));
-        let limit = reference::lag_limit(&rq, short.se(), cfg);
+        let limit = oracle::lag_limit(&rq, short.se(), cfg);
         let v = avg_vruntime(&mut rq);
         let raw = vtime::vdelta(v, short.se().vruntime());
         assert!(raw > 15_000_000, "lag {raw}");
@@ -404,7 +404,7 @@ fn lag_clamp_max_slice_keeps_a_short_slice_lag() {
             assert_eq!(short.se().vlag(), tick);
         }
         // The hog's own limit, alone on the runqueue now.
-        let hog_limit = reference::lag_limit(&rq, hog.se(), cfg);
+        let hog_limit = oracle::lag_limit(&rq, hog.se(), cfg);
         assert_eq!(hog_limit, if on { max_slice + tick } else { 2 * max_slice });
     }
 }

@@ -72,7 +72,7 @@ fn new_buddy_preempts_through_protection() {
         assert_eq!(rq.next_buddy(), Some(w.se()));
         assert_eq!(preempt, eevdf, "NEXT_BUDDY_EEVDF {eevdf}");
         assert_eq!(
-            reference::pick(&rq, cfg.features),
+            oracle::pick(&rq, cfg.features),
             Some(if eevdf { w.se() } else { a.se() })
         );
         // 6.12 picks the buddy at the next schedule (pick_next_entity()'s PICK_BUDDY).
@@ -97,7 +97,7 @@ fn older_buddy_with_earlier_deadline_is_kept() {
     // A 3 ms slice: a later deadline than b's, and no PREEMPT_SHORT.
     wake_up(&mut rq, w.se(), 0, 3_000_000, cfg);
     assert!(vtime::vruntime_before(b.se().deadline(), w.se().deadline()));
-    let want = reference::wakeup_preempt_buddy(&rq, w.se(), wake(WakeFlags::NONE), cfg.features);
+    let want = oracle::wakeup_preempt_buddy(&rq, w.se(), wake(WakeFlags::NONE), cfg.features);
     let act = wakeup_preempt_buddy(&mut rq, w.se(), wake(WakeFlags::NONE), cfg);
     assert_eq!(
         (act.preempt, act.set_buddy, act.kept_buddy),
@@ -169,7 +169,7 @@ fn sync_wakeup_follows_preempt_sync() {
             waker_ran_ns: ran,
             migration_cost_ns: cost,
         };
-        let want = reference::wakeup_preempt_buddy(&rq, w.se(), wk, cfg.features);
+        let want = oracle::wakeup_preempt_buddy(&rq, w.se(), wk, cfg.features);
         let act = wakeup_preempt_buddy(&mut rq, w.se(), wk, cfg);
         assert_eq!(act.rule, WakeupRule::Sync, "case {k}");
         assert_eq!((act.preempt, act.set_buddy), (preempt, true), "case {k}");
@@ -201,10 +201,10 @@ fn fork_and_delayed_never_preempt() {
         features: cfg.features.with(Features::NEXT_BUDDY_EEVDF, false),
         ..cfg
     };
-    assert!(reference::wakeup_preempt(&rq, w.se(), off.features));
+    assert!(oracle::wakeup_preempt(&rq, w.se(), off.features));
     let fork = wake(WakeFlags::FORK);
     assert_eq!(
-        reference::wakeup_preempt_buddy(&rq, w.se(), fork, cfg.features),
+        oracle::wakeup_preempt_buddy(&rq, w.se(), fork, cfg.features),
         (false, false)
     );
     let act = wakeup_preempt_buddy(&mut rq, w.se(), fork, cfg);
@@ -236,7 +236,7 @@ fn short_wakee_leaves_the_buddy_alone() {
     rq.set_next_buddy(Some(b.se()));
     wake_up(&mut rq, w.se(), 0, 100_000, cfg);
     let wk = wake(WakeFlags::NONE);
-    let want = reference::wakeup_preempt_buddy(&rq, w.se(), wk, cfg.features);
+    let want = oracle::wakeup_preempt_buddy(&rq, w.se(), wk, cfg.features);
     let act = wakeup_preempt_buddy(&mut rq, w.se(), wk, cfg);
     assert_eq!(act.rule, WakeupRule::Short);
     assert_eq!((act.preempt, act.set_buddy), (false, false));
@@ -264,7 +264,7 @@ fn pick_reads_the_buddy_only_with_the_flag_and_pick_buddy() {
     ] {
         let c = Config { features, ..cfg };
         assert_eq!(pick_eevdf(&rq, c), Some(want), "{features:?}");
-        assert_eq!(reference::pick(&rq, features), Some(want), "{features:?}");
+        assert_eq!(oracle::pick(&rq, features), Some(want), "{features:?}");
     }
     // An ineligible buddy is passed over: current, after running ahead of V.
     let _ = update_curr(&mut rq, 600_000, cfg);
@@ -273,7 +273,7 @@ fn pick_reads_the_buddy_only_with_the_flag_and_pick_buddy() {
     assert!(!entity_eligible(&rq, a.se(), cfg));
     let pick = pick_eevdf(&rq, cfg);
     assert!(pick.is_some() && pick != Some(a.se()));
-    assert_eq!(pick, reference::pick(&rq, cfg.features));
+    assert_eq!(pick, oracle::pick(&rq, cfg.features));
     assert_ne!(pick_reason(&rq, pick, cfg), PickReason::Buddy);
 }
 
@@ -289,7 +289,7 @@ fn idle_wakee_is_not_marked() {
         wakee_idle: true,
         ..wake(WakeFlags::NONE)
     };
-    let want = reference::wakeup_preempt_buddy(&rq, w.se(), wk, cfg.features);
+    let want = oracle::wakeup_preempt_buddy(&rq, w.se(), wk, cfg.features);
     let act = wakeup_preempt_buddy(&mut rq, w.se(), wk, cfg);
     assert_eq!((act.preempt, act.set_buddy), want);
     assert!(act.set_buddy && !act.preempt, "{act:?}");

@@ -5,7 +5,7 @@
 //! tree by deadline and inserts equal keys to the right, so the first enqueued of the
 //! eligible entities sharing the earliest deadline wins; this core's tree is sorted by
 //! vruntime, so the smaller vruntime wins. This fixes today's behaviour and the live
-//! oracle's count of such picks (`reference::pick_is_tie`).
+//! oracle's count of such picks (`oracle::pick_is_tie`).
 
 use sched_eevdf::user::{UserEntity, UserRunqueue};
 use sched_eevdf::*;
@@ -41,9 +41,9 @@ fn equal_deadlines_go_to_the_smaller_vruntime() {
     let f = Features::DEFAULT;
     assert!(entity_eligible(&rq, a, Config::DEFAULT) && entity_eligible(&rq, b, Config::DEFAULT));
     assert_eq!(pick_eevdf(&rq, Config::DEFAULT), Some(b));
-    assert_eq!(reference::pick(&rq, f), Some(b));
-    assert!(reference::pick_is_tie(&rq, f, Some(b)));
-    assert!(reference::pick_is_tie(&rq, f, Some(a)));
+    assert_eq!(oracle::pick(&rq, f), Some(b));
+    assert!(oracle::pick_is_tie(&rq, f, Some(b)));
+    assert!(oracle::pick_is_tie(&rq, f, Some(a)));
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn distinct_or_ineligible_deadlines_are_no_tie() {
     queue(&mut rq, &ents, &[(100, 1000), (50, 999), (500, 5000)]);
     let pick = pick_eevdf(&rq, Config::DEFAULT);
     assert_eq!(pick, Some(ents[1].se()));
-    assert!(!reference::pick_is_tie(&rq, f, pick));
+    assert!(!oracle::pick_is_tie(&rq, f, pick));
     // The same deadline, held by an entity that is not eligible.
     let ents = entities(3);
     let mut rq = UserRunqueue::new();
@@ -63,9 +63,9 @@ fn distinct_or_ineligible_deadlines_are_no_tie() {
     assert!(!entity_eligible(&rq, ents[1].se(), Config::DEFAULT));
     let pick = pick_eevdf(&rq, Config::DEFAULT);
     assert_eq!(pick, Some(ents[0].se()));
-    assert!(!reference::pick_is_tie(&rq, f, pick));
+    assert!(!oracle::pick_is_tie(&rq, f, pick));
     // No pick, no tie.
-    assert!(!reference::pick_is_tie(&rq, f, None));
+    assert!(!oracle::pick_is_tie(&rq, f, None));
     // Equal vruntimes and deadlines (tasks forked at the same V): both trees order them by
     // enqueue, so no tie is counted.
     let ents = entities(3);
@@ -73,5 +73,5 @@ fn distinct_or_ineligible_deadlines_are_no_tie() {
     queue(&mut rq, &ents, &[(100, 1000), (100, 1000), (500, 5000)]);
     let pick = pick_eevdf(&rq, Config::DEFAULT);
     assert_eq!(pick, Some(ents[0].se()), "the first enqueued");
-    assert!(!reference::pick_is_tie(&rq, f, pick));
+    assert!(!oracle::pick_is_tie(&rq, f, pick));
 }

@@ -105,7 +105,7 @@ fn random_ops(n: usize, steps: usize, seed: u64, base: u64, spread: u64) {
             let max_slice = slices().max().unwrap();
             assert_eq!(root.max_slice(), max_slice);
             assert_eq!(cfs_rq_max_slice(&rq), max_slice);
-            assert_eq!(reference::max_slice(&rq), max_slice);
+            assert_eq!(oracle::max_slice(&rq), max_slice);
         } else {
             assert_eq!(cfs_rq_max_slice(&rq), 0);
         }
@@ -159,7 +159,7 @@ fn check_slices(rq: &UserRunqueue<'_>, ents: &[UserEntity]) {
     let queued = || ents.iter().map(UserEntity::se).filter(|se| se.on_rq());
     let max = queued().map(|se| se.slice()).max().unwrap_or(0);
     assert_eq!(cfs_rq_max_slice(rq), max);
-    assert_eq!(reference::max_slice(rq), max);
+    assert_eq!(oracle::max_slice(rq), max);
     let min = queued().map(|se| se.slice()).min().unwrap_or(u64::MAX);
     assert_eq!(cfs_rq_min_slice(rq), min);
 }
@@ -463,7 +463,7 @@ fn pick_matches_reference_with_current_anywhere() {
         }
         assert_eq!(
             pick_eevdf(&rq, cfg),
-            reference::pick(&rq, cfg.features),
+            oracle::pick(&rq, cfg.features),
             "round {round}"
         );
     }

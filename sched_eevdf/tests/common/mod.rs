@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 pub mod pair;
-pub mod reference;
+pub mod test_model;
 
 use sched_eevdf::{scale_load, LoadWeight};
 

@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use super::reference::{RefEntity, RefPick, RefRq};
+use super::test_model::{RefEntity, RefPick, RefRq};
 use super::weight_choice;
 use sched_eevdf::user::{UserEntity, UserRunqueue, UserSe};
 use sched_eevdf::vtime::vdelta;
@@ -97,12 +97,12 @@ impl<'a> Pair<'a> {
             {
                 self.rq.set_next_buddy(Some(se));
             }
-            let r = sched_eevdf::reference::wakeup_preempt(&self.rq, se, cfg.features);
-            assert_eq!(r, want.0, "reference::wakeup_preempt, model says {b:?}");
+            let r = sched_eevdf::oracle::wakeup_preempt(&self.rq, se, cfg.features);
+            assert_eq!(r, want.0, "oracle::wakeup_preempt, model says {b:?}");
             want.1 = false;
         } else {
-            let r = sched_eevdf::reference::wakeup_preempt_buddy(&self.rq, se, wake, cfg.features);
-            assert_eq!(r, want, "reference::wakeup_preempt_buddy, model says {b:?}");
+            let r = sched_eevdf::oracle::wakeup_preempt_buddy(&self.rq, se, wake, cfg.features);
+            assert_eq!(r, want, "oracle::wakeup_preempt_buddy, model says {b:?}");
         }
         // Every third wakeup goes through the model's check_preempt_wakeup_fair() (the
         // outer logic, decision only); the others through the operations, and of those
@@ -221,7 +221,7 @@ impl<'a> Pair<'a> {
                 };
                 // The no_std reference's lag limit (the kernel's VERIFY oracle has it too),
                 // asked before the dequeue, of the state update_entity_lag() reads.
-                let limit = sched_eevdf::reference::lag_limit(&self.rq, se, cfg);
+                let limit = sched_eevdf::oracle::lag_limit(&self.rq, se, cfg);
                 let v = avg_vruntime_peek(&self.rq);
                 let a = dequeue_entity(&mut self.rq, se, flags, cfg);
                 let b = self.model.dequeue_entity(i, flags, cfg);
@@ -229,7 +229,7 @@ impl<'a> Pair<'a> {
                 if a {
                     let raw = vtime::vdelta(v, se.vruntime());
                     let lag = raw.clamp(-limit, limit);
-                    assert_eq!(se.vlag(), lag, "saved lag against reference::lag_limit");
+                    assert_eq!(se.vlag(), lag, "saved lag against oracle::lag_limit");
                     self.clamps += usize::from(lag != raw);
                 }
                 if self.rq.curr() == Some(se) {
@@ -336,8 +336,8 @@ impl<'a> Pair<'a> {
         let pb = self.model.pick_eevdf(self.cfg);
         assert_eq!(pa, pb, "step {step} {op:?}: pick_eevdf");
         let pr =
-            sched_eevdf::reference::pick(&self.rq, self.cfg.features).map(|se| idx(self.ents, se));
-        assert_eq!(pr, pb, "step {step} {op:?}: reference::pick");
+            sched_eevdf::oracle::pick(&self.rq, self.cfg.features).map(|se| idx(self.ents, se));
+        assert_eq!(pr, pb, "step {step} {op:?}: oracle::pick");
         assert_eq!(
             why,
             self.model.pick_reason(self.cfg),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The O(n) reference: EEVDF's pick and wakeup-preemption decisions from their
+//! The O(n) oracle: EEVDF's pick and wakeup-preemption decisions from their
 //! definitions, by a linear scan of a runqueue, against which the O(log n) core is judged;
 //! also the largest queued slice ([`max_slice`], the augmented `max_slice`'s definition) and
 //! the lag limit built on it ([`lag_limit`]).
