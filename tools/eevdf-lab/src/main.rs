@@ -92,7 +92,7 @@ struct Args {
     /// and EVDF + NO_RUN_TO_PARITY (002; the EVDF sets on rust alone), a long sleeper that
     /// wakes on another CPU at 2 and 4 vCPUs (003), a fork-heavy job at 100% and 300% load
     /// with cyclictest beside it (004). The report quotes each seed beside ours
-    /// (--results-page Documentation/seeds.md). 3 boots x 2 runs a cell by default; with
+    /// (--results-page Documentation/reports/seeds.md). 3 boots x 2 runs a cell by default; with
     /// --smoke one short cell of each, one boot a guest shape.
     #[arg(long, conflicts_with_all = ["quick", "full", "next", "bar"])]
     seeds: bool,
@@ -171,9 +171,9 @@ struct Args {
     #[arg(long)]
     out_dir: Option<PathBuf>,
 
-    /// Also write the report as this Markdown page (e.g. Documentation/results.md), with its
+    /// Also write the report as this Markdown page (e.g. Documentation/reports/results.md), with its
     /// plots in a directory named after it beside it (`results/`); with --next, the page of
-    /// the four features (Documentation/next.md); with --bar, Documentation/bar.md.
+    /// the four features (Documentation/reports/next.md); with --bar, Documentation/reports/bar.md.
     #[arg(long, alias = "markdown")]
     results_page: Option<PathBuf>,
 
@@ -869,7 +869,7 @@ mod tests {
             "--only",
             "next_buddy_eevdf,PROTECT_AT_PICK",
             "--markdown",
-            "Documentation/next.md",
+            "Documentation/reports/next.md",
         ])
         .unwrap();
         assert_eq!(a.stand_ins[0].written_as, "NEXT_BUDDY");
@@ -882,7 +882,7 @@ mod tests {
         );
         assert_eq!(
             a.results_page.as_deref(),
-            Some(Path::new("Documentation/next.md"))
+            Some(Path::new("Documentation/reports/next.md"))
         );
         assert!(
             Args::try_parse_from(["eevdf-lab", "--next", "--feature-stand-in", "a=b"]).is_err()

@@ -1,7 +1,7 @@
 //! The `--next` report: for each of upstream's post-6.12 features, what it is, where it came
 //! from, how to toggle it, upstream's claim, our measurement (its cells off against on) and
 //! where the two agree. The same text is report.md, the terminal's summary and, with
-//! `--results-page` (`--markdown`), Documentation/next.md.
+//! `--results-page` (`--markdown`), Documentation/reports/next.md.
 //!
 //! Statistics as in the lab's other tables: per cell and metric the median over every run
 //! with a distribution-free 95% interval, and on/off as a ratio of medians with a bootstrap

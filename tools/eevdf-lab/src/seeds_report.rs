@@ -857,8 +857,8 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
         "\nEach seed's claim and numbers are quoted from `../shared/seeds/`; ours are medians \
          over the runs with 95% intervals `[lo, hi]` (Documentation/lab.md explains them), \
          rust/stock a ratio of medians with a bootstrap interval. Seed 000 (latency against \
-         throughput) is the main matrix's: `eevdf-lab --quick`, Documentation/results.md and \
-         Documentation/bar.md.\n\n",
+         throughput) is the main matrix's: `eevdf-lab --quick`, Documentation/reports/results.md and \
+         Documentation/reports/bar.md.\n\n",
     );
     section_001(raw, rows, &mut s);
     section_002(raw, rows, &mut s);
