@@ -55,6 +55,8 @@ stage "host: the fault campaign's table from a fixed guest output (tests/faults-
 # columns once came out empty when the file gained a counter.
 diff -u tests/faults-table/expected.md <(bash tools/faults.sh --table tests/faults-table | tail -n +3) ||
 	die "tools/faults.sh --table tests/faults-table differs from tests/faults-table/expected.md"
+stage "host: every relative link and #anchor of the Markdown pages resolves"
+bash tools/check-links.sh
 if [ -x sched_eevdf/test.sh ]; then
 	stage "host: sched_eevdf extras (Miri, fuzz smoke)"
 	bash sched_eevdf/test.sh --extras-only
