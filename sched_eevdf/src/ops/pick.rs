@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 //! The pick: `pick_eevdf()`, its O(1) cases, the descent of the min-deadline tree, and
 //! why it picked what it did (`pick_reason`).
 

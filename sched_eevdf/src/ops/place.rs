@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 //! Deadlines and placement: `update_deadline()`, `place_entity()`, the lag saved at a
 //! dequeue (`dequeue_start`) and the re-placement of a delayed entity (`requeue_delayed`).
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 //! Slice protection: RUN_TO_PARITY's window in `vprot`, 6.12's stash or 6.17's end of
 //! the window (RUN_TO_PARITY_MIN_SLICE, PROTECT_AT_PICK), read at the pick and at a
 //! wakeup.

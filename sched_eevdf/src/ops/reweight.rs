@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 //! Weight and slice changes of queued entities: `reweight_entity()` with its lag and
 //! window kept, and a queued entity's new slice (`set_queued_slice`).
 

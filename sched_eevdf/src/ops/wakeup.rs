@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 //! Wakeup preemption: `check_preempt_wakeup_fair()`'s EEVDF decision, PREEMPT_SHORT,
 //! RUN_TO_PARITY_MIN_SLICE's shrinking window, and NEXT_BUDDY_EEVDF's buddy.
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 //! [`UserTimeline`]: the host's intrusive augmented red-black tree with a cached leftmost
 //! node, a port of lib/rbtree.c and include/linux/rbtree_augmented.h over [`UserEntity`]'s
 //! links.
