@@ -136,6 +136,22 @@ impl RqGuard {
         // - the returned reference is shared: the guard gives out no `&mut` meanwhile.
         unsafe { CfsRq::from_raw(&raw mut (*self.rq).cfs) }
     }
+
+    /// A `cfs_rq` of the locked runqueue (the root's or a group's), for as long as the
+    /// guard is borrowed: the lock that makes it safe to read bounds the reference.
+    ///
+    /// # Safety
+    ///
+    /// `cfs` is a valid `cfs_rq` of this guard's runqueue (its root, or the `my_q` of a
+    /// group entity queued on one of them, read under this lock).
+    pub unsafe fn cfs_rq(&self, cfs: *mut bindings::cfs_rq) -> &CfsRq<'_> {
+        // SAFETY:
+        // - `cfs` is a valid `cfs_rq` of this runqueue (the caller's obligation), whose lock
+        //   `self` holds for as long as it lives (type invariant), so it is valid and
+        //   locked for the borrow of `self`;
+        // - the returned reference is shared: the guard gives out no `&mut` meanwhile.
+        unsafe { CfsRq::from_raw(cfs) }
+    }
 }
 
 impl Drop for RqGuard {

@@ -201,13 +201,11 @@ impl Snapshot {
         let mut next = 0;
         while let Some(&(cfs, cgroup)) = self.queue.v.get(next) {
             next = next.wrapping_add(1);
-            // SAFETY:
-            // - `cfs` is `g`'s root `cfs_rq` or the `my_q` of a group entity queued on
-            //   one of its `cfs_rq`s, pushed during this call (the queue was cleared
-            //   above): a valid `cfs_rq` of `g`'s runqueue;
-            // - `g` holds that runqueue's lock for the whole borrow, which bounds the
-            //   reference's lifetime; the reference is shared and only read.
-            let rq = unsafe { CfsRq::from_raw(cfs) };
+            // SAFETY: `cfs` is `g`'s root `cfs_rq` or the `my_q` of a group entity queued
+            // on one of its `cfs_rq`s, pushed during this call (the queue was cleared
+            // above): a valid `cfs_rq` of `g`'s runqueue. The reference lives as long as
+            // this borrow of `g`, whose lock makes it valid.
+            let rq = unsafe { g.cfs_rq(cfs) };
             if !self.take_cfs_rq(rq, cgroup, cfg) {
                 self.truncated = true;
                 return;
