@@ -24,8 +24,14 @@
 //! - `se`, where there is one, a valid `struct sched_entity` of that `cfs_rq`: queued on
 //!   it, about to be, or its current (the C functions these replace dereference it, so
 //!   it is never null);
-//! - what a line's doc adds under "Requires" (the core's preconditions, which keep the
-//!   timeline consistent but are not needed for memory safety).
+//! - what a line's doc adds under "Requires". Those about the timeline (`se` in no
+//!   timeline, in this `cfs_rq`'s, queued, delayed) are part of memory safety: the line's
+//!   operation inserts `se` into, or erases it from, lib/rbtree's links, and the glue's
+//!   `Timeline` impl for `CfsRq` (kernel/fair.rs) discharges `RbRootCached::insert`'s "in
+//!   no tree" and `erase`'s "a node of this tree" with them; an entity inserted twice or
+//!   erased from the wrong tree corrupts the links. The others (current's runtime
+//!   accounted, `se` not yet current) keep the decisions right and are not needed for
+//!   memory safety. fair.c meets all of them, as it met the C functions' own.
 //!
 //! Nothing here allocates, sleeps or panics, so the calls are fine in atomic context.
 
