@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# An editor's view of the kernel glue: writes rust-project.json at the repository's top, for
+# An editor's view of the kernel glue: writes kernel/rust-project.json, for
 # rust-analyzer (any editor that runs it: VS Code, Neovim, Emacs, Helix), so that
 # kernel/sched_eevdf_glue.rs and everything it includes (kernel/*.rs, debugfs/*.rs, and
 # through its #[path] module the core, sched_eevdf/src/) resolve `kernel::`, `bindings::`
 # and the CONFIG_* cfgs of a built kernel. Cargo's view of sched_eevdf/ stays as it is: the
 # core is a cargo crate too. Tell rust-analyzer to load both: its setting
-# `rust-analyzer.linkedProjects` = ["Cargo.toml", "rust-project.json"] (VS Code:
-# .vscode/settings.json; other editors: their rust-analyzer options).
+# `rust-analyzer.linkedProjects` = ["Cargo.toml", "kernel/rust-project.json"] (VS Code:
+# .vscode/settings.json; other editors: their rust-analyzer options). Not at the top: there,
+# tools that discover a project the way rust-analyzer does (cargo-modules) take the
+# rust-project.json for the workspace and no longer see the cargo one.
 #
 #   tools/rust-analyzer.sh [KERNEL]
 #
@@ -26,7 +28,7 @@ build=$KBUILD_ROOT/$kernel
 [ -e "$build/include/generated/rustc_cfg" ] || die "no built $kernel kernel (bash tools/build-kernel.sh $kernel)"
 step "rust-analyzer: the kernel's crates from make rust-analyzer in $build"
 kmake O="$build" rust-analyzer >/dev/null
-out=$EEVDF_REPO/rust-project.json
+out=$EEVDF_REPO/kernel/rust-project.json
 python3 - "$build/rust-project.json" "$out" "$EEVDF_REPO" <<'PY'
 import json, os, sys
 src, out, repo = sys.argv[1:]

@@ -148,7 +148,7 @@ stage "kernel: no panic path in the project's Rust outside KUnit (the check's ca
 bash tools/no-panic.sh --canary
 bash tools/no-panic.sh distro-debug
 bash tools/kernel-clippy.sh distro-debug
-stage "kernel: the editor's view of the glue (tools/rust-analyzer.sh: rust-project.json, every crate root there)"
+stage "kernel: the editor's view of the glue (tools/rust-analyzer.sh: kernel/rust-project.json, every crate root there)"
 bash tools/rust-analyzer.sh distro-debug
 # KASAN under single-threaded TCG is slow: the full load once (preempt=full, the fault
 # campaign's short form, tests 2?-fault-*, included), then the other tests again at a
