@@ -32,11 +32,10 @@
 //! (`#[cfg_attr(sched_eevdf_in_kernel, inline(never))]`); none of that shows in the names.
 
 use super::features::{Config, Features};
-use super::load::{calc_delta_fair, div_s64, LoadWeight};
 use super::math::{avg_vruntime_add, avg_vruntime_delta, avg_vruntime_sub, entity_lag};
-use super::math::{update_zero_vruntime, vruntime_eligible, Eligibility};
-use super::tree::{cfs_rq_min_slice, min_deadline_update, Entity, Runqueue, Timeline};
-use super::vtime::{vadd, vdelta, vruntime_after, vruntime_before, vruntime_min};
+use super::math::{update_zero_vruntime, vruntime_eligible};
+use super::tree::{min_deadline_update, Entity, Runqueue, Timeline};
+use super::vtime::vdelta;
 
 macro_rules! flags {
     ($(#[$m:meta])* $t:ident { $($(#[$fm:meta])* $f:ident = $v:expr,)* }) => {

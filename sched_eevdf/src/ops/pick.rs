@@ -3,7 +3,12 @@
 //! The pick: `pick_eevdf()`, its O(1) cases, the descent of the min-deadline tree, and
 //! why it picked what it did (`pick_reason`).
 
-use super::*;
+use super::super::features::{Config, Features};
+use super::super::math::Eligibility;
+use super::super::tree::{Entity, Runqueue};
+use super::super::vtime::vruntime_before;
+use super::protect::protect_slice;
+use super::PickReason;
 
 /// `pick_eevdf()`: Earliest Eligible Virtual Deadline First.
 ///

@@ -3,7 +3,15 @@
 //! Deadlines and placement: `update_deadline()`, `place_entity()`, the lag saved at a
 //! dequeue (`dequeue_start`) and the re-placement of a delayed entity (`requeue_delayed`).
 
-use super::*;
+use super::super::features::{Config, Features};
+use super::super::load::{calc_delta_fair, div_s64};
+use super::super::tree::{Entity, Runqueue};
+use super::super::vtime::vruntime_before;
+use super::protect::{ended_vprot, protect_6_12};
+use super::{
+    __dequeue_entity, __enqueue_entity, avg_vruntime, entity_eligible, save_vlag,
+    update_entity_lag, Context, EnqueueFlags,
+};
 
 /// `update_deadline()`: when current has consumed its request, give it a new one.
 ///

@@ -4,7 +4,11 @@
 //! the window (RUN_TO_PARITY_MIN_SLICE, PROTECT_AT_PICK), read at the pick and at a
 //! wakeup.
 
-use super::*;
+use super::super::features::{Config, Features};
+use super::super::load::calc_delta_fair;
+use super::super::tree::{cfs_rq_min_slice, Entity, Runqueue};
+use super::super::vtime::{vruntime_after, vruntime_before, vruntime_min};
+use super::entity_eligible;
 
 /// `protect_slice()`: whether current's slice is protected (RUN_TO_PARITY keeps an
 /// eligible, protected current at the pick), read from `vprot` as the features say.

@@ -3,7 +3,13 @@
 //! Weight and slice changes of queued entities: `reweight_entity()` with its lag and
 //! window kept, and a queued entity's new slice (`set_queued_slice`).
 
-use super::*;
+use super::super::features::{Config, Features};
+use super::super::load::{div_s64, LoadWeight};
+use super::super::math::entity_lag;
+use super::super::tree::{min_deadline_update, Entity, Runqueue};
+use super::super::vtime::{vadd, vdelta, vruntime_min};
+use super::protect::{protect_6_12, protect_slice, protect_within_deadline};
+use super::{__dequeue_entity, __enqueue_entity, avg_vruntime, save_vlag};
 
 /// `reweight_eevdf()`: new weight for a queued entity, preserving its lag.
 ///

@@ -3,7 +3,15 @@
 //! Wakeup preemption: `check_preempt_wakeup_fair()`'s EEVDF decision, PREEMPT_SHORT,
 //! RUN_TO_PARITY_MIN_SLICE's shrinking window, and NEXT_BUDDY_EEVDF's buddy.
 
-use super::*;
+use super::super::features::{Config, Features};
+use super::super::math::Eligibility;
+use super::super::tree::{Entity, Runqueue};
+use super::super::vtime::vruntime_before;
+use super::pick::{
+    pick_eevdf_fast, pick_eevdf_general, pick_eevdf_tree_is, pick_features, pick_reason, Fast,
+};
+use super::protect::{cancel_protect_slice, update_protect_slice, without_protection};
+use super::{PickReason, Wake, WakeFlags, WakeupAction, WakeupPreempt, WakeupRule};
 
 /// `check_preempt_wakeup_fair()`'s EEVDF decision for the woken, already enqueued `pse`:
 /// whether current must be rescheduled. Call `update_curr()` first; [`wakeup_reason`] says
