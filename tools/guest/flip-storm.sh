@@ -1,8 +1,9 @@
 #!/bin/sh
 # The feature-flip storm (Documentation/reliability.md, "Oops: int3 under multi-threaded
-# TCG"): for SECONDS (default 60), one write to /sys/kernel/debug/sched/features every few
-# milliseconds (FEATURE and NO_FEATURE in turn, default DELAY_DEQUEUE: each write flips a
-# static key, so the kernel rewrites its text at every sched_feat(FEATURE) site), beside
+# TCG"): for SECONDS (default 60), writes to /sys/kernel/debug/sched/features 2 ms apart
+# (FEATURE and NO_FEATURE in turn, default DELAY_DEQUEUE: each write flips a static key,
+# so the kernel rewrites its text at every sched_feat(FEATURE) site; a write itself takes
+# a KASAN guest tens of ms under TCG), beside
 # hackbench runs in a loop and two hogs in a cgroup whose cpu.max changes every 10 ms
 # (throttling and unthrottling them). The same script on stock 6.12 and on ours: every
 # feature it flips is 6.12's. Exits 0 when every write and every hackbench run succeeded,
