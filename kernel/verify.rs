@@ -30,9 +30,7 @@ use crate::fair::CfsRq;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
 use crate::rq::with_locked;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
-use crate::sched_eevdf::{
-    cfs_rq_max_slice, check_invariants, oracle, Entity, Runqueue, Timeline,
-};
+use crate::sched_eevdf::{cfs_rq_max_slice, check_invariants, oracle, Entity, Runqueue, Timeline};
 use crate::{
     fair::Se,
     sched_eevdf::{Features, Wake},
