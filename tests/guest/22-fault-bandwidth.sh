@@ -4,22 +4,23 @@
 # a/x, take a storm of cpu.max writes (quotas of 1..20 ms in periods of 5..100 ms, and
 # "max") on all three levels and of cpu.max.burst on c, while
 #   - each round makes a group dK (under the throttled a/b in even rounds, beside a in odd
-#     ones) holding a hog and three nice 19 sleepers on one CPU, looks at the timeline
-#     until it shows delayed entities of dK (every 20 ms, 100 looks or 10 s at most; 20
-#     looks under a/b: a throttled hierarchy is not in the timeline), then moves the
-#     sleepers out (two rounds of four) or kills them (the other two) and removes dK at
-#     once: an rmdir of a group whose entities were delayed. DELAY_DEQUEUE is on in three
-#     rounds of four, off in the third;
+#     ones) holding one eevdf-rtapp process on one CPU: a hog and three nice 19 sleepers,
+#     threads whose slices make a sleeper block while it is not eligible (see "The
+#     sleepers" below). It looks at the timeline until it shows delayed entities of dK
+#     (every 20 ms, 100 looks or 10 s at most; 20 looks under a/b: a throttled hierarchy
+#     is not in the timeline), then moves the process out (two rounds of four) or kills it
+#     (the other two) and removes dK at once: an rmdir of a group whose entities were
+#     delayed. DELAY_DEQUEUE is on in three rounds of four, off in the third;
 #   - two hogs move between the throttled a/b/c and the unthrottled /fault22/free each
 #     round.
 # Then, with the storm stopped and c at 20 ms per 100 ms, its usage (cpu.stat) over 3 s
 # must stay within the quota (plus one tick per CPU per period).
 # Passes when every write, move and rmdir succeeded, c and a were throttled, every hackbench
-# run and task finished, each hog's and sleeper's CPU time (schedstat) is above 0 and at
-# most its age, the bandwidth held, and on a kernel with the timeline at least one group
-# was removed right after delayed entities of it were seen (up to six extra rounds run
-# until one is). Kernel reports (WARN, lockdep,
-# KASAN, VERIFY) fail the run in eevdf-vm. Ends with "tasks:" and "faults:" lines, also
+# run and task finished (eevdf-rtapp by its kill), each hog's CPU time (schedstat) is above
+# 0 and at most its age, the bandwidth held, and on a kernel with the timeline at least one
+# group was removed right after delayed entities of it were seen (up to six extra rounds
+# run until one is). Kernel reports (WARN, lockdep, KASAN, VERIFY) fail the run in
+# eevdf-vm. Ends with "tasks:" and "faults:" lines, also
 # appended to $EEVDF_FAULTS_LOG (tools/faults.sh sums them).
 # EEVDF_LOAD (eevdf-guest-tests -s): the share of the rounds to run, at least a floor.
 . "$(dirname "$0")/lib/common.sh"
@@ -217,19 +218,24 @@ while [ $k -lt "$rounds" ] || { [ $tl = 1 ] && [ $rmdir_delayed = 0 ] && [ $k -l
 	[ "$ncpu" -gt 1 ] && cpu=$((1 + k % (ncpu - 1)))
 	if [ $((k % 2)) = 0 ]; then d=a/b/d$k; else d=d$k; fi
 	mkdir $G/$d || fail "mkdir $d"
-	# The sleepers start at nice 0, to reach their sleep loop soon, then go to nice 19
-	# and get a hog beside them.
-	sl=""
-	for i in 1 2 3; do
-		ingrp $d taskset -c $cpu sh -c "while [ ! -e $T/stop$k ]; do i=0; while [ \$i -lt 100 ]; do i=\$((i + 1)); done; read -t 0.1 _ <>$T/fifo; done; exit 0"
-		sl="$sl $!"
-	done
-	nap 0.3
-	for p in $sl; do renice 19 -p $p >/dev/null || fail "renice $p"; done
-	ingrp $d taskset -c $cpu sh -c 'while :; do :; done'
-	dhog=$!
-	renice 0 -p $dhog >/dev/null || fail "renice $dhog"
-	started=$((started + 4))
+	# The sleepers: DELAY_DEQUEUE keeps a task that blocks while not eligible (vruntime
+	# past V) queued until it is picked. A nice 19 task (weight 15) beside a nice 0 hog
+	# (1024) is picked as soon as it is eligible when its virtual slice is the shorter
+	# (700 us * 1024/15 = 48 ms against the hog's 100 ms), so it starts each run with a
+	# lag near 0 and blocks 500 us of CPU later with a lag near -500 us * 1024/15 (34 ms
+	# virtual): the hog must then run about 34 ms in dK before the sleeper is eligible
+	# again, longer in wall time the less CPU dK gets. A sleeper woken before that stays
+	# ineligible and soon blocks again. With 6.12's default slices (the same for both) a
+	# nice 19 sleeper is picked only once its deadline is the earliest, with a lag of a
+	# whole virtual slice, and blocks still eligible: a loaded host then made the timeline
+	# catch a delayed entity in 1 round of 9 (Documentation/reliability.md). Run and sleep
+	# are CPU time and a timer (eevdf-rtapp), not shell loops, so the guest's speed does
+	# not change them.
+	ingrp $d eevdf-rtapp --cpu $cpu --warmup-ms 0 --duration-ms 3600000 \
+		--hog slice_us=100000 --task sleep_us=100000,run_us=500,slice_us=700,nice=19,count=3 \
+		>$T/rtapp$k.out 2>&1
+	rt=$!
+	started=$((started + 1))
 	nap 0.3
 	n=0
 	if [ $tl = 1 ] && [ $((k % 4)) != 2 ]; then
@@ -242,25 +248,25 @@ while [ $k -lt "$rounds" ] || { [ $tl = 1 ] && [ $rmdir_delayed = 0 ] && [ $k -l
 			nap 0.02
 		done
 	fi
-	# The sleepers move out (rounds 0 and 1 of every 4) or die, and the group goes.
+	# The process moves out (rounds 0 and 1 of every 4) or dies, and the group goes.
 	if [ $((k % 4)) -lt 2 ]; then
-		for p in $sl; do
-			echo $p >$G/free/cgroup.procs || fail "moving sleeper $p out of $d"
-			moves=$((moves + 1))
-		done
-		kill $dhog
-		wait $dhog
-		[ $? = 143 ] && finished=$((finished + 1))
-		rmdir_retry $G/$d || fail "rmdir $d (sleepers moved out)"
-		touch $T/stop$k
-		for p in $sl; do wait $p && finished=$((finished + 1)); done
+		echo $rt >$G/free/cgroup.procs || fail "moving eevdf-rtapp $rt out of $d"
+		moves=$((moves + 1))
+		rmdir_retry $G/$d || fail "rmdir $d (eevdf-rtapp moved out)"
+		kill $rt
 	else
-		kill $dhog $sl
-		for p in $dhog $sl; do
-			wait $p
-			[ $? = 143 ] && finished=$((finished + 1))
-		done
-		rmdir_retry $G/$d || fail "rmdir $d (sleepers killed)"
+		kill $rt
+		rmdir_retry $G/$d || fail "rmdir $d (eevdf-rtapp killed)"
+	fi
+	wait $rt
+	rc=$?
+	# SIGTERM ends it with 143 (it sets no handler). Anything else is eevdf-rtapp's
+	# own error (an attribute the kernel did not hold, say).
+	if [ $rc = 143 ]; then
+		finished=$((finished + 1))
+	else
+		cat $T/rtapp$k.out
+		fail "eevdf-rtapp in $d exited $rc"
 	fi
 	rmdirs=$((rmdirs + 1))
 	[ "$n" -gt 0 ] && rmdir_delayed=$((rmdir_delayed + 1))
