@@ -57,67 +57,25 @@ cleanup() {
 trap cleanup EXIT
 ncpu=$(grep -c '^processor' /proc/cpuinfo)
 
-# Format and consistency of one timeline snapshot (file $1). Per cfs_rq: rows =
-# nr_queued, sum of row weights = sum_w (the maintained sums agree with the
-# entities), V within [min vruntime, max vruntime] (min VRT-V <= 0 <= max), the
-# smallest vruntime eligible, and with ELIGIBLE on and BIAS_ELIGIBLE off,
-# eligible exactly when VRT-V <= 0. Prints "cpus N rqs N rows N groups N".
+# Format and consistency of one timeline snapshot (file $1), by eevdfctl's parser and
+# `timeline --check` (tools/eevdf-guest/src/debugfs/timeline.rs): per cfs_rq, rows =
+# nr_queued, sum of row weights = sum_w (the maintained sums agree with the entities), V
+# within [min vruntime, max vruntime] (min VRT-V <= 0 <= max), the smallest vruntime
+# eligible, and with ELIGIBLE on and BIAS_ELIGIBLE off ($2 = plain), eligible exactly when
+# VRT-V <= 0; all-eligible with NO_ELIGIBLE, eevdf with any features; a section for every
+# CPU. Prints "cpus N rqs N rows N groups N", or each problem.
 check_timeline() {
-	awk -v ncpu="$ncpu" -v mode="$2" '
-	function fin() {
-		if (!inrq) return
-		if (rows != nq) bad("nr_queued=" nq " but " rows " rows")
-		if (w != sw) bad("sum_w=" sw " but the rows weigh " w)
-		if (rows > 0 && !(minv <= 0 && maxv >= 0)) bad("V outside [min v, max v]: VRT-V in [" minv ", " maxv "]")
-		if (rows > 0 && minel != "y") bad("the smallest vruntime (VRT-V " minv ") is not eligible")
-		inrq = 0
-	}
-	function bad(m) { printf "line %d: %s: %s\n", NR, m, $0; err = 1 }
-	NR == 1 { if ($0 !~ /^# sched_eevdf timeline/) bad("first line"); next }
-	/^cpu [0-9]+$/ { fin(); cpus++; next }
-	/^cfs_rq V=[0-9]+ zero=[0-9]+ sum_w=[0-9]+ nr_queued=[0-9]+ min_slice_ns=([0-9]+|-) path=./ {
-		fin(); rqs++; inrq = 1; rows = 0; w = 0; minv = ""; maxv = ""; minel = ""
-		split($4, a, "="); sw = a[2]; split($5, a, "="); nq = a[2]
-		if ((nq == 0) != ($6 == "min_slice_ns=-")) bad("min_slice with nr_queued=" nq)
-		next
-	}
-	/^  S +PID +WEIGHT +VRT-V +DL-V +SLICE_NS C E D NAME$/ { if (!inrq) bad("header outside a cfs_rq"); next }
-	/^  [RQ] +(-|[0-9]+) +[0-9]+ +-?[0-9]+ +-?[0-9]+ +[0-9]+ [y-] [y-] [y-] [ -~]+$/ {
-		if (!inrq) bad("row outside a cfs_rq")
-		if ($1 == "R" && rows > 0) bad("running row not first")
-		rows++; w += $3
-		if (minv == "" || $4 < minv) { minv = $4; minel = $8 }
-		if (maxv == "" || $4 > maxv) maxv = $4
-		if ($2 == "-") groups++
-		if (mode == "plain" && (($4 <= 0) != ($8 == "y"))) bad("eligible flag against VRT-V")
-		if (mode == "evdf" && $8 != "y") bad("not eligible with NO_ELIGIBLE")
-		allrows++
-		next
-	}
-	/^truncated$/ { next }
-	{ bad("unexpected line") }
-	END {
-		fin()
-		if (cpus != ncpu) bad(cpus " cpu sections for " ncpu " CPUs")
-		printf "cpus %d rqs %d rows %d groups %d\n", cpus, rqs, allrows, groups
-		exit err
-	}' "$1"
+	eevdfctl timeline --from "$1" --check "$2" --want-cpus "$ncpu"
 }
 
-# The stats file: a header, one line per CPU, "all" = the column sums.
+# The stats file: a header, one line per CPU, "all" = the column sums (eevdfctl's parser
+# and `stats --check-sums`). Prints each problem.
 check_stats() {
-	awk -v ncpu="$ncpu" '
-	function bad(m) { printf "line %d: %s: %s\n", NR, m, $0; err = 1 }
-	NR == 1 { if ($1 != "cpu" || $2 != "picks") bad("header"); n = NF; next }
-	NF != n { bad("field count"); next }
-	$1 ~ /^[0-9]+$/ { cpus++; for (i = 2; i <= n; i++) { if ($i !~ /^[0-9]+$/) bad("value"); s[i] += $i }; next }
-	$1 == "all" { all++; for (i = 2; i <= n; i++) if ($i != s[i]) bad("all != sum of column " i); next }
-	{ bad("unexpected line") }
-	END { if (cpus != ncpu || all != 1) bad(cpus " cpus, " all " all lines"); exit err }' "$1"
+	sums=$(eevdfctl stats --from "$1" --check-sums --want-cpus "$ncpu") || { echo "$sums"; return 1; }
 }
 
 col() { # col FILE NAME: the "all" value of a counter
-	awk -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i } $1 == "all" { print $k }' "$1"
+	eevdfctl stats --from "$1" --get "$2"
 }
 
 [ -d $d ] || fail "no $d"
@@ -218,7 +176,7 @@ n=0
 end=$(($(cut -d. -f1 /proc/uptime) + 8))
 while [ "$(cut -d. -f1 /proc/uptime)" -lt $end ]; do
 	cat $d/timeline >/tmp/tl
-	check_timeline /tmp/tl any >/tmp/tl.out || { cat /tmp/tl.out; head -60 /tmp/tl; fail "inconsistent snapshot while hammering"; }
+	check_timeline /tmp/tl eevdf >/tmp/tl.out || { cat /tmp/tl.out; head -60 /tmp/tl; fail "inconsistent snapshot while hammering"; }
 	cat $d/stats >/tmp/st
 	check_stats /tmp/st || fail "stats while hammering"
 	n=$((n + 1))
@@ -236,7 +194,7 @@ cat $d/timeline >/tmp/tl
 check_timeline /tmp/tl plain || fail "timeline after hammering"
 echo NO_ELIGIBLE >$f
 cat $d/timeline >/tmp/tl
-check_timeline /tmp/tl evdf || { echo ELIGIBLE >$f; fail "NO_ELIGIBLE rows"; }
+check_timeline /tmp/tl all-eligible || { echo ELIGIBLE >$f; fail "NO_ELIGIBLE rows"; }
 echo ELIGIBLE >$f
 
 trap - EXIT

@@ -4,7 +4,9 @@
 # nothing written, slices set and read back (the clamps, the errors: no such
 # process, not permitted, a FIFO task), `run`, and the exit statuses. On the
 # rust and debug kernels also sched_eevdf's debugfs files: stats (table, JSON,
-# reset), top and timeline. The stock kernel has none of these: there the
+# reset, --get, --check-sums), top and timeline (and the queries the guest tests use:
+# --check, --delayed, --max-offset-ns, --root-nr-queued); cputime on any kernel. The
+# stock kernel has none of the debugfs files: there the
 # script checks eevdfctl says so, then skips (77) the debugfs part.
 . "$(dirname "$0")/lib/common.sh"
 ctl=/eevdf/bin/eevdfctl
@@ -168,6 +170,29 @@ run $ctl run --slice-ns 500000 -- /no/such/program
 [ $rc = 127 ] || fail "run of a missing program: exit $rc, want 127"
 ok "run of a missing program: exit 127, $(cat $err)"
 
+# --- cputime (any kernel) ---------------------------------------------------------------
+sh -c 'while :; do :; done' &
+spinner=$!
+sleep 1
+run $ctl cputime $$ $spinner
+kill $spinner
+wait $spinner 2>/dev/null
+[ $rc = 0 ] || fail "cputime of this shell and a spinner exited $rc"
+grep -q '^cpu time: 2 tasks, [0-9.]* s in all; the most of its age: task [0-9]*, [0-9.]*$' $out ||
+	fail "cputime printed no summary line"
+ok "cputime: $(cat $out)"
+# A spinner's second of CPU time exceeds its age at a slack ratio of 0 (and 0 s):
+# a failure with the diagnostics.
+sh -c 'while :; do :; done' &
+spinner=$!
+sleep 1
+run $ctl cputime --slack-ratio 0 --slack-s 0 $spinner
+kill $spinner
+wait $spinner 2>/dev/null
+[ $rc = 1 ] && grep -q "^task $spinner: .* s of CPU time in .* s$" $out && grep -q "^pid $spinner: " $out &&
+	grep -q '^/proc/stat: ' $out || fail "cputime at a slack ratio of 0: exit $rc"
+ok "cputime --slack-ratio 0 fails: $(head -1 $out)"
+
 # --- sched_eevdf's debugfs ------------------------------------------------------------
 if [ "$EEVDF_KERNEL" = stock ]; then
 	run $ctl stats
@@ -193,9 +218,17 @@ run $ctl stats
 [ $rc = 0 ] || fail "stats exited $rc"
 [ -s $err ] && fail "stats with schedstats on printed: $(cat $err)"
 cat $out
-picks_before=$(awk '$1 == "picks" { print $NF }' $out)
-[ -n "$picks_before" ] || fail "no picks row in the stats table"
+grep -q '^picks ' $out || fail "no picks row in the stats table"
+run $ctl stats --get picks
+picks_before=$(cat $out)
+[ $rc = 0 ] && [ -n "$picks_before" ] || fail "stats --get picks exited $rc: $(cat $err)"
 ok "stats: all picks $picks_before"
+run $ctl stats --get no_such_counter
+[ $rc = 1 ] && [ ! -s $out ] && grep -q 'no counter no_such_counter' $err ||
+	fail "stats --get of an unknown counter: exit $rc, $(cat $out $err)"
+run $ctl stats --check-sums --want-cpus "$(grep -c '^processor' /proc/cpuinfo)"
+[ $rc = 0 ] || fail "stats --check-sums exited $rc: $(cat $out $err)"
+ok "stats --check-sums: $(cat $out)"
 
 run $ctl stats --json
 [ $rc = 0 ] || fail "stats --json exited $rc"
@@ -207,8 +240,8 @@ ok "stats --json: $(wc -c <$out) bytes with features, stats (picks) and timeline
 
 run $ctl stats --reset
 [ $rc = 0 ] || fail "stats --reset exited $rc"
-run $ctl stats
-picks_after=$(awk '$1 == "picks" { print $NF }' $out)
+run $ctl stats --get picks
+picks_after=$(cat $out)
 [ -n "$picks_after" ] && [ "$picks_after" -lt "$picks_before" ] ||
 	fail "after stats --reset, all picks is $picks_after (before: $picks_before)"
 ok "stats --reset: all picks $picks_before -> $picks_after"
@@ -232,3 +265,19 @@ head -1 $out | grep -qx 'cpu 0' || fail "timeline --cpu 0 does not start with cp
 grep -q '^  cfs_rq / ' $out || fail "timeline --cpu 0 has no root cfs_rq"
 cat $out
 ok "timeline --cpu 0"
+
+# The queries the guest tests use.
+run $ctl timeline --check eevdf --want-cpus "$(grep -c '^processor' /proc/cpuinfo)"
+[ $rc = 0 ] || fail "timeline --check eevdf exited $rc"
+grep -Eqx 'cpus [0-9]+ rqs [0-9]+ rows [0-9]+ groups [0-9]+' $out || fail "timeline --check printed no summary"
+ok "timeline --check eevdf: $(cat $out)"
+run $ctl timeline --delayed --cpu 0 --looks 3 --interval-ms 10
+[ $rc = 0 ] || fail "timeline --delayed exited $rc"
+grep -Eqx 'looks [1-3] delayed [0-9]+' $out || fail "timeline --delayed printed no count"
+ok "timeline --delayed --cpu 0: $(cat $out)"
+run $ctl timeline --max-offset-ns --cpu 0
+[ $rc = 0 ] && grep -Eqx '[0-9]+' $out || fail "timeline --max-offset-ns exited $rc"
+ok "timeline --max-offset-ns --cpu 0: $(cat $out) ns"
+run $ctl timeline --root-nr-queued --cpu 0
+[ $rc = 0 ] && grep -Eqx '[0-9]+' $out || fail "timeline --root-nr-queued exited $rc"
+ok "timeline --root-nr-queued --cpu 0: $(cat $out)"

@@ -46,7 +46,7 @@ on_fail() {
 	restore
 }
 is_on() { echo " $(cat $f) " | grep -q " $1 "; }
-col() { awk -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i } $1 == "all" { print $k }' /tmp/counts; }
+col() { eevdfctl stats --from /tmp/counts --get "$1"; } # the window's "all" value of counter $1
 window() { # window SETUP-FUNCTION: reset, run it, read the counts
 	echo 0 >$s
 	"$@"

@@ -21,6 +21,7 @@
 use serde::{Deserialize, Serialize};
 use std::io;
 
+pub mod cputime;
 pub mod debugfs;
 pub mod sys;
 

@@ -174,6 +174,173 @@ fn stats_table_json_and_reset() {
 }
 
 #[test]
+fn stats_for_scripts_get_and_check_sums() {
+    let d = FakeDebugfs::new("stats-scripts", true);
+    let o = d.run(&["stats", "--get", "picks"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "150\n");
+    let o = d.run(&["stats", "--get", "wakeups", "--cpu", "1"]);
+    assert_eq!(text(&o.stdout), "3\n");
+    let o = d.run(&["stats", "--get", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert!(text(&o.stderr).contains("no counter nope (the file has: picks wakeups)"));
+    let o = d.run(&["stats", "--get", "picks", "--cpu", "5"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("no row for cpu 5"));
+    let o = d.run(&["stats", "--check-sums", "--want-cpus", "2"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "cpus 2 columns 2\n");
+
+    // A saved copy: read, not the live file; its problems are on stdout, exit 1.
+    let copy = d.path("copy");
+    std::fs::write(&copy, "cpu picks wakeups\n0 1 2\nall 2 2\n").unwrap();
+    let c = copy.to_str().unwrap();
+    let o = d.run(&["stats", "--from", c, "--get", "picks"]);
+    assert_eq!(text(&o.stdout), "2\n");
+    let o = d.run(&["stats", "--from", c, "--check-sums", "--want-cpus", "2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stdout),
+        format!("{c}: 1 cpu rows, want 2\n{c}: all picks is 2, the cpu rows sum to 1\n")
+    );
+    let o = d.run(&["stats", "--from", c]);
+    assert!(text(&o.stdout).starts_with("counter  cpu0  all\n"));
+
+    // The live oracle's file: the table, then enabled.
+    std::fs::write(
+        d.path("eevdf/verify"),
+        "cpu checks divergences\n0 4 0\n1 5 0\nall 9 0\nenabled 1\n",
+    )
+    .unwrap();
+    let o = d.run(&["stats", "--verify", "--check-sums"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "cpus 2 columns 2\n");
+    let o = d.run(&["stats", "--verify"]);
+    assert!(text(&o.stdout).ends_with("divergences     0     0    0\nenabled 1\n"));
+    let o = d.run(&["stats", "--verify", "--from", c, "--get", "picks"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("line 3: last line 'all 2 2' is not 'enabled 0|1'"));
+}
+
+#[test]
+fn timeline_for_scripts() {
+    let d = FakeDebugfs::new("timeline-scripts", true);
+    // (The fake's one row is behind V, so only the sums hold.)
+    let o = d.run(&["timeline", "--check", "sums", "--want-cpus", "2"]);
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert_eq!(text(&o.stdout), "cpus 2 rqs 2 rows 1 groups 0\n");
+    let o = d.run(&["timeline", "--check", "sums", "--want-cpus", "3"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).ends_with("eevdf/timeline: 2 cpu sections, want 3\n"));
+    let o = d.run(&["timeline", "--root-nr-queued", "--cpu", "0"]);
+    assert_eq!(text(&o.stdout), "1\n");
+    let o = d.run(&["timeline", "--max-offset-ns", "--cpu", "0", "--looks", "2"]);
+    assert_eq!(text(&o.stdout), "2998766\n");
+    // Nothing delayed: every look is taken (2 here, 1 ms apart).
+    let o = d.run(&[
+        "timeline",
+        "--delayed",
+        "--cpu",
+        "0",
+        "--looks",
+        "2",
+        "--interval-ms",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "looks 2 delayed 0\n");
+
+    // A group with a delayed entity: the first look sees it and the loop stops.
+    let copy = d.path("tl");
+    std::fs::write(
+        &copy,
+        "# sched_eevdf timeline\ncpu 1\n\
+         cfs_rq V=1 zero=1 sum_w=15 nr_queued=1 min_slice_ns=700000 path=/g/d0\n\
+         \x20 S PID WEIGHT VRT-V DL-V SLICE_NS C E D NAME\n\
+         \x20 Q 77 15 9 99 700000 y - y sleeper\n",
+    )
+    .unwrap();
+    let c = copy.to_str().unwrap();
+    let o = d.run(&["timeline", "--from", c, "--delayed", "--group", "/g/d0"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "looks 1 delayed 1\n");
+    std::fs::copy(&copy, d.path("eevdf/timeline")).unwrap();
+    let o = d.run(&["timeline", "--delayed", "--cpu", "1", "--looks", "100"]);
+    assert_eq!(text(&o.stdout), "looks 1 delayed 1\n");
+    // The check says what is wrong, and where.
+    let o = d.run(&["timeline", "--from", c, "--check", "eevdf"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stdout),
+        format!(
+            "{c}: cpu 1 cfs_rq /g/d0: V outside the vruntimes: VRT-V in [9, 9]\n\
+             {c}: cpu 1 cfs_rq /g/d0: the smallest vruntime (VRT-V 9) is not eligible\n"
+        )
+    );
+    // A malformed snapshot is an error, whatever the query.
+    std::fs::write(&copy, "cpu 0\nbogus\n").unwrap();
+    let o = d.run(&["timeline", "--from", c, "--delayed", "--cpu", "0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("line 2: unexpected line 'bogus'"));
+}
+
+#[test]
+fn cputime_against_fake_proc() {
+    let d = FakeDebugfs::new("cputime", false);
+    let proc_dir = d.path("proc");
+    let task = |pid: u32, ns: u64, start: u64| {
+        let p = proc_dir.join(pid.to_string());
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::write(p.join("schedstat"), format!("{ns} 0 0\n")).unwrap();
+        let fields: Vec<String> = (3..=21).map(|i| i.to_string()).collect();
+        std::fs::write(
+            p.join("stat"),
+            format!("{pid} (sh) R {} {start} 0 0\n", fields[1..].join(" ")),
+        )
+        .unwrap();
+        std::fs::write(
+            p.join("sched"),
+            "sh (1, #threads: 1)\nse.sum_exec_runtime   :   5.0\nprio   :   120\n",
+        )
+        .unwrap();
+    };
+    task(10, 5_000_000_000, 1000);
+    task(11, 12_000_000_000, 1000);
+    std::fs::write(proc_dir.join("uptime"), "20.00 70.00\n").unwrap();
+    std::fs::write(proc_dir.join("stat"), "cpu  100 0 100 300 0 0 0 0 0 0\n").unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_eevdfctl"))
+            .args(args)
+            .env("EEVDFCTL_PROC_DIR", &proc_dir)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["cputime", "10"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "cpu time: 1 tasks, 5.00 s in all; the most of its age: task 10, 0.500\n"
+    );
+    // 12 s in 10 s, and a task that is gone: the failures, the summary, the diagnostics.
+    let o = run(&["cputime", "--slack-ratio", "1.05", "10", "11", "12"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stdout),
+        "task 11: 12 s of CPU time in 10 s\n\
+         task 12 is gone\n\
+         cpu time: 2 tasks, 17.00 s in all; the most of its age: task 11, 1.200\n\
+         pid 10: se.sum_exec_runtime : 5.0 prio : 120 \n\
+         pid 11: se.sum_exec_runtime : 5.0 prio : 120 \n\
+         pid 12: \n\
+         /proc/stat: 5.0 s of CPU time (all CPUs) in 20.0 s of uptime\n"
+    );
+    // A looser ratio lets task 11 pass.
+    let o = run(&["cputime", "--slack-ratio", "1.2", "11"]);
+    assert!(o.status.success(), "{}", text(&o.stdout));
+}
+
+#[test]
 fn timeline_pretty_json_and_cpu() {
     let d = FakeDebugfs::new("timeline", true);
     let o = d.run(&["timeline", "--cpu", "0"]);

@@ -10,6 +10,11 @@
 //! - `eevdfctl stats [--json | --reset]`, `eevdfctl timeline [--json] [--cpu N]`,
 //!   `eevdfctl top`: sched_eevdf's counters and runqueue snapshot from
 //!   /sys/kernel/debug/sched/eevdf (sched_eevdf kernels only; the others work on stock 6.12).
+//!   For scripts (the guest tests): `stats --get NAME`, `stats --check-sums`,
+//!   `timeline --check RULE`, `timeline --delayed`, `timeline --max-offset-ns`,
+//!   `timeline --root-nr-queued`, each also on a saved copy (`--from FILE`).
+//! - `eevdfctl cputime PID...`: the CPU time accounted to each task against its age (the
+//!   fault campaign's check; any kernel).
 //!
 //! Exit status: 0 done, 1 error, 2 bad usage, 127 `run` could not execute CMD.
 //!
@@ -21,10 +26,11 @@
 //! [`Cmd::Stats`] and [`Cmd::Timeline`] below). The parsers and renderers are
 //! `eevdf_guest::debugfs`, unit-tested on the host.
 use anyhow::{anyhow, bail, Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Parser, Subcommand, ValueEnum};
+use eevdf_guest::cputime;
 use eevdf_guest::debugfs::{
-    self, Features, Snapshot, Stats, Timeline, EEVDF, FEATURES, SCHED_DEBUG, SCHED_DEBUGFS, STATS,
-    TIMELINE,
+    self, Features, Snapshot, Stats, Timeline, TimelineRule, EEVDF, FEATURES, SCHED_DEBUG,
+    SCHED_DEBUGFS, STATS, TIMELINE,
 };
 use eevdf_guest::sys::{
     self, policy_name, SchedAttr, SCHED_BATCH, SCHED_FLAG_RESET_ON_FORK, SCHED_IDLE, SCHED_OTHER,
@@ -37,6 +43,9 @@ use std::time::{Duration, Instant};
 
 /// The schedstats switch: sched_eevdf's counters count while it is 1.
 const SCHEDSTATS_SYSCTL: &str = "/proc/sys/kernel/sched_schedstats";
+/// The live oracle's counters (CONFIG_SCHED_EEVDF_RUST_VERIFY), relative to the scheduler's
+/// debugfs directory.
+const VERIFY: &str = "eevdf/verify";
 
 /// Look at and steer the fair class of a sched_eevdf kernel: features, per-task slices,
 /// and sched_eevdf's counters and runqueue snapshot.
@@ -115,16 +124,44 @@ enum Cmd {
         about = "sched_eevdf's decision counters: one row per counter, one column per CPU, then `all`",
         after_long_help = counters_help()
     )]
+    #[command(group(ArgGroup::new("stats_query").args(["json", "reset", "get", "check_sums"])))]
     Stats {
         /// Print one JSON object (features, counters, timeline) instead of the table; bigger
         /// and slower to read, but complete and for programs.
-        #[arg(long, conflicts_with = "reset")]
+        #[arg(long, conflicts_with_all = ["from", "verify"])]
         json: bool,
         /// Set every CPU's counters to zero (write `0` to the file) and print nothing.
         /// Counting starts again at once, so later reads show only what happened since;
         /// what was counted before is lost.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["from", "verify"])]
         reset: bool,
+        /// Print only the value of counter NAME: one number, the `all` row's (or --cpu's).
+        /// For scripts: no table to parse, and an unknown NAME is an error, not an empty
+        /// string.
+        #[arg(long, value_name = "NAME")]
+        get: Option<String>,
+        /// With --get: the CPU's row instead of `all` (an error if the file has no such row).
+        #[arg(long, value_name = "N", requires = "get")]
+        cpu: Option<u32>,
+        /// Check that the `all` row is the sum of the CPU rows, column by column; prints
+        /// `cpus N columns N`, or each difference and exit 1. The file is read once: a
+        /// copy taken while counters change is still consistent, as the kernel sums the
+        /// rows it prints.
+        #[arg(long)]
+        check_sums: bool,
+        /// With --check-sums: the number of CPU rows the file must have (the online CPUs);
+        /// unchecked when not given, as CPUs may go offline between the count and the read.
+        #[arg(long, value_name = "N", requires = "check_sums")]
+        want_cpus: Option<usize>,
+        /// Read the live oracle's counters (eevdf/verify, debug kernels) instead: the same
+        /// table, then its `enabled 0|1` line.
+        #[arg(long)]
+        verify: bool,
+        /// Parse FILE, a copy of the file saved earlier, instead of reading the kernel's:
+        /// the counts of that moment, read as often as needed, where the live file would
+        /// give newer counts at each read.
+        #[arg(long, value_name = "FILE")]
+        from: Option<String>,
     },
     /// sched_eevdf's snapshot of every CPU's cfs_rqs and their entities, aligned.
     ///
@@ -152,13 +189,70 @@ enum Cmd {
         verbatim_doc_comment,
         about = "sched_eevdf's snapshot of every CPU's cfs_rqs and their entities, aligned"
     )]
+    #[command(group(ArgGroup::new("timeline_query").args([
+        "json", "check", "delayed", "max_offset_ns", "root_nr_queued"
+    ])))]
+    #[command(group(ArgGroup::new("where_delayed").args(["cpu", "group"])))]
     Timeline {
         /// Print JSON (schema above) instead of the aligned text.
         #[arg(long)]
         json: bool,
-        /// Only this CPU (its number); an error if the snapshot does not have it.
+        /// Only this CPU (its number); an error if the snapshot does not have it. With
+        /// --delayed, --max-offset-ns and --root-nr-queued: the CPU to look at.
         #[arg(long, value_name = "N")]
         cpu: Option<u32>,
+        /// Check the snapshot's consistency by RULE: sums (per cfs_rq, as many rows as
+        /// nr_queued, weighing sum_w: holds whatever runs), eevdf (sums, and min_slice_ns
+        /// is `-` exactly when empty, the running row first, V within the vruntimes, the
+        /// smallest vruntime eligible: holds with any features), plain (eevdf, and eligible
+        /// exactly when VRT-V <= 0: ELIGIBLE on, BIAS_ELIGIBLE off), all-eligible (eevdf,
+        /// and every row eligible: NO_ELIGIBLE). Prints `cpus N rqs N rows N groups N`, or
+        /// each problem and exit 1. The last cfs_rq of a truncated CPU is not checked.
+        #[arg(long, value_enum, value_name = "RULE")]
+        check: Option<CheckRule>,
+        /// With --check: the CPU sections the snapshot must have (the online CPUs);
+        /// unchecked when not given, as CPUs may go offline between the count and the read.
+        #[arg(long, value_name = "N", requires = "check")]
+        want_cpus: Option<usize>,
+        /// Count the delayed entities (column D): on --cpu's cfs_rqs, or of --group. Prints
+        /// `looks L delayed N`: with --looks, it looks again (every --interval-ms) until a
+        /// look sees some, then stops.
+        #[arg(long, requires = "where_delayed")]
+        delayed: bool,
+        /// With --delayed: the task group (a cgroup path like /g/a) whose delayed entities
+        /// count: the rows on its own cfs_rqs, and its group entities on its parent's.
+        #[arg(
+            long,
+            value_name = "PATH",
+            requires = "delayed",
+            conflicts_with = "cpu"
+        )]
+        group: Option<String>,
+        /// Print the largest |VRT-V| or |DL-V| of --cpu's rows, in virtual ns (0 without
+        /// rows): how far its entities' vruntimes and deadlines spread from V; with
+        /// --looks, the largest over every look.
+        #[arg(long, requires = "cpu")]
+        max_offset_ns: bool,
+        /// Print how many entities --cpu's root cfs_rq holds (its nr_queued).
+        #[arg(long, requires = "cpu", conflicts_with = "looks")]
+        root_nr_queued: bool,
+        /// With --delayed or --max-offset-ns: the snapshots to take at most. One process for
+        /// many looks (a script's loop would start one per look, which a slow guest pays
+        /// dearly for); each look takes every CPU's runqueue lock once.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        looks: u64,
+        /// The time between two looks, ms. Shorter catches briefer states, at more lock
+        /// taking and CPU time for this process.
+        #[arg(long, default_value_t = 20, value_name = "MS")]
+        interval_ms: u64,
+        /// Stop looking after this long, ms, even before --looks (a slow guest may take
+        /// long for one look).
+        #[arg(long, default_value_t = 10000, value_name = "MS")]
+        timeout_ms: u64,
+        /// Parse FILE, a copy of the timeline saved earlier, instead of the kernel's: that
+        /// moment's snapshot, as often as needed (one look only).
+        #[arg(long, value_name = "FILE", conflicts_with = "looks")]
+        from: Option<String>,
     },
     /// A refreshing view: counter rates per second, and each CPU's root cfs_rq with the
     /// first rows of its queue.
@@ -178,6 +272,49 @@ enum Cmd {
         #[arg(long, default_value_t = 5)]
         rows: usize,
     },
+    /// Check the CPU time accounted to tasks against their ages (any kernel).
+    ///
+    /// For each PID: its CPU time (sum_exec_runtime, /proc/PID/schedstat), then the uptime,
+    /// then its start time (/proc/PID/stat field 22) are read one right after the other, so
+    /// the age is never shorter than the span the CPU time covers. A task fails when it is
+    /// gone, got no CPU time, or got more than its age times --slack-ratio plus --slack-s
+    /// (a task runs on one CPU at a time). Prints a line per failure, then `cpu time: N
+    /// tasks, S s in all; the most of its age: task P, R`; on a failure, each task's sched
+    /// lines and the machine's CPU time against its uptime, and exit 1.
+    Cputime {
+        /// How far the CPU time may exceed the age, as a ratio. Under TCG the scheduler's
+        /// clock and the uptime drift apart by up to 2%: a tighter ratio fails honest runs,
+        /// a looser one lets more over-accounting pass.
+        #[arg(long, default_value_t = 1.05, value_name = "RATIO")]
+        slack_ratio: f64,
+        /// What the CPU time may exceed the age by on top of the ratio, s: the uptime's and
+        /// the start time's 10 ms resolution, and the reads' own time.
+        #[arg(long, default_value_t = 0.1, value_name = "S")]
+        slack_s: f64,
+        /// The tasks (process or thread ids).
+        #[arg(required = true, value_name = "PID")]
+        pids: Vec<u32>,
+    },
+}
+
+/// `timeline --check`'s rules ([`TimelineRule`]).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum CheckRule {
+    Sums,
+    Eevdf,
+    Plain,
+    AllEligible,
+}
+
+impl From<CheckRule> for TimelineRule {
+    fn from(r: CheckRule) -> Self {
+        match r {
+            CheckRule::Sums => TimelineRule::Sums,
+            CheckRule::Eevdf => TimelineRule::Eevdf,
+            CheckRule::Plain => TimelineRule::Plain,
+            CheckRule::AllEligible => TimelineRule::AllEligible,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -518,11 +655,79 @@ fn run(slice_ns: u64, policy: Option<FairPolicy>, cmd: &[OsString]) -> Result<Ex
     Ok(ExitCode::from(127))
 }
 
-fn stats(json: bool, reset: bool) -> Result<()> {
+/// `stats`' options for scripts: which file, and what to print of it.
+struct StatsQuery {
+    get: Option<String>,
+    cpu: Option<u32>,
+    want_cpus: Option<usize>,
+    verify: bool,
+    from: Option<String>,
+}
+
+/// Print one counter (`get`), or else check the sums, of the stats (or verify) file or its
+/// copy.
+fn stats_query(q: StatsQuery) -> Result<ExitCode> {
+    let (path, text) = match &q.from {
+        Some(f) => (
+            f.clone(),
+            std::fs::read_to_string(f).with_context(|| format!("reading {f}"))?,
+        ),
+        None => {
+            require_eevdf()?;
+            let path = sched_path(if q.verify { VERIFY } else { STATS });
+            let text = read_debugfs(&path)?;
+            (path, text)
+        }
+    };
+    let stats = if q.verify {
+        Stats::parse_verify(&text).map(|(s, _)| s)
+    } else {
+        Stats::parse(&text)
+    }
+    .map_err(|e| anyhow!("{path}: {e}"))?;
+    if let Some(name) = &q.get {
+        let v = stats.value(q.cpu, name).ok_or_else(|| match q.cpu {
+            Some(c) if stats.columns.contains(name) => anyhow!("{path}: no row for cpu {c}"),
+            _ => anyhow!(
+                "{path}: no counter {name} (the file has: {})",
+                stats.columns.join(" ")
+            ),
+        })?;
+        emit(&format!("{v}\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match stats.check_sums(q.want_cpus) {
+        Ok(()) => {
+            emit(&format!(
+                "cpus {} columns {}\n",
+                stats.cpus.len(),
+                stats.columns.len()
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(bad) => {
+            emit(
+                &bad.iter()
+                    .map(|b| format!("{path}: {b}\n"))
+                    .collect::<String>(),
+            )?;
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn stats(json: bool, reset: bool, verify: bool) -> Result<()> {
     if reset {
         require_eevdf()?;
         let path = sched_path(STATS);
         return write_debugfs(&path, "0").map_err(|e| debugfs_error(&path, e));
+    }
+    if verify {
+        require_eevdf()?;
+        let path = sched_path(VERIFY);
+        let (stats, on) =
+            Stats::parse_verify(&read_debugfs(&path)?).map_err(|e| anyhow!("{path}: {e}"))?;
+        return emit(&format!("{}enabled {}\n", stats.render(), u8::from(on)));
     }
     let stats = read_stats()?;
     warn_not_counting();
@@ -560,8 +765,14 @@ fn warn_truncated(t: &Timeline) {
     }
 }
 
-fn timeline(json: bool, cpu: Option<u32>) -> Result<()> {
-    let mut t = read_timeline()?;
+fn timeline(json: bool, cpu: Option<u32>, from: Option<String>) -> Result<()> {
+    let mut t = match from {
+        Some(f) => {
+            let text = std::fs::read_to_string(&f).with_context(|| format!("reading {f}"))?;
+            Timeline::parse(&text).map_err(|e| anyhow!("{f}: {e}"))?
+        }
+        None => read_timeline()?,
+    };
     if let Some(cpu) = cpu {
         let one = t.cpu(cpu).cloned().ok_or_else(|| {
             anyhow!("cpu {cpu} is not in the timeline (offline, or cut off by truncation)")
@@ -574,6 +785,154 @@ fn timeline(json: bool, cpu: Option<u32>) -> Result<()> {
     } else {
         emit(&t.render())
     }
+}
+
+/// `timeline`'s options for scripts.
+struct TimelineQuery {
+    cpu: Option<u32>,
+    check: Option<CheckRule>,
+    want_cpus: Option<usize>,
+    delayed: bool,
+    group: Option<String>,
+    root_nr_queued: bool,
+    looks: u64,
+    interval_ms: u64,
+    timeout_ms: u64,
+    from: Option<String>,
+}
+
+fn timeline_query(q: TimelineQuery) -> Result<ExitCode> {
+    let read = || -> Result<(String, String)> {
+        match &q.from {
+            Some(f) => Ok((
+                f.clone(),
+                std::fs::read_to_string(f).with_context(|| format!("reading {f}"))?,
+            )),
+            None => {
+                require_eevdf()?;
+                let path = sched_path(TIMELINE);
+                let text = read_debugfs(&path)?;
+                Ok((path, text))
+            }
+        }
+    };
+    let parse = |(path, text): (String, String)| -> Result<Timeline> {
+        Timeline::parse(&text).map_err(|e| anyhow!("{path}: {e}"))
+    };
+    if let Some(rule) = q.check {
+        let (path, text) = read()?;
+        return match debugfs::check_timeline(&text, rule.into(), q.want_cpus) {
+            Ok(sum) => {
+                emit(&format!("{sum}\n"))?;
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(bad) => {
+                emit(
+                    &bad.iter()
+                        .map(|b| format!("{path}: {b}\n"))
+                        .collect::<String>(),
+                )?;
+                Ok(ExitCode::FAILURE)
+            }
+        };
+    }
+    if q.root_nr_queued {
+        let cpu = q.cpu.expect("clap: --root-nr-queued requires --cpu");
+        let t = parse(read()?)?;
+        let root = t
+            .cpu(cpu)
+            .ok_or_else(|| anyhow!("cpu {cpu} is not in the timeline"))?
+            .root()
+            .ok_or_else(|| anyhow!("cpu {cpu} has no cfs_rq in the timeline"))?;
+        emit(&format!("{}\n", root.nr_queued))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    // --delayed, else --max-offset-ns: up to --looks snapshots, --interval-ms apart, within
+    // --timeout-ms.
+    let start = Instant::now();
+    let timeout = Duration::from_millis(q.timeout_ms);
+    let (mut looks, mut found) = (0u64, 0u64);
+    loop {
+        let t = parse(read()?)?;
+        looks += 1;
+        if q.delayed {
+            found = match (&q.group, q.cpu) {
+                (Some(g), _) => t.delayed_in_group(g),
+                (None, Some(c)) => t.delayed_on_cpu(c),
+                (None, None) => unreachable!("clap: --delayed requires --cpu or --group"),
+            } as u64;
+            if found > 0 {
+                break;
+            }
+        } else {
+            let cpu = q.cpu.expect("clap: --max-offset-ns requires --cpu");
+            found = found.max(t.max_abs_offset_ns(cpu));
+        }
+        if looks >= q.looks || start.elapsed() >= timeout {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(q.interval_ms));
+    }
+    if q.delayed {
+        emit(&format!("looks {looks} delayed {found}\n"))?;
+    } else {
+        emit(&format!("{found}\n"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `/proc/REL`, or `$EEVDFCTL_PROC_DIR/REL` when set (the host tests point it at fake
+/// files).
+fn proc_path(rel: &str) -> String {
+    let dir = std::env::var("EEVDFCTL_PROC_DIR").unwrap_or_else(|_| "/proc".into());
+    format!("{dir}/{rel}")
+}
+
+fn cputime_check(slack_ratio: f64, slack_s: f64, pids: &[u32]) -> Result<ExitCode> {
+    let read = |rel: &str| std::fs::read_to_string(proc_path(rel)).ok();
+    let uptime = || -> Result<f64> {
+        let text = read("uptime").ok_or_else(|| anyhow!("cannot read {}", proc_path("uptime")))?;
+        cputime::parse_uptime_s(&text).map_err(|e| anyhow!(e))
+    };
+    let mut samples = Vec::with_capacity(pids.len());
+    for &pid in pids {
+        // In this order, one right after the other (cputime's module doc says why).
+        let cpu_ns = read(&format!("{pid}/schedstat"))
+            .as_deref()
+            .and_then(cputime::parse_schedstat_ns);
+        let uptime_s = uptime()?;
+        let start_ticks = read(&format!("{pid}/stat"))
+            .as_deref()
+            .and_then(cputime::parse_stat_start_ticks);
+        samples.push(cputime::Sample {
+            pid,
+            cpu_ns,
+            uptime_s,
+            start_ticks,
+        });
+    }
+    let v = cputime::judge(&samples, slack_ratio, slack_s);
+    let mut out: String = v.lines.iter().map(|l| format!("{l}\n")).collect();
+    if !v.ok {
+        for &pid in pids {
+            let sched = read(&format!("{pid}/sched"));
+            out.push_str(&cputime::sched_diag(pid, sched.as_deref()));
+            out.push('\n');
+        }
+        let up = uptime()?;
+        let ticks = read("stat")
+            .as_deref()
+            .and_then(cputime::parse_proc_stat_cpu_ticks)
+            .ok_or_else(|| anyhow!("no cpu line in {}", proc_path("stat")))?;
+        out.push_str(&cputime::machine_diag(ticks, up));
+        out.push('\n');
+    }
+    emit(&out)?;
+    Ok(if v.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn top(interval_ms: u64, iterations: u64, rows: usize) -> Result<()> {
@@ -636,13 +995,79 @@ fn dispatch(args: Args) -> Result<ExitCode> {
             policy,
             cmd,
         } => run(slice_ns, policy, &cmd),
-        Cmd::Stats { json, reset } => ok(stats(json, reset)),
-        Cmd::Timeline { json, cpu } => ok(timeline(json, cpu)),
+        Cmd::Stats {
+            json,
+            reset,
+            get,
+            cpu,
+            check_sums,
+            want_cpus,
+            verify,
+            from,
+        } => {
+            if get.is_some() || check_sums {
+                stats_query(StatsQuery {
+                    get,
+                    cpu,
+                    want_cpus,
+                    verify,
+                    from,
+                })
+            } else if let Some(f) = from {
+                // A saved copy, as the table.
+                let text = std::fs::read_to_string(&f).with_context(|| format!("reading {f}"))?;
+                let table = if verify {
+                    Stats::parse_verify(&text).map(|(s, _)| s)
+                } else {
+                    Stats::parse(&text)
+                }
+                .map_err(|e| anyhow!("{f}: {e}"))?;
+                ok(emit(&table.render()))
+            } else {
+                ok(stats(json, reset, verify))
+            }
+        }
+        Cmd::Timeline {
+            json,
+            cpu,
+            check,
+            want_cpus,
+            delayed,
+            group,
+            max_offset_ns,
+            root_nr_queued,
+            looks,
+            interval_ms,
+            timeout_ms,
+            from,
+        } => {
+            if check.is_some() || delayed || max_offset_ns || root_nr_queued {
+                timeline_query(TimelineQuery {
+                    cpu,
+                    check,
+                    want_cpus,
+                    delayed,
+                    group,
+                    root_nr_queued,
+                    looks,
+                    interval_ms,
+                    timeout_ms,
+                    from,
+                })
+            } else {
+                ok(timeline(json, cpu, from))
+            }
+        }
         Cmd::Top {
             interval_ms,
             iterations,
             rows,
         } => ok(top(interval_ms, iterations, rows)),
+        Cmd::Cputime {
+            slack_ratio,
+            slack_s,
+            pids,
+        } => cputime_check(slack_ratio, slack_s, &pids),
     }
 }
 
@@ -694,6 +1119,33 @@ mod tests {
             &["stats", "--json", "--reset"],
             &["top", "--interval-ms", "0"],
             &["features", "set"],
+            &["stats", "--get", "picks", "--check-sums"],
+            &["stats", "--cpu", "1"],
+            &["stats", "--want-cpus", "1"],
+            &["stats", "--json", "--from", "/tmp/x"],
+            &["stats", "--reset", "--verify"],
+            &["timeline", "--check", "strict"],
+            &["timeline", "--check", "sums", "--json"],
+            &["timeline", "--want-cpus", "2"],
+            &["timeline", "--delayed"],
+            &["timeline", "--delayed", "--cpu", "1", "--group", "/a"],
+            &["timeline", "--group", "/a"],
+            &["timeline", "--max-offset-ns"],
+            &["timeline", "--root-nr-queued", "--cpu", "1", "--looks", "2"],
+            &["timeline", "--delayed", "--cpu", "1", "--looks", "0"],
+            &[
+                "timeline",
+                "--delayed",
+                "--cpu",
+                "1",
+                "--from",
+                "f",
+                "--looks",
+                "2",
+            ],
+            &["cputime"],
+            &["cputime", "--slack-ratio", "x", "1"],
+            &["cputime", "-1"],
         ] {
             let e = parse(bad).expect_err(&format!("{bad:?} parsed"));
             assert_eq!(e.exit_code(), 2, "{bad:?}: {e}");
@@ -763,8 +1215,56 @@ mod tests {
             parse(&["timeline", "--json", "--cpu", "3"]).unwrap().cmd,
             Cmd::Timeline {
                 json: true,
-                cpu: Some(3)
+                cpu: Some(3),
+                ..
             }
+        ));
+        assert!(matches!(
+            parse(&["stats", "--get", "picks", "--cpu", "1", "--from", "/tmp/x"]).unwrap().cmd,
+            Cmd::Stats { get: Some(ref n), cpu: Some(1), from: Some(_), .. } if n == "picks"
+        ));
+        assert!(matches!(
+            parse(&["stats", "--check-sums", "--verify", "--want-cpus", "4"])
+                .unwrap()
+                .cmd,
+            Cmd::Stats {
+                check_sums: true,
+                verify: true,
+                want_cpus: Some(4),
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse(&["timeline", "--check", "all-eligible", "--want-cpus", "2"])
+                .unwrap()
+                .cmd,
+            Cmd::Timeline {
+                check: Some(CheckRule::AllEligible),
+                want_cpus: Some(2),
+                looks: 1,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse(&["timeline", "--delayed", "--group", "/a b", "--looks", "100"]).unwrap().cmd,
+            Cmd::Timeline { delayed: true, group: Some(ref g), looks: 100, interval_ms: 20,
+                            timeout_ms: 10000, .. } if g == "/a b"
+        ));
+        assert!(matches!(
+            parse(&["timeline", "--max-offset-ns", "--cpu", "2", "--looks", "5"])
+                .unwrap()
+                .cmd,
+            Cmd::Timeline {
+                max_offset_ns: true,
+                cpu: Some(2),
+                looks: 5,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse(&["cputime", "1", "2"]).unwrap().cmd,
+            Cmd::Cputime { slack_ratio, slack_s, ref pids }
+                if slack_ratio == 1.05 && slack_s == 0.1 && pids[..] == [1, 2]
         ));
     }
 

@@ -29,7 +29,10 @@ mod top;
 pub use custom_slice::sched_debug_custom_slice;
 pub use features::{on_off, Feature, Features};
 pub use stats::{Counter, Stats, COUNTERS};
-pub use timeline::{CfsRq, Entity, EntityState, Timeline, TimelineCpu, TIMELINE_COLUMNS};
+pub use timeline::{
+    check_timeline, CfsRq, Entity, EntityState, Timeline, TimelineCpu, TimelineRule,
+    TimelineSummary, TIMELINE_COLUMNS, TIMELINE_HEADER,
+};
 pub use top::render_top;
 
 use serde::ser::{SerializeMap, Serializer};

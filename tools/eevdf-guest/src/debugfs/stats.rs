@@ -121,6 +121,50 @@ impl Stats {
         Ok(Stats { columns, cpus, all })
     }
 
+    /// Parse the live oracle's `eevdf/verify` file: the same table as the stats file, then
+    /// one last line `enabled 0|1` (whether its checks run). Returns the table and the switch.
+    pub fn parse_verify(s: &str) -> Result<(Self, bool), ParseError> {
+        let Some((n, last)) = content_lines(s).last() else {
+            return err(1, "empty file (want a header line 'cpu NAME...')");
+        };
+        let enabled = match last.strip_prefix("enabled ") {
+            Some("1") => true,
+            Some("0") => false,
+            Some(v) => return err(n, format!("enabled: '{v}' is neither 0 nor 1")),
+            None => return err(n, format!("last line '{last}' is not 'enabled 0|1'")),
+        };
+        // The table is everything before that line (the line numbers stay the file's).
+        let table_len: usize = s.split_inclusive('\n').take(n - 1).map(str::len).sum();
+        Ok((Self::parse(&s[..table_len])?, enabled))
+    }
+
+    /// Check that the `all` row is the sum of the CPU rows, column by column (the kernel
+    /// sums the CPUs it prints; the counters wrap, so the sum does too). With `want_cpus`,
+    /// check that the file has that many CPU rows. Every problem found, one string each.
+    pub fn check_sums(&self, want_cpus: Option<usize>) -> Result<(), Vec<String>> {
+        let mut bad = Vec::new();
+        if let Some(want) = want_cpus.filter(|&w| w != self.cpus.len()) {
+            bad.push(format!("{} cpu rows, want {want}", self.cpus.len()));
+        }
+        for (i, name) in self.columns.iter().enumerate() {
+            let sum = self
+                .cpus
+                .iter()
+                .fold(0u64, |acc, (_, v)| acc.wrapping_add(v[i]));
+            if sum != self.all[i] {
+                bad.push(format!(
+                    "all {name} is {}, the cpu rows sum to {sum}",
+                    self.all[i]
+                ));
+            }
+        }
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(bad)
+        }
+    }
+
     /// The value of `column` on `cpu` (`None` = the `all` row).
     pub fn value(&self, cpu: Option<u32>, column: &str) -> Option<u64> {
         let i = self.columns.iter().position(|c| c == column)?;
@@ -301,6 +345,50 @@ all 1244 5 18446744073709551615
         ];
         for (text, line, msg) in cases {
             let e = Stats::parse(text).unwrap_err();
+            assert_eq!(e.line, *line, "{text:?}: {e}");
+            assert!(e.msg.contains(msg), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn stats_check_sums() {
+        let s = Stats::parse("cpu picks wakeups\n0 1234 5\n1 10 0\nall 1244 5\n").unwrap();
+        assert_eq!(s.check_sums(Some(2)), Ok(()));
+        // The all row of a counter that wrapped is the wrapped sum.
+        let w = Stats::parse("cpu a\n0 18446744073709551615\n1 2\nall 1\n").unwrap();
+        assert_eq!(w.check_sums(None), Ok(()));
+        let bad = Stats::parse("cpu a b\n0 1 2\n1 3 4\nall 4 7\n").unwrap();
+        assert_eq!(
+            bad.check_sums(Some(4)),
+            Err(vec![
+                "2 cpu rows, want 4".to_string(),
+                "all b is 7, the cpu rows sum to 6".to_string()
+            ])
+        );
+        // No CPU rows: every all value must be 0.
+        let none = Stats::parse("cpu a\nall 3\n").unwrap();
+        assert!(none.check_sums(None).is_err());
+    }
+
+    #[test]
+    fn verify_file_parses_with_its_switch() {
+        let text = "cpu checks divergences\n0 5 0\n1 6 0\nall 11 0\nenabled 1\n";
+        let (s, on) = Stats::parse_verify(text).unwrap();
+        assert!(on);
+        assert_eq!(s.value(None, "checks"), Some(11));
+        assert_eq!(s.check_sums(Some(2)), Ok(()));
+        let (_, on) = Stats::parse_verify("cpu a\nall 0\nenabled 0").unwrap();
+        assert!(!on);
+        let cases: &[(&str, usize, &str)] = &[
+            ("", 1, "empty"),
+            ("cpu a\nall 0\n", 2, "not 'enabled 0|1'"),
+            ("cpu a\nall 0\nenabled on\n", 3, "enabled: 'on'"),
+            ("cpu a\n0 x\nall 0\nenabled 1\n", 2, "a: 'x'"),
+            ("cpu a\n0 1\nenabled 1\n", 2, "no 'all' row"),
+            ("enabled 1\n", 1, "empty"),
+        ];
+        for (text, line, msg) in cases {
+            let e = Stats::parse_verify(text).unwrap_err();
             assert_eq!(e.line, *line, "{text:?}: {e}");
             assert!(e.msg.contains(msg), "{text:?}: {e}");
         }

@@ -349,6 +349,209 @@ impl Timeline {
     }
 }
 
+/// The first line of the file, as the kernel prints it (up to its explanation).
+pub const TIMELINE_HEADER: &str = "# sched_eevdf timeline";
+
+/// How much of the scheduler's invariants [`check_timeline`] asks of a snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimelineRule {
+    /// Per cfs_rq: as many rows as `nr_queued`, their weights summing to `sum_w` (the
+    /// maintained sums agree with the entities). Holds whatever runs, hotplug included.
+    Sums,
+    /// [`Sums`](Self::Sums), and per cfs_rq: `min_slice_ns` is `-` exactly when it is
+    /// empty, the running row (R) comes first, V lies within the rows' vruntimes (min VRT-V
+    /// <= 0 <= max VRT-V) and the smallest vruntime is eligible. Holds with any features.
+    Eevdf,
+    /// [`Eevdf`](Self::Eevdf), and a row is eligible exactly when VRT-V <= 0: the rule with
+    /// ELIGIBLE on and BIAS_ELIGIBLE off.
+    Plain,
+    /// [`Eevdf`](Self::Eevdf), and every row is eligible: the rule with NO_ELIGIBLE.
+    AllEligible,
+}
+
+/// What [`check_timeline`] looked at.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimelineSummary {
+    /// CPU sections.
+    pub cpus: usize,
+    /// cfs_rq lines.
+    pub rqs: usize,
+    /// Entity rows, group entities included.
+    pub rows: usize,
+    /// Group entity rows (PID `-`).
+    pub groups: usize,
+}
+
+impl std::fmt::Display for TimelineSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cpus {} rqs {} rows {} groups {}",
+            self.cpus, self.rqs, self.rows, self.groups
+        )
+    }
+}
+
+/// Parse a timeline file and check it by `rule`: its first line is [`TIMELINE_HEADER`], it
+/// parses ([`Timeline::parse`]), each cfs_rq keeps `rule`, and with `want_cpus` it has that
+/// many CPU sections. The last cfs_rq of a truncated CPU is not checked (its rows were cut
+/// short). Every problem found, one string each, naming the CPU and the cfs_rq.
+pub fn check_timeline(
+    text: &str,
+    rule: TimelineRule,
+    want_cpus: Option<usize>,
+) -> Result<TimelineSummary, Vec<String>> {
+    if !text.starts_with(TIMELINE_HEADER) {
+        let first = text.lines().next().unwrap_or_default();
+        return Err(vec![format!(
+            "line 1: '{first}' is not the header '{TIMELINE_HEADER} ...'"
+        )]);
+    }
+    let t = Timeline::parse(text).map_err(|e| vec![e.to_string()])?;
+    let mut sum = TimelineSummary {
+        cpus: t.0.len(),
+        ..TimelineSummary::default()
+    };
+    let mut bad = Vec::new();
+    if let Some(want) = want_cpus.filter(|&w| w != t.0.len()) {
+        bad.push(format!("{} cpu sections, want {want}", t.0.len()));
+    }
+    for cpu in &t.0 {
+        let checked = cpu.cfs_rqs.len() - usize::from(cpu.truncated && !cpu.cfs_rqs.is_empty());
+        for (i, rq) in cpu.cfs_rqs.iter().enumerate() {
+            sum.rqs += 1;
+            sum.rows += rq.entities.len();
+            sum.groups += rq.entities.iter().filter(|e| e.pid.is_none()).count();
+            if i < checked {
+                for m in rq.check(rule) {
+                    bad.push(format!("cpu {} cfs_rq {}: {m}", cpu.cpu, rq.path));
+                }
+            }
+        }
+    }
+    if bad.is_empty() {
+        Ok(sum)
+    } else {
+        Err(bad)
+    }
+}
+
+impl CfsRq {
+    /// What is wrong with this cfs_rq by `rule` (empty: nothing).
+    pub fn check(&self, rule: TimelineRule) -> Vec<String> {
+        let mut bad = Vec::new();
+        let rows = self.entities.len() as u64;
+        if rows != self.nr_queued {
+            bad.push(format!("nr_queued={} but {rows} rows", self.nr_queued));
+        }
+        let w = self
+            .entities
+            .iter()
+            .fold(0u64, |acc, e| acc.wrapping_add(e.weight));
+        if w != self.sum_w {
+            bad.push(format!("sum_w={} but the rows weigh {w}", self.sum_w));
+        }
+        if rule == TimelineRule::Sums {
+            return bad;
+        }
+        if (self.nr_queued == 0) != self.min_slice_ns.is_none() {
+            bad.push(format!(
+                "min_slice_ns={} with nr_queued={}",
+                self.min_slice_ns
+                    .map_or_else(|| "-".to_string(), |v| v.to_string()),
+                self.nr_queued
+            ));
+        }
+        if let Some(i) = self
+            .entities
+            .iter()
+            .position(|e| e.state == EntityState::Running)
+            .filter(|&i| i > 0)
+        {
+            bad.push(format!("the running row is row {}, not the first", i + 1));
+        }
+        // The first row of the smallest VRT-V (the kernel's order breaks ties).
+        let min = self
+            .entities
+            .iter()
+            .reduce(|a, e| if e.vrt_v < a.vrt_v { e } else { a });
+        let max = self.entities.iter().map(|e| e.vrt_v).max();
+        if let (Some(min), Some(max)) = (min, max) {
+            if !(min.vrt_v <= 0 && max >= 0) {
+                bad.push(format!(
+                    "V outside the vruntimes: VRT-V in [{}, {max}]",
+                    min.vrt_v
+                ));
+            }
+            if !min.eligible {
+                bad.push(format!(
+                    "the smallest vruntime (VRT-V {}) is not eligible",
+                    min.vrt_v
+                ));
+            }
+        }
+        for e in &self.entities {
+            let who = e.pid.map_or_else(|| e.name.clone(), |p| format!("pid {p}"));
+            match rule {
+                TimelineRule::Plain if (e.vrt_v <= 0) != e.eligible => bad.push(format!(
+                    "{who}: E={} with VRT-V {} (ELIGIBLE without BIAS_ELIGIBLE)",
+                    if e.eligible { "y" } else { "-" },
+                    e.vrt_v
+                )),
+                TimelineRule::AllEligible if !e.eligible => bad.push(format!(
+                    "{who}: not eligible (VRT-V {}) with NO_ELIGIBLE",
+                    e.vrt_v
+                )),
+                _ => {}
+            }
+        }
+        bad
+    }
+}
+
+impl Timeline {
+    /// The delayed entities (D) on `cpu`'s cfs_rqs, group entities included; 0 when the
+    /// snapshot does not have `cpu`.
+    pub fn delayed_on_cpu(&self, cpu: u32) -> usize {
+        self.cpu(cpu).map_or(0, |c| {
+            c.cfs_rqs
+                .iter()
+                .flat_map(|rq| &rq.entities)
+                .filter(|e| e.delayed)
+                .count()
+        })
+    }
+
+    /// The delayed entities (D) of the task group `path` (a cgroup path like
+    /// `/fault22/a/b/d0`), on every CPU: the rows on its own cfs_rqs, and its group entities
+    /// (rows named `path` on its parent's). A throttled group's cfs_rqs are not in the
+    /// snapshot.
+    pub fn delayed_in_group(&self, path: &str) -> usize {
+        self.0
+            .iter()
+            .flat_map(|c| &c.cfs_rqs)
+            .map(|rq| {
+                rq.entities
+                    .iter()
+                    .filter(|e| e.delayed && (rq.path == path || e.name == path))
+                    .count()
+            })
+            .sum()
+    }
+
+    /// The largest |VRT-V| or |DL-V| of `cpu`'s rows (virtual ns): how far from V the
+    /// entities' vruntimes and deadlines spread. 0 without rows or without `cpu`.
+    pub fn max_abs_offset_ns(&self, cpu: u32) -> u64 {
+        self.cpu(cpu)
+            .into_iter()
+            .flat_map(|c| &c.cfs_rqs)
+            .flat_map(|rq| &rq.entities)
+            .map(|e| e.vrt_v.unsigned_abs().max(e.dl_v.unsigned_abs()))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 impl TimelineCpu {
     /// The root cfs_rq: the one whose path is `/`, else the first.
     pub fn root(&self) -> Option<&CfsRq> {
@@ -672,6 +875,156 @@ truncated
         // Comments count in the line numbers.
         let e = Timeline::parse(&format!("# x\n\ncpu 0\n{RQ}{good_row}")).unwrap_err();
         assert_eq!(e.line, 5);
+    }
+
+    /// A consistent snapshot: two CPUs, a group with a delayed group entity, a delayed task.
+    const CONSISTENT: &str = "\
+# sched_eevdf timeline (vns = virtual ns; VRT-V = vruntime - V; lag = -(VRT-V))
+cpu 0
+cfs_rq V=100 zero=90 sum_w=2048 nr_queued=2 min_slice_ns=3000000 path=/
+  S      PID   WEIGHT        VRT-V         DL-V   SLICE_NS C E D NAME
+  R      412     1024        -1234      2998766    3000000 - y - hog
+  Q        -     1024         1234      3001234    3000000 - - y /g a
+cfs_rq V=7 zero=7 sum_w=15 nr_queued=1 min_slice_ns=700000 path=/g a
+  S      PID   WEIGHT        VRT-V         DL-V   SLICE_NS C E D NAME
+  Q       77       15            0     46666666     700000 y y y sleeper
+cpu 1
+cfs_rq V=5 zero=5 sum_w=1024 nr_queued=1 min_slice_ns=3000000 path=/
+  S      PID   WEIGHT        VRT-V         DL-V   SLICE_NS C E D NAME
+  Q       78     1024            0 9007199254740993    3000000 - y y x
+";
+
+    #[test]
+    fn timeline_check_passes_a_consistent_snapshot() {
+        for rule in [TimelineRule::Sums, TimelineRule::Eevdf, TimelineRule::Plain] {
+            let s = check_timeline(CONSISTENT, rule, Some(2)).unwrap();
+            assert_eq!(s.to_string(), "cpus 2 rqs 3 rows 4 groups 1", "{rule:?}");
+        }
+        // The group entity is not eligible: NO_ELIGIBLE's rule fails on it alone.
+        let e = check_timeline(CONSISTENT, TimelineRule::AllEligible, None).unwrap_err();
+        assert_eq!(
+            e,
+            ["cpu 0 cfs_rq /: /g a: not eligible (VRT-V 1234) with NO_ELIGIBLE"]
+        );
+        // A truncated CPU's last cfs_rq is not checked; the others are.
+        let cut = "# sched_eevdf timeline\ncpu 0\n\
+            cfs_rq V=1 zero=1 sum_w=0 nr_queued=0 min_slice_ns=- path=/\n\
+            cfs_rq V=1 zero=1 sum_w=9 nr_queued=5 min_slice_ns=1 path=/a\ntruncated\n";
+        assert!(check_timeline(cut, TimelineRule::Eevdf, Some(1)).is_ok());
+        let cut_bad = cut.replacen("sum_w=0 nr_queued=0", "sum_w=1 nr_queued=0", 1);
+        assert_eq!(
+            check_timeline(&cut_bad, TimelineRule::Sums, None).unwrap_err(),
+            ["cpu 0 cfs_rq /: sum_w=1 but the rows weigh 0"]
+        );
+    }
+
+    #[test]
+    fn timeline_check_finds_each_broken_invariant() {
+        let row = |s: &str| format!("  S PID WEIGHT VRT-V DL-V SLICE_NS C E D NAME\n{s}");
+        let rq = |head: &str, rows: &str| {
+            format!(
+                "# sched_eevdf timeline\ncpu 3\ncfs_rq {head} path=/\n{}",
+                row(rows)
+            )
+        };
+        let cases: Vec<(String, TimelineRule, &str)> = vec![
+            (
+                rq(
+                    "V=1 zero=1 sum_w=2 nr_queued=2 min_slice_ns=1",
+                    "  Q 1 2 0 1 1 - y - a\n",
+                ),
+                TimelineRule::Sums,
+                "nr_queued=2 but 1 rows",
+            ),
+            (
+                rq(
+                    "V=1 zero=1 sum_w=3 nr_queued=1 min_slice_ns=1",
+                    "  Q 1 2 0 1 1 - y - a\n",
+                ),
+                TimelineRule::Sums,
+                "sum_w=3 but the rows weigh 2",
+            ),
+            (
+                rq(
+                    "V=1 zero=1 sum_w=2 nr_queued=1 min_slice_ns=-",
+                    "  Q 1 2 0 1 1 - y - a\n",
+                ),
+                TimelineRule::Eevdf,
+                "min_slice_ns=- with nr_queued=1",
+            ),
+            (
+                rq(
+                    "V=1 zero=1 sum_w=4 nr_queued=2 min_slice_ns=1",
+                    "  Q 1 2 0 1 1 - y - a\n  R 2 2 0 1 1 - y - b\n",
+                ),
+                TimelineRule::Eevdf,
+                "the running row is row 2",
+            ),
+            (
+                rq(
+                    "V=1 zero=1 sum_w=2 nr_queued=1 min_slice_ns=1",
+                    "  Q 1 2 5 1 1 - y - a\n",
+                ),
+                TimelineRule::Eevdf,
+                "V outside the vruntimes: VRT-V in [5, 5]",
+            ),
+            (
+                rq(
+                    "V=1 zero=1 sum_w=2 nr_queued=1 min_slice_ns=1",
+                    "  Q 1 2 0 1 1 - - - a\n",
+                ),
+                TimelineRule::Eevdf,
+                "the smallest vruntime (VRT-V 0) is not eligible",
+            ),
+            (
+                rq(
+                    "V=1 zero=1 sum_w=4 nr_queued=2 min_slice_ns=1",
+                    "  Q 1 2 -1 1 1 - y - a\n  Q 2 2 1 1 1 - y - b\n",
+                ),
+                TimelineRule::Plain,
+                "pid 2: E=y with VRT-V 1",
+            ),
+            (
+                "# nope\ncpu 0\n".to_string(),
+                TimelineRule::Sums,
+                "line 1: '# nope' is not the header",
+            ),
+            (
+                "# sched_eevdf timeline\ncpu 0\nbogus\n".to_string(),
+                TimelineRule::Sums,
+                "line 3: unexpected line 'bogus'",
+            ),
+        ];
+        for (text, rule, msg) in &cases {
+            let e = check_timeline(text, *rule, None).unwrap_err();
+            assert_eq!(e.len(), 1, "{text:?}: {e:?}");
+            assert!(e[0].contains(msg), "{text:?}: {e:?}");
+        }
+        let e = check_timeline(CONSISTENT, TimelineRule::Sums, Some(4)).unwrap_err();
+        assert_eq!(e, ["2 cpu sections, want 4"]);
+    }
+
+    #[test]
+    fn timeline_counts_delayed_and_spread() {
+        let t = Timeline::parse(CONSISTENT).unwrap();
+        assert_eq!(t.delayed_on_cpu(0), 2);
+        assert_eq!(t.delayed_on_cpu(1), 1);
+        assert_eq!(t.delayed_on_cpu(9), 0);
+        // The group's own row on cpu 0's root, and the sleeper on its cfs_rq.
+        assert_eq!(t.delayed_in_group("/g a"), 2);
+        assert_eq!(t.delayed_in_group("/g"), 0);
+        assert_eq!(t.delayed_in_group("/"), 2);
+        assert_eq!(t.max_abs_offset_ns(0), 46666666);
+        assert_eq!(t.max_abs_offset_ns(1), 9007199254740993);
+        assert_eq!(t.max_abs_offset_ns(2), 0);
+        let min = Timeline::parse(&format!(
+            "cpu 0\ncfs_rq V=1 zero=1 sum_w=1 nr_queued=1 min_slice_ns=1 path=/\n\
+             {}  Q 1 1 {} 0 1 - y - a\n",
+            "  S PID WEIGHT VRT-V DL-V SLICE_NS C E D NAME\n",
+            i64::MIN
+        ))
+        .unwrap();
+        assert_eq!(min.max_abs_offset_ns(0), 1u64 << 63);
     }
 
     #[test]
