@@ -82,7 +82,9 @@
 //! the `rel_deadline` flag is consumed even when PLACE_REL_DEADLINE was switched off
 //! after the dequeue, and bookkeeping misuse (double enqueue, foreign entity) is ignored
 //! instead of WARNed.
-//! Documentation/eevdf-math.md has the math and the overflow bounds.
+//! The derivations are in the comments above the functions that compute them;
+//! Documentation/eevdf-math.md indexes them, with the tests that check each, and has the
+//! overflow bounds and the tested theorems.
 
 #![cfg_attr(not(sched_eevdf_in_kernel), no_std)]
 #![cfg_attr(not(sched_eevdf_in_kernel), warn(missing_docs, unreachable_pub))]

@@ -189,10 +189,20 @@ pub const fn mul_u64_u32_shr(a: u64, mul: u32, shift: u32) -> u64 {
 /// `__calc_delta()`: `delta_exec * weight / lw.weight`, as
 /// `(delta_exec * (weight * lw.inv_weight)) >> WMULT_SHIFT`.
 ///
-/// Bit-identical to the kernel's: `fact = scale_load_down(weight)` is reduced to 32 bits,
-/// multiplied by the 32-bit inverse, reduced to 32 bits again, each reduction lowering
-/// the shift; for `weight = NICE_0_LOAD` the shift stays >= 22. The final product is done
-/// by [`mul_u64_u32_shr`] (no 128-bit type).
+/// ```text
+///   delta * weight / w  =  (delta * (scale_load_down(weight) * inv_w)) >> 32
+///   inv_w = 2^32 / w           sched_prio_to_wmult[] (a task, rounded)
+///   inv_w = 0xffffffff / w     __update_inv_weight() (a group entity, computed lazily)
+/// ```
+///
+/// with `w` the scaled-down weight. Bit-identical to the kernel's: `fact =
+/// scale_load_down(weight)` is reduced to 32 bits, multiplied by the 32-bit inverse,
+/// reduced to 32 bits again, each reduction lowering the shift; for `weight = NICE_0_LOAD`
+/// the shift stays >= 22. The final product is done by [`mul_u64_u32_shr`], from 32-bit
+/// halves into two `u64` limbs (no 128-bit type). tests/calc.rs checks it bit for bit
+/// against the kernel's algorithm written with `u128`: all 40 nice weights and every
+/// cgroup weight `MIN_SHARES..=MAX_SHARES` (scaled up, and off a multiple of 1024, as
+/// `calc_group_shares()` gives), 27 deltas each.
 #[doc(alias = "__calc_delta")]
 pub const fn calc_delta(delta_exec: u64, weight: u64, lw: LoadWeight) -> u64 {
     let mut fact = scale_load_down(weight);
@@ -219,6 +229,11 @@ pub const fn calc_delta(delta_exec: u64, weight: u64, lw: LoadWeight) -> u64 {
 
 /// `calc_delta_fair()`: real time to virtual time for an entity, `delta * NICE_0_LOAD / w`.
 /// Exact (no rounding) for nice-0 entities.
+///
+/// An entity that runs `delta` ns advances its vruntime by `delta * 1024 / w_i`
+/// (`update_curr()`; `w_i` scaled down, 1024 = [`NICE_0_WEIGHT`]): `w_i * v_i` grows by
+/// 1024 per ns of service, so the lag `w_i (V - v_i) / 1024` is in ns of service.
+/// Computed by [`calc_delta`] (there: the inverse weight, the shifts, the test).
 #[inline]
 pub const fn calc_delta_fair(delta: u64, lw: LoadWeight) -> u64 {
     if lw.weight != NICE_0_LOAD {

@@ -66,6 +66,10 @@ pub(crate) fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
 
 /// Moves the zero point: `v0' = v0 + d  ==>  avg_vruntime' = avg_vruntime - d * avg_load`
 /// (every key shrinks by `d`).
+///
+/// `d * avg_load` may overflow (`d` is the whole distance V moved since the last move);
+/// the wrapping arithmetic is exact modulo 2^64, so the new sum is right whenever its true
+/// value fits in an `i64`, whatever the intermediate product did.
 #[inline(always)]
 pub(crate) fn update_zero_vruntime<R: Runqueue>(rq: &mut R, delta: i64) {
     let load = rq.avg_load() as i64;
@@ -83,6 +87,9 @@ pub fn avg_vruntime_peek<R: Runqueue>(rq: &R) -> u64 {
 }
 
 /// `V - v0` (see [`avg_vruntime`](super::avg_vruntime)).
+///
+/// The sums cover the tree only; a runnable current is added here, at query time, as
+/// fair.c does: `(avg_vruntime + key_curr * w_curr) / (avg_load + w_curr)`, floored.
 #[inline(always)]
 pub(crate) fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
     let curr = rq.curr().filter(|c| c.on_rq());
@@ -125,12 +132,13 @@ pub(crate) fn avg_vruntime_delta<R: Runqueue>(rq: &R) -> i64 {
 ///   largest slice, which 6.12 did not track; twice the own slice is the cheap stand-in.
 ///   It cuts a short-slice entity's lag well inside the bound: an entity with `r_i` =
 ///   0.1 ms that waited behind a 100 ms-slice hog loses all but 4 ms (HZ=250) of the
-///   service it is owed.
+///   service it is owed, while the hog keeps up to 200 ms.
 /// - LAG_CLAMP_MAX_SLICE (upstream 7.0, "sched/eevdf: Fix lag clamp"):
 ///   `span = max(r_max, r_i) + TICK_NSEC`, with `r_max` = [`cfs_rq_max_slice`] (the
 ///   tree's augmented `max_slice` and current's slice). Since `max(r_max, q) <= r_max + q`
 ///   with the tick as the quantum, the bound still holds inside the limit on both sides,
-///   and a big-slice entity's limit shrinks from `2 r_i` to `r_i + TICK_NSEC`.
+///   and a big-slice entity's limit shrinks from `2 r_i` to `r_i + TICK_NSEC`. In the
+///   example above both entities get 104 ms.
 ///
 /// `max(.., r_i)`: [`update_entity_lag`](super::ops) asks while `se` is queued (in the tree
 /// or current), where `r_i <= r_max` already; `reweight_entity()` asks once it took `se`
@@ -179,6 +187,7 @@ pub fn entity_lag<R: Runqueue>(rq: &R, avruntime: u64, se: R::Se, cfg: Config) -
 ///   lag_i >= 0  <=>  Σ (v_j - v0) w_j >= (v_i - v0) * W        (no division)
 /// ```
 ///
+/// With ELIGIBLE off every entity is eligible, and the earliest deadline wins (EVDF).
 /// With BIAS_ELIGIBLE the threshold moves right by one average request:
 ///
 /// ```text

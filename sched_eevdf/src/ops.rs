@@ -276,6 +276,11 @@ pub enum LagClamp {
 
 /// `update_entity_lag()`: saves `vl_i` before a dequeue (`se` still queued: in the tree or
 /// current). Returns how the lag was clamped, if it was.
+///
+/// `vl_i = V - v_i` with V freshly computed, clamped by [`entity_lag`] to
+/// `±calc_delta_fair(span, w_i)` ([`lag_span`](super::math::lag_span): the span, and why
+/// EEVDF's lag bound lies inside it). The clamp is reported by side whatever the features
+/// (the debugfs counters `lag_clamped_pos` and `lag_clamped_neg`).
 #[inline(always)]
 fn update_entity_lag<R: Runqueue>(rq: &mut R, se: R::Se, cfg: Config) -> Option<LagClamp> {
     let v = avg_vruntime(rq);

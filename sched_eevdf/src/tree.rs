@@ -91,9 +91,14 @@ pub trait Entity: Copy + PartialEq {
 /// - keep the augmented values (`min_deadline`, `min_slice`, `max_slice`) of every node
 ///   equal to what [`min_deadline_update`] computes from the node and its children, by
 ///   calling it as the propagate / copy / rotate callbacks of `RB_DECLARE_CALLBACKS` do
-///   (a newly inserted node's values are initialised by calling it with no children),
-///   with a copy callback that copies all three values (`RB_DECLARE_CALLBACKS` copies one
-///   field: upstream's bug 51b0e68cfa0a, whose rotated-up node kept stale slice values);
+///   (a newly inserted node's values are initialised by calling it with no children,
+///   before it is linked: upstream's "Fix augmented max_slice"), with a copy callback
+///   (a rotation's, and the erase's when a successor takes a node's place) that copies
+///   all three values (`RB_DECLARE_CALLBACKS` copies one field: upstream's bug
+///   51b0e68cfa0a, whose rotated-up node kept stale slice values; the test mutants of
+///   [`super::user`] put that copy back to show that the checker reports it); the walk
+///   up of an insertion may widen each ancestor by the new leaf instead
+///   ([`augment_absorb`]);
 /// - cache the leftmost node.
 ///
 /// [`super::check_invariants`] verifies all of this. Navigation and colour accessors
@@ -203,7 +208,10 @@ pub fn entity_less<S: Entity>(a: S, b: S) -> bool {
 ///
 /// This runs at every level of every propagation and rotation, so it is straight-line
 /// code: no iterator adaptors (at the kernel's opt-level they stay out-of-line calls
-/// into `core`).
+/// into `core`). The userspace tree ([`super::user`], a port of lib/rbtree.c) and the
+/// kernel glue (lib/rbtree.c's `rb_add_augmented_cached()` / `rb_erase_augmented_cached()`)
+/// both call it as the propagate, copy and rotate callbacks. `max_slice` is kept whatever
+/// the features, since a toggle of LAG_CLAMP_MAX_SLICE cannot rebuild the trees.
 #[inline(always)]
 pub fn min_deadline_update<S: Entity>(se: S, left: Option<S>, right: Option<S>) -> bool {
     let old_deadline = se.min_deadline();
@@ -246,6 +254,9 @@ pub fn min_deadline_update<S: Entity>(se: S, left: Option<S>, right: Option<S>) 
 /// `rb_add_augmented_cached()` recomputes every ancestor from its children instead
 /// ("suboptimal", says its comment): two children's three values a level, where this
 /// reads the ancestor's own three and compares them with two values held in registers.
+/// With the third value (`max_slice`) the recomputation cost the kernel's ping-pong 25
+/// instructions a switch; this costs fewer than 6.12's two-value recomputation did
+/// (Documentation/kernel-integration.md, Performance).
 #[inline(always)]
 pub fn augment_absorb<S: Entity>(anc: S, deadline: u64, slice: u64) -> bool {
     let mut unchanged = true;

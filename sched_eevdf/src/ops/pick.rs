@@ -183,6 +183,8 @@ pub(super) fn pick_eevdf_tree_is<R: Runqueue>(
 /// PICK_BUDDY ("picking the ->next buddy will affect latency but not fairness", fair.c),
 /// else none. The pick returns it if it is eligible. fair.c never makes a delayed entity
 /// the buddy and clears the buddy when it dequeues it ([`check_invariants`] checks both).
+/// Picking an eligible buddy moves latency, not the lag bound: the buddy is owed service
+/// (`lag >= 0`), as the earliest eligible deadline is.
 ///
 /// [`check_invariants`]: super::check::check_invariants
 #[inline(always)]
@@ -401,13 +403,13 @@ fn earlier<S: Entity>(curr: Option<S>, best: Option<S>) -> Option<S> {
 ///
 /// [`PickReason::Buddy`]: the pick tests the next buddy first (NEXT_BUDDY_EEVDF with
 /// PICK_BUDDY), and it is eligible: the pick is the buddy, whatever `se` is (asked of
-/// another entity, as [`wakeup_reason`] asks of current, the answer is that the buddy test
-/// decided). [`PickReason::Parity`]: `se` is current, eligible and slice-protected under
-/// RUN_TO_PARITY, which is exactly when the pick keeps current without comparing
-/// deadlines. [`PickReason::EarliestIneligible`] costs one comparison: the earliest
-/// deadline of all runnable entities is `min(root.min_deadline, curr.deadline)`, and the
-/// pick is the earliest among the eligible ones, so some runnable entity has a strictly
-/// earlier deadline than the pick iff that entity is not eligible.
+/// another entity, as [`wakeup_reason`](super::wakeup_reason) asks of current, the answer
+/// is that the buddy test decided). [`PickReason::Parity`]: `se` is current, eligible and
+/// slice-protected under RUN_TO_PARITY, which is exactly when the pick keeps current
+/// without comparing deadlines. [`PickReason::EarliestIneligible`] costs one comparison:
+/// the earliest deadline of all runnable entities is `min(root.min_deadline,
+/// curr.deadline)`, and the pick is the earliest among the eligible ones, so some runnable
+/// entity has a strictly earlier deadline than the pick iff that entity is not eligible.
 pub fn pick_reason<R: Runqueue>(rq: &R, se: Option<R::Se>, cfg: Config) -> PickReason {
     let Some(se) = se else {
         return PickReason::Idle;

@@ -17,8 +17,11 @@ use super::{
 ///
 /// EEVDF: `vd_i = ve_i + r_i / w_i`; the virtual slice is `calc_delta_fair(r_i)`. An
 /// entity without a custom slice takes the current base slice. XXX (as fair.c): strictly
-/// `vd_i += N * r_i / w_i` such that `vd_i > ve_i`; one request is good enough. Returns
-/// whether a new deadline was set (current should be rescheduled).
+/// `vd_i += N * r_i / w_i` such that `vd_i > ve_i`; one request is good enough. The new
+/// request starts at `v_i >= vd_i` (the old deadline is the paper's `ve` of the next
+/// request): when a request ends exactly at a tick, `v_i = vd_i` and this equals the
+/// paper's `vd = ve + r/w`. Returns whether a new deadline was set (current should be
+/// rescheduled).
 ///
 /// The configuration is asked of `ctx` only once the request is used up: most calls (the
 /// kernel's every `update_curr()`) end at the first comparison, without reading it.
@@ -97,9 +100,10 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
 
     // Unlike fair.c, the relative-deadline flag is consumed even when PLACE_REL_DEADLINE
     // was turned off since the dequeue: a stale flag would later make a fresh absolute
-    // deadline be read as relative (and land ~2^63 away from V). The dequeue made the
-    // slice protection relative too (PROTECT_AT_PICK keeps it across a sched_change, see
-    // `set_protect_slice()`); it is absolute again either way.
+    // deadline be read as relative (and land ~2^63 away from V; the model test found it,
+    // tests/model.rs's `model_stale_rel_deadline_flag`). The dequeue made the slice
+    // protection relative too (PROTECT_AT_PICK keeps it across a sched_change, see
+    // `set_protect_slice()`), to the nanosecond; it is absolute again either way.
     if se.rel_deadline() {
         se.set_rel_deadline(false);
         se.set_vprot(se.vprot().wrapping_add(se.vruntime()));
@@ -186,7 +190,10 @@ fn dequeue_save_lag<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) -
 /// (his cover letter: outside ±(slice + tick), or ±max(slice, 0.7 ms + tick); without
 /// RUN_TO_PARITY current may run a base slice past a tick before it is preempted).
 /// RUN_TO_PARITY_MIN_SLICE does not enter, so that runs with it off and on count the same
-/// thing. The kernel counts it where a dequeue saves the lag (`lag_error`).
+/// thing. The kernel counts it where a dequeue saves the lag (`lag_error`). His rt-app
+/// runs: lag errors in 14 of 37 cases before the series, 0 of 37 after, with RUN_TO_PARITY
+/// and without; tests/scenarios/run_to_parity_min_slice.toml is one such case in the
+/// simulator.
 pub fn lag_error<S: Entity>(vlag: i64, se: S, cfg: Config) -> bool {
     let span = if cfg.feat(Features::RUN_TO_PARITY) {
         se.slice().saturating_add(cfg.tick_nsec)

@@ -28,7 +28,16 @@ use super::entity_eligible;
 /// under 6.12's test, and an ended window as ended under both ([`cancel_protect_slice`]).
 /// With the new flags off `vprot` takes exactly the values 6.12's stash takes (the
 /// deadline at the pick, `d + 1` at a cancel, untouched by a reweight), so that 6.12's
-/// decisions, coincidences of a later deadline with a stale stash included, are kept.
+/// decisions, coincidences of a later deadline with a stale stash included, are kept (the
+/// model test found such a case: an "ended" value of our own coincided with a deadline
+/// two reweights later). With both flags off every decision is 6.12's: the test model
+/// mirrors 6.12's `vlag` slot and asserts that both readings agree at every test of the
+/// protection.
+///
+/// Representation: 6.12 stashes the deadline in `vlag`, which is free while an entity
+/// runs; 6.17 keeps `vprot` in a union with `vlag`. Here `vprot` is a field of its own in
+/// both modes (7.0 separated them too): PROTECT_AT_PICK must keep the window across a
+/// sched_change, whose `DEQUEUE_SAVE` saves the lag in `vlag` while the task is current.
 #[inline(always)]
 pub fn protect_slice<S: Entity>(se: S, features: Features) -> bool {
     if features.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
@@ -49,7 +58,9 @@ pub fn protect_slice<S: Entity>(se: S, features: Features) -> bool {
 ///
 /// 6.17 cancels to `vruntime`, which 6.12's test reads as protected when `v == d` (no
 /// `update_curr()` since the deadline was reached). Where `v < d`, which `update_curr()`
-/// leaves, this is 6.17's value.
+/// leaves, this is 6.17's value. Used for every window that ends without the request
+/// being used up: a cancel, a re-placement of current, a window that a reweight or a
+/// sched_change would leave past the deadline; a renewed deadline does not bring it back.
 #[inline]
 pub(super) fn ended_vprot<S: Entity>(se: S) -> u64 {
     vruntime_min(se.vruntime(), se.deadline().wrapping_sub(1))
@@ -102,13 +113,17 @@ pub(super) fn protect_within_deadline<S: Entity>(se: S) {
 ///   vprot = q == r_i ? d : min(d, v + q / w_i)            (min wrap-safe)
 /// ```
 ///
-/// so never past the deadline (`v + q / w_i` may be, after part of the request ran).
+/// so never past the deadline (`v + q / w_i` may be, after part of the request ran). A
+/// long-slice current is protected only for the smallest queued slice, and without
+/// RUN_TO_PARITY still for up to a normalized base slice (6.12 has no protection then;
+/// the pick reads the window whether RUN_TO_PARITY is on or not).
 ///
 /// PROTECT_AT_PICK (7.0, "Only set slice protection at pick time"): a sched_change keeps
 /// the window current had, so that it cannot restore a cancelled window or restart a
-/// 6.17 window. `dequeue_entity()` and [`place_entity`] carry `vprot` relative to the
-/// vruntime across it, as they carry the deadline with PLACE_REL_DEADLINE; a window that
-/// no longer ends by the deadline (the deadline was made anew) is ended.
+/// 6.17 window. `dequeue_entity()` and [`place_entity`](super::place_entity) carry `vprot`
+/// relative to the vruntime across it, as they carry the deadline with PLACE_REL_DEADLINE,
+/// so the window kept is the one before to the nanosecond; a window that no longer ends by
+/// the deadline (the deadline was made anew) is ended.
 #[inline]
 pub fn set_protect_slice<R: Runqueue>(rq: &R, se: R::Se, first: bool, cfg: Config) -> bool {
     if !first && cfg.feat(Features::PROTECT_AT_PICK) {

@@ -24,7 +24,11 @@ use super::{__dequeue_entity, __enqueue_entity, avg_vruntime, save_vlag};
 /// with the kernel's lag clamp on `vl` ([`entity_lag`]; `se` is out of the tree here, which
 /// [`lag_span`](super::math::lag_span) makes up for) and high-resolution weights, as
 /// fair.c. Bounds: `|vl| * w <= 2^20 * 2 max(r_max, TICK) < 2^48`; `(d - V) * w` is below
-/// `2^20 * r` plus the lag term for an entity placed by the core.
+/// `2^20 * r` plus the lag term for an entity placed by the core. The deadline's distance
+/// `d - V` is not clamped: with a deadline far from V (an unclamped lag after a vruntime
+/// spread such as the 2^53 of production crash dumps) and a heavy cgroup weight,
+/// `(d - V) * w` exceeds 2^63 and wraps in s64, in fair.c and, identically, here (the fuzz
+/// target found it: sched_eevdf/fuzz/regressions/; the test model wraps there as well).
 fn reweight_eevdf<R: Runqueue>(rq: &R, se: R::Se, avruntime: u64, weight: u64, cfg: Config) {
     let old_weight = se.load().weight.min(i64::MAX as u64) as i64;
     let new_weight = weight.min(i64::MAX as u64) as i64;

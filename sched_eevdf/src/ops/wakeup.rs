@@ -17,12 +17,16 @@ use super::{PickReason, Wake, WakeFlags, WakeupAction, WakeupPreempt, WakeupRule
 /// whether current must be rescheduled. Call `update_curr()` first; [`wakeup_reason`] says
 /// why.
 ///
-/// With PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an
-/// earlier deadline than current or finds current ineligible cancels current's slice
+/// Current's slice protection is what `set_next_entity()` set at the pick
+/// ([`set_protect_slice`](super::set_protect_slice): 6.12's stashed deadline, or 6.17's
+/// window), and with RUN_TO_PARITY the pick keeps an eligible protected current. With
+/// PREEMPT_SHORT, a wakee with a shorter slice that is eligible and either has an earlier
+/// deadline than current or finds current ineligible cancels current's slice
 /// protection (even if it does not get picked). Then current is preempted iff
-/// [`pick_eevdf`] now returns the wakee. With RUN_TO_PARITY_MIN_SLICE, 6.17's decision
-/// ([`wakeup_preempt_min_slice`]'s docs). In the kernel the common case (equal slices,
-/// the pick's O(1) cases) is straight-line code, and the rest is reached by tail calls.
+/// [`pick_eevdf`](super::pick_eevdf) now returns the wakee. With RUN_TO_PARITY_MIN_SLICE,
+/// 6.17's decision ([`wakeup_preempt_min_slice`]'s docs). In the kernel the common case
+/// (equal slices, the pick's O(1) cases) is straight-line code, and the rest is reached by
+/// tail calls.
 #[inline(always)]
 pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
     let Some(curr) = rq.curr() else {
@@ -143,7 +147,17 @@ pub fn wakeup_reason<R: Runqueue>(
 /// 15257cc2f905 "Revert force wakeup preemption"), for the woken, already enqueued `pse`,
 /// after `update_curr()`. fair.c calls it instead of [`wakeup_preempt`] while the flag is
 /// on, past the same early exits (need-resched set, WAKEUP_PREEMPTION off, the idle-policy
-/// rules). The rules, in order:
+/// rules).
+///
+/// The next buddy (`cfs_rq->next`) is an entity fair.c marked to run next: a wakee with
+/// NEXT_BUDDY, `yield_to()`'s target, a group whose task just slept. `set_next_buddy()`
+/// marks every level of the hierarchy; `clear_buddies()` unmarks it when it is picked,
+/// dequeued or rescheduled by `update_curr()`. In 6.12 (and here without
+/// NEXT_BUDDY_EEVDF) NEXT_BUDDY marks every wakee that is not new or delayed, before any
+/// test, `pick_next_entity()` returns an eligible buddy before `pick_eevdf()` (PICK_BUDDY,
+/// on by default), and the wakeup decision ([`wakeup_preempt`]) ignores it. With
+/// NEXT_BUDDY_EEVDF the pick tests the buddy itself, and the wakeup decides by these
+/// rules, in order:
 ///
 /// ```text
 ///   no current: preempt;  pse is current: nothing
@@ -156,9 +170,9 @@ pub fn wakeup_reason<R: Runqueue>(
 ///   preempt iff pick_eevdf() == pse                                           (Pick)
 /// ```
 ///
-/// The pick tests an eligible next buddy first (PICK_BUDDY, [`pick_eevdf`]), so with
-/// NEXT_BUDDY an eligible wakee that became the buddy preempts through current's slice
-/// protection. `preempt_sync()`, for a sync wakeup that made a new buddy:
+/// The pick tests an eligible next buddy first (PICK_BUDDY,
+/// [`pick_eevdf`](super::pick_eevdf)), so with NEXT_BUDDY an eligible wakee that became
+/// the buddy preempts through current's slice protection. `preempt_sync()`, for a sync wakeup that made a new buddy:
 ///
 /// ```text
 ///   threshold = sysctl_sched_migration_cost  (/ 4 with WF_RQ_SELECTED)
@@ -181,6 +195,9 @@ pub fn wakeup_reason<R: Runqueue>(
 /// ignores the protection for the short wakee. Where 6.19 does not preempt after the pick
 /// it calls `update_protect_slice()` with RUN_TO_PARITY, a shrink that only
 /// RUN_TO_PARITY_MIN_SLICE's protection has; the stash has none.
+///
+/// 6.19 as released has NEXT_BUDDY off: then only the restructure applies (no preemption
+/// for forks and delayed wakees, PICK_BUDDY in the pick).
 pub fn wakeup_preempt_buddy<R: Runqueue>(
     rq: &mut R,
     pse: R::Se,
