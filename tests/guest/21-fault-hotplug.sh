@@ -94,39 +94,22 @@ report() {
 }
 trap 'stop_all; restore; report' EXIT
 
-# tl_check FILE: per cfs_rq, as many rows as nr_queued, weighing sum_w in total. A CPU
-# whose snapshot outgrew its buffer ends in "truncated" and is not checked.
+# tl_check FILE: per cfs_rq, as many rows as nr_queued, weighing sum_w in total (eevdfctl
+# timeline --check sums). A CPU whose snapshot outgrew its buffer ends in "truncated": its
+# last cfs_rq is not checked. Prints each problem.
 tl_check() {
-	awk '
-	function fin() {
-		if (inrq && (rows != nq || w != sw)) { print "cfs_rq at line " at ": nr_queued=" nq " sum_w=" sw ", " rows " rows weighing " w; err = 1 }
-		inrq = 0
-	}
-	/^cfs_rq / {
-		fin(); inrq = 1; at = NR; rows = 0; w = 0
-		for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == "sum_w") sw = a[2]; if (a[1] == "nr_queued") nq = a[2] }
-		next
-	}
-	/^  [RQ] / { rows++; w += $3; next }
-	/^truncated$/ { inrq = 0; next }
-	/^cpu [0-9]+$/ { fin() }
-	END { fin(); exit err }' "$1"
+	tl_sum=$(eevdfctl timeline --from "$1" --check sums) || { echo "$tl_sum"; return 1; }
 }
-# cs: now = the uptime in centiseconds (no fork: $(...) would fork).
-cs() { read -r now _ </proc/uptime; now=${now%.*}${now#*.}; }
-# delayed CPU: read the timeline (no fork: a look is cheap, so a round can take many) and
-# set n to the delayed entities (column D) on CPU's runqueues.
+# delayed CPU: look at the timeline until it shows delayed entities (column D) on CPU's
+# runqueues, every 20 ms, 100 looks or 10 s at most (one eevdfctl for all the looks: a
+# process per look would cost a loaded KASAN guest more than the look); n = how many the
+# last look saw, looks = the looks taken.
 delayed() {
-	n=0 cur=""
-	while read -r a b _ _ _ _ _ _ dl _; do
-		case $a in
-		cpu) cur=$b ;;
-		R | Q) [ "$cur" = "$1" ] && [ "$dl" = y ] && n=$((n + 1)) ;;
-		esac
-	done <$D/timeline
-	return 0
+	set -- $(eevdfctl timeline --delayed --cpu "$1" --looks 100 --interval-ms 20 --timeout-ms 10000) &&
+		[ "$1" = looks ] && [ "$3" = delayed ] || return 1
+	looks=$2 n=$4
 }
-# slack, cpu_ok PID... and cpu_diag PID...: the CPU-time check.
+# slack and cpu_ok PID...: the CPU-time check (eevdfctl cputime).
 . "$(dirname "$0")/lib/faults.sh"
 
 # The load: a hog on any CPU, and on each hotpluggable CPU a pinned hog and three nice 19
@@ -229,12 +212,7 @@ while [ $k -lt "$rounds" ] || { [ $tl = 1 ] && [ $offline_delayed = 0 ] && [ $k 
 	nap 0.2
 	n=0
 	if [ $tl = 1 ] && [ $((k % 4)) != 3 ]; then
-		cs
-		until=$((now + 1000)) looks=0
-		while delayed "$c" && [ "$n" = 0 ] && cs && [ "$now" -lt $until ] && [ $looks -lt 100 ]; do
-			looks=$((looks + 1))
-			nap 0.02
-		done
+		delayed "$c" || fail "looking for delayed entities on cpu$c"
 	fi
 	[ "$n" -gt 0 ] && offline_delayed=$((offline_delayed + 1))
 	delayed_seen=$((delayed_seen + n))

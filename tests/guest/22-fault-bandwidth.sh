@@ -118,23 +118,17 @@ report() {
 }
 trap 'stop_all; restore; report' EXIT
 
-# cs: now = the uptime in centiseconds (no fork: $(...) would fork).
-cs() { read -r now _ </proc/uptime; now=${now%.*}${now#*.}; }
-# delayed GROUP: read the timeline (no fork: a look is cheap, so a round can take many) and
-# set n to the delayed entities (column D) of GROUP (a path like /fault22/a/b/d0): rows
-# queued on its cfs_rqs, and its own group entities.
+# delayed GROUP MOST: look at the timeline until it shows delayed entities (column D) of
+# GROUP (a path like /fault22/a/b/d0: rows queued on its cfs_rqs, and its own group
+# entities), every 20 ms, MOST looks or 10 s at most (one eevdfctl for all the looks: a
+# process per look would cost a loaded KASAN guest more than the look); n = how many the
+# last look saw, looks = the looks taken.
 delayed() {
-	n=0 ing=0
-	while read -r a _ _ _ _ _ p _ dl name; do
-		case $a in
-		cfs_rq) [ "$p" = "path=$1" ] && ing=1 || ing=0 ;;
-		cpu) ing=0 ;;
-		R | Q) [ "$dl" = y ] && { [ $ing = 1 ] || [ "$name" = "$1" ]; } && n=$((n + 1)) ;;
-		esac
-	done <$D/timeline
-	return 0
+	set -- $(eevdfctl timeline --delayed --group "$1" --looks "$2" --interval-ms 20 --timeout-ms 10000) &&
+		[ "$1" = looks ] && [ "$3" = delayed ] || return 1
+	looks=$2 n=$4
 }
-# slack, cpu_ok PID... and cpu_diag PID...: the CPU-time check.
+# slack and cpu_ok PID...: the CPU-time check (eevdfctl cputime).
 . "$(dirname "$0")/lib/faults.sh"
 # usage GROUP: its cpu.stat usage_usec.
 usage() { sed -n 's/^usage_usec //p' $G/$1/cpu.stat; }
@@ -240,13 +234,9 @@ while [ $k -lt "$rounds" ] || { [ $tl = 1 ] && [ $rmdir_delayed = 0 ] && [ $k -l
 	n=0
 	if [ $tl = 1 ] && [ $((k % 4)) != 2 ]; then
 		# A throttled hierarchy is mostly not in the timeline: fewer looks there.
-		cs
-		until=$((now + 1000)) looks=0 most=100
+		most=100
 		[ $((k % 2)) = 0 ] && most=20
-		while delayed "/fault22/$d" && [ "$n" = 0 ] && cs && [ "$now" -lt $until ] && [ $looks -lt $most ]; do
-			looks=$((looks + 1))
-			nap 0.02
-		done
+		delayed "/fault22/$d" $most || fail "looking for delayed entities of $d"
 	fi
 	# The process moves out (rounds 0 and 1 of every 4) or dies, and the group goes.
 	if [ $((k % 4)) -lt 2 ]; then

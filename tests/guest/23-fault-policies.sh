@@ -103,7 +103,7 @@ report() {
 	} | tee -a "${EEVDF_FAULTS_LOG:-/dev/null}"
 }
 trap 'stop_all; restore; report' EXIT
-# slack, cpu_ok PID... and cpu_diag PID...: the CPU-time check.
+# slack and cpu_ok PID...: the CPU-time check (eevdfctl cputime).
 . "$(dirname "$0")/lib/faults.sh"
 spin='while :; do :; done'
 

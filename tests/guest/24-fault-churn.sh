@@ -128,19 +128,13 @@ finished=$((finished + threads))
 cpu_bound $T/t1 1 "$threads threads on one CPU" || fail "CPU time of the threads on one CPU"
 maxrun=$(cat $T/maxrun)
 if [ -s $T/tl ]; then
-	depth=$(awk -v c=$last '/^cpu [0-9]+$/ { cur = $2; next } cur == c && /^cfs_rq / && / path=\/$/ {
-		for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == "nr_queued") print a[2] } exit }' $T/tl)
-	rows=$(grep -c '^  [RQ] ' $T/tl)
+	# eevdfctl timeline --check sums: per cfs_rq, as many rows as nr_queued, weighing sum_w
+	# (a truncated CPU's last cfs_rq is not checked).
+	tl_sum=$(eevdfctl timeline --from $T/tl --check sums) || { echo "$tl_sum"; fail "inconsistent timeline at the peak"; }
+	set -- $tl_sum
+	rows=$6
+	depth=$(eevdfctl timeline --from $T/tl --cpu $last --root-nr-queued) || depth="unknown"
 	echo "timeline at the peak: $(wc -c <$T/tl) bytes, $rows rows, CPU $last's root cfs_rq $depth deep"
-	awk '
-	function fin() { if (inrq && (rows != nq || w != sw)) { print "cfs_rq at line " at ": nr_queued=" nq " sum_w=" sw ", " rows " rows weighing " w; err = 1 } inrq = 0 }
-	/^cfs_rq / { fin(); inrq = 1; at = NR; rows = 0; w = 0
-		for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == "sum_w") sw = a[2]; if (a[1] == "nr_queued") nq = a[2] }
-		next }
-	/^  [RQ] / { rows++; w += $3; next }
-	/^truncated$/ { inrq = 0; next }
-	/^cpu [0-9]+$/ { fin() }
-	END { fin(); exit err }' $T/tl || fail "inconsistent timeline at the peak"
 else
 	depth=$maxrun
 fi
@@ -209,13 +203,13 @@ set -- $pids
 renice -20 -p $1 >/dev/null && eevdf-slice set $2 0 idle && renice 19 -p $3 >/dev/null || fail "setting up the mix"
 started=$((started + 3))
 if [ -r $D/timeline ]; then
-	for i in 1 2 3 4 5; do
-		nap 0.5
-		cat $D/timeline
-	done | awk '/^cpu [0-9]+$/ { cur = $2 } cur == 2 && /^  [RQ] / { v = $4 < 0 ? -$4 : $4; if (v > m) m = v; d = $5 < 0 ? -$5 : $5; if (d > m) m = d } END { print m + 0 }' >$T/spread
-	spread=$(cat $T/spread)
-	# (busybox awk may have no log(): the power of two by halving)
-	awk -v s="$spread" 'BEGIN { k = 0; for (x = s; x >= 2; x /= 2) k++; printf "largest |VRT-V| or |DL-V| on CPU 2: %d ns (about 2^%d; 2^53 is 9007199254740992)\n", s, k }'
+	# The largest |VRT-V| or |DL-V| of CPU 2's rows in 5 snapshots 0.5 s apart.
+	nap 0.5
+	spread=$(eevdfctl timeline --cpu 2 --max-offset-ns --looks 5 --interval-ms 500) || fail "reading the spread on CPU 2"
+	# The power of two by halving.
+	k=0 x=$spread
+	while [ "$x" -ge 2 ]; do x=$((x / 2)) k=$((k + 1)); done
+	echo "largest |VRT-V| or |DL-V| on CPU 2: $spread ns (about 2^$k; 2^53 is 9007199254740992)"
 fi
 kill $pids
 for p in $pids; do

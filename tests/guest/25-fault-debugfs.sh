@@ -74,7 +74,7 @@ report() {
 }
 trap 'stop_all; restore; report' EXIT
 # picks: the stats' "all" picks.
-picks() { awk 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "picks") k = i } $1 == "all" { print $k }' $D/stats; }
+picks() { eevdfctl stats --get picks; }
 # unchanged: features, base slice and verify's switch as at the start.
 unchanged() {
 	[ "$(cat $F)" = "$feats0" ] || { echo "features changed: $(cat $F)"; return 1; }
@@ -251,9 +251,10 @@ writer() {
 }
 # reader N: reads every file until $T/stop; leaves "reads bad" in $T/readN.
 known=$(for x in $feats0; do echo "${x#NO_}"; done | sort -u | tr '\n' ' ')
-sumcheck() { # FILE: the "all" line is the sum of the CPU lines
-	awk 'NR == 1 { n = NF; next } $1 ~ /^[0-9]+$/ { for (i = 2; i <= n; i++) s[i] += $i; next }
-	$1 == "all" { for (i = 2; i <= n; i++) if ($i != s[i]) exit 1; ok = 1 } END { exit !ok }' "$1"
+sumcheck() { # FILE stats|verify: it parses, and its "all" line is the sum of the CPU lines
+	v=""
+	[ "$2" = verify ] && v=--verify
+	sums=$(eevdfctl stats --from "$1" $v --check-sums) || { echo "$sums"; return 1; }
 }
 reader() {
 	r=0 bad=0
@@ -267,7 +268,7 @@ reader() {
 		r=$((r + 2))
 		for f in stats verify; do
 			[ -r $D/$f ] || continue
-			cat $D/$f >$T/$f$1 && sumcheck $T/$f$1 || { echo "reader: bad $f"; cat $T/$f$1; bad=$((bad + 1)); }
+			cat $D/$f >$T/$f$1 && sumcheck $T/$f$1 $f || { echo "reader: bad $f"; cat $T/$f$1; bad=$((bad + 1)); }
 			r=$((r + 1))
 		done
 		if [ -r $D/timeline ]; then
@@ -298,14 +299,10 @@ t1=$(cut -d' ' -f1 /proc/uptime)
 # distro-stock, Documentation/reliability.md), so the bound is 1.5 times there.
 slack=1.05
 case "$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)" in '' | '(null)') ;; *) slack=1.5 ;; esac
-# The hogs' CPU time (schedstat: above 0, at most their age times $slack plus 0.1 s),
-# then the end of the load.
-up=$(cut -d' ' -f1 /proc/uptime)
-for p in $hogs; do
-	echo "$p $(cut -d' ' -f1 /proc/$p/schedstat) $(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f20)"
-done | awk -v up="$up" -v k="$slack" '{ age = up - $3 / 100; s = $2 / 1e9
-	if (!(s > 0 && s <= age * k + 0.1)) { print "task " $1 ": " s " s of CPU time in " age " s"; err = 1 } }
-	END { exit err }' || fail "CPU time of the hogs"
+# The hogs' CPU time (schedstat: above 0, at most their age times $slack plus 0.1 s; each
+# task's CPU time, the uptime and its start time read one right after the other), then the
+# end of the load.
+eevdfctl cputime --slack-ratio "$slack" --slack-s 0.1 $hogs || fail "CPU time of the hogs"
 stop_all
 grep Time $T/hb
 grep -q '^Time: [0-9]' $T/hb || fail "hackbench under the writers did not finish"
