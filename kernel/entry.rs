@@ -24,14 +24,15 @@
 //! - `se`, where there is one, a valid `struct sched_entity` of that `cfs_rq`: queued on
 //!   it, about to be, or its current (the C functions these replace dereference it, so
 //!   it is never null);
-//! - what a line's doc adds under "Requires". Those about the timeline (`se` in no
-//!   timeline, in this `cfs_rq`'s, queued, delayed) are part of memory safety: the line's
-//!   operation inserts `se` into, or erases it from, lib/rbtree's links, and the glue's
-//!   `Timeline` impl for `CfsRq` (kernel/fair.rs) discharges `RbRootCached::insert`'s "in
-//!   no tree" and `erase`'s "a node of this tree" with them; an entity inserted twice or
-//!   erased from the wrong tree corrupts the links. The others (current's runtime
-//!   accounted, `se` not yet current) keep the decisions right and are not needed for
-//!   memory safety. fair.c meets all of them, as it met the C functions' own.
+//! - what a line's doc adds under "Requires". None of these is needed for memory safety:
+//!   they keep the decisions right. Those about the timeline (`se` in no timeline, in
+//!   this `cfs_rq`'s, queued, delayed) are checked where lib/rbtree's links depend on
+//!   them: the glue's `Timeline` impl for `CfsRq` (kernel/fair.rs) inserts only an entity
+//!   whose `run_node` is empty (`RB_EMPTY_NODE()`) and erases only one whose node is not,
+//!   and refuses the rest with one WARN (patch 0011 empties the node at fork, at a group
+//!   entity's creation and after each erase); a handle is branded with its `cfs_rq`
+//!   (`Se`'s invariant lifetime), so no safe code hands one `cfs_rq`'s entity to another.
+//!   fair.c meets all of them, as it met the C functions' own.
 //!
 //! Nothing here allocates, sleeps or panics, so the calls are fine in atomic context.
 

@@ -33,14 +33,25 @@ use kernel::{bindings, types::Opaque};
 /// A handle to a `struct sched_entity` of a locked runqueue, for the lifetime `'rq` of the
 /// proof of that lock.
 ///
+/// `'rq` is invariant: it brands the handle with the [`CfsRq`] it came from. An entry point
+/// gets its `&'rq mut CfsRq<'rq>` from [`with_locked`], whose closure is generic over
+/// `'rq`, so no two calls share a brand, and a handle of one `cfs_rq` cannot be given to
+/// another's timeline (several `cfs_rq`s of a runqueue share its lock, so the lock alone
+/// would not tell them apart).
+///
 /// # Invariants
 ///
 /// For all of `'rq`: the pointer is a valid `struct sched_entity`, of the `cfs_rq` it is
 /// queued on (or about to be, or current of), and that `cfs_rq`'s runqueue lock is held,
 /// so this CPU alone accesses the entity's scheduling fields.
+///
+/// [`with_locked`]: crate::rq::with_locked
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
-pub struct Se<'rq>(NonNull<bindings::sched_entity>, PhantomData<&'rq ()>);
+pub struct Se<'rq>(
+    NonNull<bindings::sched_entity>,
+    PhantomData<fn(&'rq ()) -> &'rq ()>,
+);
 
 impl<'rq> Se<'rq> {
     /// Wraps a pointer from C.
@@ -67,6 +78,19 @@ impl<'rq> Se<'rq> {
         // SAFETY: by the type invariant the entity is valid; this computes a
         // field address without reading.
         unsafe { NonNull::new_unchecked(&raw mut (*self.0.as_ptr()).run_node) }
+    }
+
+    /// Empties a new entity's node, as fork and `init_tg_cfs_entry()` do (patch 0011): for
+    /// the KUnit suites' private entities, which no fork made.
+    ///
+    /// # Safety
+    ///
+    /// The entity is in no tree.
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_KUNIT_TEST)]
+    pub(crate) unsafe fn init_private(self) {
+        // SAFETY: the entity is valid and its lock held (type invariant), and its node in
+        // no tree (this function's `# Safety`).
+        unsafe { rb::clear_node(self.node()) };
     }
 
     /// `rb_entry(node, struct sched_entity, run_node)`.
@@ -227,8 +251,11 @@ unsafe impl Augment for SeAugment {
 ///
 /// For all of `'rq`: the `cfs_rq` is valid and its runqueue lock is held; its timeline's
 /// nodes are the `run_node`s of its queued entities (except current) and are augmented by
-/// [`SeAugment`]. The fields are written through raw pointers ([`Opaque`]), under the
-/// lock, as C does.
+/// [`SeAugment`]; the `run_node` of every entity that is in no timeline is empty
+/// (`RB_EMPTY_NODE()`: patch 0011 empties it at fork and at a group entity's creation,
+/// [`CfsRq::try_erase`] after each unlink), so an entity of this `cfs_rq` whose node is
+/// not empty is in its timeline. The fields are written through raw pointers
+/// ([`Opaque`]), under the lock, as C does.
 ///
 /// [`with_locked`]: crate::rq::with_locked
 /// [`RqGuard::root`]: crate::rq::RqGuard::root
@@ -420,12 +447,70 @@ impl<'rq> Timeline for CfsRq<'rq> {
         // SAFETY: as in `left`.
         unsafe { rb::is_red(se.node()) }
     }
+    /// Inserts `se`, or refuses with one WARN when its node is in a tree (see
+    /// [`CfsRq::try_insert`]): the trees stay unchanged.
     #[inline(always)]
     fn insert(&mut self, se: Se<'rq>) {
+        if let Err(r) = self.try_insert(se) {
+            refused(r);
+        }
+    }
+
+    /// Erases `se`, or refuses with one WARN when its node is in no tree (see
+    /// [`CfsRq::try_erase`]): the tree stays unchanged.
+    #[inline(always)]
+    fn erase(&mut self, se: Se<'rq>) {
+        if let Err(r) = self.try_erase(se) {
+            refused(r);
+        }
+    }
+}
+
+/// Why the timeline refused an insert or an erase: a caller broke the queueing rules,
+/// and lib/rbtree would have corrupted the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// An insert of an entity whose node is in a tree.
+    InsertQueued,
+    /// An erase of an entity whose node is in no tree.
+    EraseUnqueued,
+}
+
+impl Refused {
+    /// What the WARN names.
+    fn what(self) -> &'static str {
+        match self {
+            Refused::InsertQueued => "an insert of an entity that is in a tree",
+            Refused::EraseUnqueued => "an erase of an entity that is in no tree",
+        }
+    }
+}
+
+/// Reports a refusal: one WARN, issued by fair.c from an irq_work once the runqueue lock
+/// is dropped (patch 0011's `sched_eevdf_timeline_refused()`).
+#[cold]
+#[inline(never)]
+fn refused(r: Refused) {
+    let what = r.what();
+    // SAFETY: `what` is a static string, and the function keeps only its pointer and
+    // length (for its WARN) and takes no lock.
+    unsafe { bindings::sched_eevdf_timeline_refused(what.as_ptr().cast(), what.len() as _) };
+}
+
+impl<'rq> CfsRq<'rq> {
+    /// `__enqueue_entity()`'s tree part: links `se` into this timeline, unless its node is
+    /// in a tree (not [`rb::is_empty_node`]).
+    #[inline(always)]
+    pub(crate) fn try_insert(&mut self, se: Se<'rq>) -> Result<(), Refused> {
+        // SAFETY: `se` is valid and its lock held (`Se`'s invariant): no one writes its node.
+        if !unsafe { rb::is_empty_node(se.node()) } {
+            return Err(Refused::InsertQueued);
+        }
         // SAFETY:
-        // - `se` is an entity of this locked runqueue that is in no tree: fair.c enqueues
-        //   only such entities, and the core's `__enqueue_entity()` initialised the leaf's
-        //   augmented values before inserting it;
+        // - `se` is an entity of this locked runqueue whose node is empty, so in no tree (a
+        //   linked node's parent word is its parent's address, never its own);
+        // - the core's `__enqueue_entity()` initialised the leaf's augmented values before
+        //   inserting it;
         // - the order is the core's `entity_less`, that of the whole timeline;
         // - the comparison's nodes are this timeline's, so entities under the same lock.
         unsafe {
@@ -433,12 +518,26 @@ impl<'rq> Timeline for CfsRq<'rq> {
                 eevdf::entity_less(Se::from_node(a), Se::from_node(b))
             })
         };
+        Ok(())
     }
+
+    /// `__dequeue_entity()`'s tree part: unlinks `se` from this timeline and empties its
+    /// node, unless the node is in no tree ([`rb::is_empty_node`]).
     #[inline(always)]
-    fn erase(&mut self, se: Se<'rq>) {
-        // SAFETY: `se` is in this timeline: fair.c erases only queued entities that are not
-        // current, as it did with the C `__dequeue_entity()`.
+    pub(crate) fn try_erase(&mut self, se: Se<'rq>) -> Result<(), Refused> {
+        // SAFETY: `se` is valid and its lock held (`Se`'s invariant): no one writes its node.
+        if unsafe { rb::is_empty_node(se.node()) } {
+            return Err(Refused::EraseUnqueued);
+        }
+        // SAFETY: `se` is this `cfs_rq`'s (`Se`'s invariant; the brand `'rq` ties the handle
+        // to this `cfs_rq`) and its node is not empty, so the node is in this timeline
+        // (type invariant: an entity in no tree has an empty node).
         unsafe { self.tree_mut().erase(se.node()) };
+        // SAFETY: the node was just unlinked: in no tree, and this CPU alone accesses it
+        // under the lock.
+        // INVARIANT: the entity left the tree; its node is empty again.
+        unsafe { rb::clear_node(se.node()) };
+        Ok(())
     }
 }
 

@@ -65,6 +65,8 @@ fn workload(t: &mut Test, cfg: Config, toggles: Features, seed: u64, kind: Kind)
         // SAFETY: `i < N`, so the pointer is an entity of the private, zeroed array, used
         // by this case alone while the runqueue reference lives.
         let se = unsafe { rq.entity(raw_ses.add(i)) };
+        // SAFETY: the entity is zeroed: in no tree and not queued.
+        unsafe { se.init_private() };
         se.set_load(weight(&mut rng));
         se
     });
@@ -225,6 +227,91 @@ fn next_buddy(t: &mut Test) {
     );
 }
 
+/// The timeline refuses, and leaves unchanged, what would corrupt lib/rbtree's links: the
+/// insert of an entity that is in the tree, the erase of one that is in none (never
+/// queued, or current). (Another `cfs_rq`'s entity is a type error: `Se`'s brand.)
+/// Called through `try_insert`/`try_erase`, which return the refusal where the
+/// [`Timeline`](crate::sched_eevdf::Timeline) methods WARN (a WARN would fail the boot).
+fn timeline_refusals(t: &mut Test) {
+    use crate::fair::Refused;
+    use crate::sched_eevdf::{enqueue_entity, schedule, EnqueueFlags, Pick, Timeline};
+    // SAFETY: as in `workload`: the statics are this suite's, its cases run one at a time.
+    let (raw_rq, raw_ses) = unsafe {
+        RQ = MaybeUninit::zeroed();
+        SES = MaybeUninit::zeroed();
+        (
+            (&raw mut RQ).cast::<bindings::cfs_rq>(),
+            (&raw mut SES).cast::<bindings::sched_entity>(),
+        )
+    };
+    // SAFETY: a valid (zeroed) `cfs_rq` private to this case, used by it alone until it
+    // returns.
+    let rq = unsafe { CfsRq::from_raw_mut(raw_rq) };
+    rq.set_zero_vruntime((-(1i64 << 20)) as u64);
+    let cfg = Config::DEFAULT;
+    let mut rng = Rng(0x7e11_0b5e_d0d0_0011);
+    let ses: [Se<'_>; 4] = core::array::from_fn(|i| {
+        // SAFETY: `i < 4 <= N`: a zeroed private entity, in no tree and not queued.
+        let se = unsafe { rq.entity(raw_ses.add(i)) };
+        // SAFETY: as above.
+        unsafe { se.init_private() };
+        se.set_load(weight(&mut rng));
+        se
+    });
+    let [a, b, c, d] = ses;
+    for se in [a, b, c] {
+        enqueue_entity(&mut *rq, se, EnqueueFlags::INITIAL, cfg);
+    }
+    // The pick makes an entity current: out of the tree, its node emptied by the erase.
+    let Pick::Run(cur) = schedule(&mut *rq, cfg) else {
+        t.fail(format_args!("no pick among three queued entities"));
+        return;
+    };
+    let before = match crate::sched_eevdf::check_invariants(&*rq) {
+        Ok(s) => (s.nodes, rq.root(), rq.first()),
+        Err(e) => {
+            t.fail(format_args!("after three enqueues and a pick: {e}"));
+            return;
+        }
+    };
+    let queued = if cur == b { a } else { b };
+    let expect = |t: &mut Test, what: &str, got: Result<(), Refused>, want: Refused| {
+        if got != Err(want) {
+            t.fail(format_args!("{what}: {got:?}, not {want:?}"));
+        }
+    };
+    expect(
+        t,
+        "a second insert of a queued entity",
+        rq.try_insert(queued),
+        Refused::InsertQueued,
+    );
+    expect(
+        t,
+        "an erase of a never-queued entity",
+        rq.try_erase(d),
+        Refused::EraseUnqueued,
+    );
+    expect(
+        t,
+        "an erase of the current entity",
+        rq.try_erase(cur),
+        Refused::EraseUnqueued,
+    );
+    match crate::sched_eevdf::check_invariants(&*rq) {
+        Ok(s) if (s.nodes, rq.root(), rq.first()) == before => t.info(format_args!(
+            "refused, tree unchanged ({} nodes): a double insert, an erase of an unqueued \
+             and of the current entity",
+            s.nodes
+        )),
+        Ok(s) => t.fail(format_args!(
+            "the refusals changed the tree ({} nodes)",
+            s.nodes
+        )),
+        Err(e) => t.fail(format_args!("after the refusals: {e}")),
+    }
+}
+
 crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
     c"live_features" => super::live_features,
     c"defaults" => super::defaults,
@@ -236,4 +323,5 @@ crate::kunit_suite!(sched_eevdf_bindings_suite, c"sched_eevdf_bindings", [
     c"protection_toggles" => super::protection_toggles,
     c"next_buddy" => super::next_buddy,
     c"lag_clamp_max_slice" => super::lag_clamp_max_slice,
+    c"timeline_refusals" => super::timeline_refusals,
 ]);

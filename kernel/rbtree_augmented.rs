@@ -125,6 +125,32 @@ pub unsafe fn is_red(node: NonNull<bindings::rb_node>) -> bool {
     unsafe { (*node.as_ptr()).__rb_parent_color & RB_BLACK == 0 }
 }
 
+/// Whether `node` is in no tree (`RB_EMPTY_NODE()`): its parent word points to the node
+/// itself, as [`clear_node`] leaves it. A node that was never cleared is not empty, even
+/// if it is in no tree.
+///
+/// # Safety
+///
+/// `node` must point to a valid `rb_node` that no one writes meanwhile.
+#[inline(always)]
+pub unsafe fn is_empty_node(node: NonNull<bindings::rb_node>) -> bool {
+    // SAFETY: `node` points to a valid `rb_node` (this function's `# Safety`).
+    unsafe { (*node.as_ptr()).__rb_parent_color == node.as_ptr() as usize as _ }
+}
+
+/// `RB_CLEAR_NODE()`: marks `node` as in no tree (see [`is_empty_node`]).
+///
+/// # Safety
+///
+/// `node` must point to a valid `rb_node` that is in no tree (its links are no tree's),
+/// and that no one reads or writes meanwhile.
+#[inline(always)]
+pub unsafe fn clear_node(node: NonNull<bindings::rb_node>) {
+    // SAFETY: `node` points to a valid `rb_node` of no tree, that this caller alone
+    // accesses (this function's `# Safety`).
+    unsafe { (*node.as_ptr()).__rb_parent_color = node.as_ptr() as usize as _ };
+}
+
 /// `RBNAME_propagate()`: recompute from `rb` up to (excluding) `stop`, stopping
 /// early at the first node whose values did not change.
 ///
