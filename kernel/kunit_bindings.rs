@@ -33,6 +33,20 @@ const STEPS: u32 = 4000;
 static mut RQ: MaybeUninit<bindings::cfs_rq> = MaybeUninit::zeroed();
 static mut SES: MaybeUninit<[bindings::sched_entity; N]> = MaybeUninit::zeroed();
 
+/// The private runqueue and entities, zeroed again for a case.
+fn fresh() -> (*mut bindings::cfs_rq, *mut bindings::sched_entity) {
+    // SAFETY: the statics are only used by this suite, whose cases KUnit runs one at a
+    // time; zeroed is a valid initial state for both C structures.
+    unsafe {
+        RQ = MaybeUninit::zeroed();
+        SES = MaybeUninit::zeroed();
+        (
+            (&raw mut RQ).cast::<bindings::cfs_rq>(),
+            (&raw mut SES).cast::<bindings::sched_entity>(),
+        )
+    }
+}
+
 /// Which workload a case runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -43,16 +57,7 @@ enum Kind {
 }
 
 fn workload(t: &mut Test, cfg: Config, toggles: Features, seed: u64, kind: Kind) {
-    // SAFETY: the statics are only used by this suite, whose cases KUnit runs
-    // one at a time; zeroed is a valid initial state for both C structures.
-    let (raw_rq, raw_ses) = unsafe {
-        RQ = MaybeUninit::zeroed();
-        SES = MaybeUninit::zeroed();
-        (
-            (&raw mut RQ).cast::<bindings::cfs_rq>(),
-            (&raw mut SES).cast::<bindings::sched_entity>(),
-        )
-    };
+    let (raw_rq, raw_ses) = fresh();
     // SAFETY:
     // - `raw_rq` is a valid (zeroed) `cfs_rq`, private to this test case: no lock is
     //   needed for exclusive access, which lasts until the case returns;
@@ -235,15 +240,7 @@ fn next_buddy(t: &mut Test) {
 fn timeline_refusals(t: &mut Test) {
     use crate::fair::Refused;
     use crate::sched_eevdf::{enqueue_entity, schedule, EnqueueFlags, Pick, Timeline};
-    // SAFETY: as in `workload`: the statics are this suite's, its cases run one at a time.
-    let (raw_rq, raw_ses) = unsafe {
-        RQ = MaybeUninit::zeroed();
-        SES = MaybeUninit::zeroed();
-        (
-            (&raw mut RQ).cast::<bindings::cfs_rq>(),
-            (&raw mut SES).cast::<bindings::sched_entity>(),
-        )
-    };
+    let (raw_rq, raw_ses) = fresh();
     // SAFETY: a valid (zeroed) `cfs_rq` private to this case, used by it alone until it
     // returns.
     let rq = unsafe { CfsRq::from_raw_mut(raw_rq) };

@@ -392,6 +392,28 @@ fn emit(s: &str) -> Result<()> {
         .context("writing to stdout")
 }
 
+/// A check's answer for scripts: its summary line and success, or one line per finding
+/// (prefixed with the file's path) and failure.
+fn verdict<S: std::fmt::Display, B: std::fmt::Display>(
+    path: &str,
+    r: std::result::Result<S, Vec<B>>,
+) -> Result<ExitCode> {
+    match r {
+        Ok(sum) => {
+            emit(&format!("{sum}\n"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(bad) => {
+            emit(
+                &bad.iter()
+                    .map(|b| format!("{path}: {b}\n"))
+                    .collect::<String>(),
+            )?;
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
 /// Turn a failed debugfs access into what to do about it.
 fn debugfs_error(path: &str, e: io::Error) -> anyhow::Error {
     match e.kind() {
@@ -696,24 +718,10 @@ fn stats_query(q: StatsQuery) -> Result<ExitCode> {
         emit(&format!("{v}\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    match stats.check_sums(q.want_cpus) {
-        Ok(()) => {
-            emit(&format!(
-                "cpus {} columns {}\n",
-                stats.cpus.len(),
-                stats.columns.len()
-            ))?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(bad) => {
-            emit(
-                &bad.iter()
-                    .map(|b| format!("{path}: {b}\n"))
-                    .collect::<String>(),
-            )?;
-            Ok(ExitCode::FAILURE)
-        }
-    }
+    let sums = stats
+        .check_sums(q.want_cpus)
+        .map(|()| format!("cpus {} columns {}", stats.cpus.len(), stats.columns.len()));
+    verdict(&path, sums)
 }
 
 fn stats(json: bool, reset: bool, verify: bool) -> Result<()> {
@@ -821,20 +829,10 @@ fn timeline_query(q: TimelineQuery) -> Result<ExitCode> {
     };
     if let Some(rule) = q.check {
         let (path, text) = read()?;
-        return match debugfs::check_timeline(&text, rule.into(), q.want_cpus) {
-            Ok(sum) => {
-                emit(&format!("{sum}\n"))?;
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(bad) => {
-                emit(
-                    &bad.iter()
-                        .map(|b| format!("{path}: {b}\n"))
-                        .collect::<String>(),
-                )?;
-                Ok(ExitCode::FAILURE)
-            }
-        };
+        return verdict(
+            &path,
+            debugfs::check_timeline(&text, rule.into(), q.want_cpus),
+        );
     }
     if q.root_nr_queued {
         let cpu = q.cpu.expect("clap: --root-nr-queued requires --cpu");
