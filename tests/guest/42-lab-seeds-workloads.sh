@@ -19,6 +19,10 @@
 #                  kernels stay inside the clamp.
 #   eevdf-forkjob  seed 004: every file was done, in a positive time.
 #   eevdf-mixed    seed 002: both groups ran and switched; frames were seen.
+#   eevdf-pipejob  seed 001: the consumer read every byte alone and beside a nice 19 hog
+#                  (a positive time each), and the kernel held nice 0 for it and 19 for
+#                  the hog (the read-back in the record); a chunk over the pipe's 64 KiB
+#                  is refused.
 . "$(dirname "$0")/lib/common.sh"
 base=$(cat /sys/kernel/debug/sched/base_slice_ns)
 num() {
@@ -83,4 +87,15 @@ for g in massive_intr interactive; do
 	[ "$(num switches "$j")" -gt 0 ] || fail "$g never switched: $j"
 	[ "$(num loops "$j")" -gt 0 ] || fail "$g did no loops or frames: $j"
 done
+out=$(eevdf-pipejob --mib 1 --hog nice=19) || fail "eevdf-pipejob exited $?"
+echo "$out" | grep -v '^@@json'
+json=$(echo "$out" | grep '^@@json') || fail "no result line"
+for k in elapsed_s slowdown; do
+	awk -v t="$(num $k "$json")" 'BEGIN { exit !(t > 0) }' || fail "no $k: $json"
+done
+c=${json#*\"consumer\":}
+[ "$(num nice "$c")" = 0 ] || fail "the consumer's read-back is not nice 0: $json"
+h=${json#*\"hogs\":}
+[ "$(num nice "${h#*\"hog0\",}")" = 19 ] || fail "the hog's read-back is not nice 19: $json"
+if eevdf-pipejob --chunk-kib 65 >/dev/null 2>&1; then fail "eevdf-pipejob took a 65 KiB chunk"; fi
 [ "$sampled" -ge 1 ] || { echo "no round of eevdf-migrate sampled its window: CPU 1 did not run"; exit 77; }

@@ -42,6 +42,7 @@ pub enum Record {
     Mixed(MixedResult),
     ForkJob(ForkJobResult),
     Migrate(MigrateResult),
+    PipeJob(PipeJobResult),
 }
 
 impl Record {
@@ -701,6 +702,47 @@ pub struct ForkJobResult {
     pub cpu_s: f64,
     /// Completion time, s.
     pub elapsed_s: f64,
+}
+
+/// Seed 001's case (`eevdf-pipejob`): a CPU-bound pipe consumer fed by a producer on
+/// another CPU, timed alone and beside hogs on the consumer's CPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PipeJobResult {
+    /// Data through the pipe, MiB.
+    pub mib: u64,
+    /// Bytes per write, KiB.
+    pub chunk_kib: u64,
+    /// The producer's CPU time per KiB, ns.
+    pub producer_ns_per_kib: u64,
+    /// The consumer's CPU time per KiB, ns.
+    pub consumer_ns_per_kib: u64,
+    /// What the kernel held for the consumer (the same in both runs, or there is no record).
+    pub consumer: TaskAttr,
+    /// Each hog's name and what the kernel held for it.
+    pub hogs: Vec<(String, TaskAttr)>,
+    /// The job alone.
+    pub alone: PipeJobPhase,
+    /// The job beside the hogs (none without hogs).
+    pub loaded: Option<PipeJobPhase>,
+    /// `loaded.elapsed_s / alone.elapsed_s`.
+    pub slowdown: Option<f64>,
+}
+
+/// One run of [`PipeJobResult`]'s job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PipeJobPhase {
+    /// From the start to the consumer's last byte, s.
+    pub elapsed_s: f64,
+    /// The consumer's CPU time, s.
+    pub consumer_cpu_s: f64,
+    /// The consumer's time runnable but not running (schedstat), s.
+    pub consumer_wait_s: f64,
+    /// The consumer's voluntary switches: its blocks on the empty pipe.
+    pub consumer_blocks: u64,
+    /// Its involuntary switches: preemptions.
+    pub consumer_preempted: u64,
+    /// The hogs' CPU time meanwhile, s.
+    pub hogs_cpu_s: f64,
 }
 
 /// Seed 002's mixed load (`eevdf-mixed`): massive_intr-shaped compute against frames.

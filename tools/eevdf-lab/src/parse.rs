@@ -276,6 +276,13 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 m.push(("ns_per_switch".into(), s.ns_per_switch));
             }
             Record::ForkJob(j) => m.push(("forkjob_s".into(), j.elapsed_s)),
+            Record::PipeJob(j) => {
+                m.push(("pipejob_alone_s".into(), j.alone.elapsed_s));
+                if let (Some(l), Some(s)) = (&j.loaded, j.slowdown) {
+                    m.push(("pipejob_loaded_s".into(), l.elapsed_s));
+                    m.push(("pipejob_slowdown".into(), s));
+                }
+            }
             Record::Migrate(x) => {
                 let n = x.rounds.len().max(1) as f64;
                 let lags: Vec<f64> = x.rounds.iter().filter_map(|r| r.lag_us).collect();
