@@ -214,8 +214,9 @@ while [ $k -lt "$rounds" ] || { [ $tl = 1 ] && [ $rmdir_delayed = 0 ] && [ $k -l
 	mkdir $G/$d || fail "mkdir $d"
 	# The sleepers: DELAY_DEQUEUE keeps a task that blocks while not eligible (vruntime
 	# past V) queued until it is picked. A nice 19 task (weight 15) beside a nice 0 hog
-	# (1024) is picked as soon as it is eligible when its virtual slice is the shorter
-	# (700 us * 1024/15 = 48 ms against the hog's 100 ms), so it starts each run with a
+	# (1024) has the earlier deadline once it is eligible when its virtual slice is the
+	# shorter (700 us * 1024/15 = 48 ms against the hog's 100 ms), and its wakeup preempts
+	# the hog (PREEMPT_SHORT: its slice is the shorter), so it starts each run with a
 	# lag near 0 and blocks 500 us of CPU later with a lag near -500 us * 1024/15 (34 ms
 	# virtual): the hog must then run about 34 ms in dK before the sleeper is eligible
 	# again, longer in wall time the less CPU dK gets. A sleeper woken before that stays

@@ -20,9 +20,9 @@
 #   eevdf-forkjob  seed 004: every file was done, in a positive time.
 #   eevdf-mixed    seed 002: both groups ran and switched; frames were seen.
 #   eevdf-pipejob  seed 001: the consumer read every byte alone and beside a nice 19 hog
-#                  (a positive time each), and the kernel held nice 0 for it and 19 for
-#                  the hog (the read-back in the record); a chunk over the pipe's 64 KiB
-#                  is refused.
+#                  (a positive time each), blocked on the empty pipe alone, and the kernel
+#                  held nice 0 for it and 19 for the hog (the read-back in the record); a
+#                  chunk over the pipe's 64 KiB is refused with its reason.
 . "$(dirname "$0")/lib/common.sh"
 base=$(cat /sys/kernel/debug/sched/base_slice_ns)
 num() {
@@ -97,5 +97,10 @@ c=${json#*\"consumer\":}
 [ "$(num nice "$c")" = 0 ] || fail "the consumer's read-back is not nice 0: $json"
 h=${json#*\"hogs\":}
 [ "$(num nice "${h#*\"hog0\",}")" = 19 ] || fail "the hog's read-back is not nice 19: $json"
-if eevdf-pipejob --chunk-kib 65 >/dev/null 2>&1; then fail "eevdf-pipejob took a 65 KiB chunk"; fi
+# Seed 001's case is a consumer that finds the pipe empty: alone, it blocked for at least
+# a quarter of the 16 chunks (about one a chunk when nothing else runs).
+a=${json#*\"alone\":}
+[ "$(num consumer_blocks "$a")" -ge 4 ] || fail "the consumer blocked fewer than 4 times in 16 chunks: $json"
+err=$(eevdf-pipejob --chunk-kib 65 2>&1) && fail "eevdf-pipejob took a 65 KiB chunk"
+case "$err" in *"--chunk-kib must be 1 to 64"*) ;; *) fail "a 65 KiB chunk, not the expected refusal: $err" ;; esac
 [ "$sampled" -ge 1 ] || { echo "no round of eevdf-migrate sampled its window: CPU 1 did not run"; exit 77; }

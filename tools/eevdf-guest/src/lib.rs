@@ -718,6 +718,8 @@ pub struct PipeJobResult {
     pub consumer_ns_per_kib: u64,
     /// What the kernel held for the consumer (the same in both runs, or there is no record).
     pub consumer: TaskAttr,
+    /// What the kernel held for the producer.
+    pub producer: TaskAttr,
     /// Each hog's name and what the kernel held for it.
     pub hogs: Vec<(String, TaskAttr)>,
     /// The job alone.

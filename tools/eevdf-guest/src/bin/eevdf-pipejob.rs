@@ -7,8 +7,9 @@
 //! to a core beside a nice 20 hog took 907 s against 45 s alone (2005%), and 61 s (136%)
 //! with the fix. Here the producer (tar's stand-in) spends `--producer-ns-per-kib` of CPU
 //! time on each KiB it writes into the pipe, and the consumer (gzip's) spends
-//! `--consumer-ns-per-kib` on each KiB it reads: with the two about equal, the consumer
-//! finds the pipe empty after each chunk and blocks, as gzip does behind a slower tar. The
+//! `--consumer-ns-per-kib` on each KiB it reads: with the producer the slower (25 against
+//! 20 µs by default), the consumer finds the pipe empty after each chunk and blocks, as
+//! gzip does behind a slower tar. The
 //! question is how long each wakeup then waits behind the hogs: in 6.12 a nice 19 hog
 //! that is eligible keeps the CPU until its slice ends under RUN_TO_PARITY, unless the
 //! consumer's slice is shorter (PREEMPT_SHORT).
@@ -57,12 +58,14 @@ struct Args {
     chunk_kib: u64,
 
     /// The producer's CPU time per KiB, ns. Slower than the consumer keeps the pipe empty
-    /// and the consumer blocking; much faster keeps it full, and the consumer then never
-    /// blocks and simply shares its CPU by weight.
-    #[arg(long, default_value_t = 20_000)]
+    /// and the consumer blocking once a chunk (the seed's case: gzip waiting for tar); much
+    /// faster keeps it full, and the consumer then never blocks and simply shares its CPU
+    /// by weight. A slower producer also makes the job longer.
+    #[arg(long, default_value_t = 25_000)]
     producer_ns_per_kib: u64,
 
-    /// The consumer's CPU time per KiB, ns.
+    /// The consumer's CPU time per KiB, ns: its work per wakeup is this times the chunk.
+    /// Larger makes each wakeup's wait behind the hogs a smaller part of the job.
     #[arg(long, default_value_t = 20_000)]
     consumer_ns_per_kib: u64,
 
@@ -83,7 +86,7 @@ struct Args {
     hogs: Vec<String>,
 
     /// The hogs' head start before the loaded run, ms: they are running, and their lag
-    /// settled, when the job starts.
+    /// settled, when the job starts. Longer only adds to the run's time.
     #[arg(long, default_value_t = 200)]
     hog_warmup_ms: u64,
 }
@@ -114,6 +117,7 @@ fn pipe() -> Result<(std::fs::File, std::fs::File)> {
 /// What the consumer measured of itself over the job.
 struct ConsumerOut {
     bytes: u64,
+    start_ns: u64,
     cpu_ns: u64,
     wait_ns: u64,
     blocks: u64,
@@ -128,7 +132,7 @@ fn run_job(
     args: &Args,
     base_slice_ns: u64,
     hogs: &[TaskSpec],
-) -> Result<(PipeJobPhase, TaskAttr, Vec<TaskAttr>)> {
+) -> Result<(PipeJobPhase, [TaskAttr; 2], Vec<TaskAttr>)> {
     let stop = Arc::new(AtomicBool::new(false));
     let hogs_ready = Arc::new(Barrier::new(hogs.len() + 1));
     let mut hog_threads = Vec::new();
@@ -210,6 +214,7 @@ fn run_job(
                             .map_err(|e| format!("consumer: {e}"))
                     });
                 go_c.wait();
+                let start_ns = sys::now_ns();
                 let attr = attr?;
                 let stat = || sys::own_schedstat_ns().map_err(|e| format!("consumer: {e}"));
                 let (run0, wait0) = stat()?;
@@ -233,6 +238,7 @@ fn run_job(
                     attr,
                     ConsumerOut {
                         bytes,
+                        start_ns,
                         cpu_ns: run1.saturating_sub(run0),
                         wait_ns: wait1.saturating_sub(wait0),
                         blocks: vol1.saturating_sub(vol0),
@@ -251,7 +257,6 @@ fn run_job(
         Ok(s)
     };
     go.wait();
-    let t0 = sys::now_ns();
     let h0 = hog_cpu(&hog_clocks)?;
     let consumed = consumer.join();
     let h1 = hog_cpu(&hog_clocks)?;
@@ -277,16 +282,23 @@ fn run_job(
             (None, None)
         }
     };
-    match produced {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => errors.push(e),
-        Err(_) => errors.push("the producer panicked".into()),
-    }
+    let producer_attr = match produced {
+        Ok(Ok(a)) => Some(a),
+        Ok(Err(e)) => {
+            errors.push(e);
+            None
+        }
+        Err(_) => {
+            errors.push("the producer panicked".into());
+            None
+        }
+    };
     if !errors.is_empty() {
         bail!("{}", errors.join("; "));
     }
-    let (Some(consumer_attr), Some(out)) = (consumer_attr, out) else {
-        bail!("the consumer returned nothing");
+    let (Some(consumer_attr), Some(producer_attr), Some(out)) = (consumer_attr, producer_attr, out)
+    else {
+        bail!("the consumer or the producer returned nothing");
     };
     let want = chunks * args.chunk_kib * 1024;
     if out.bytes != want {
@@ -296,24 +308,26 @@ fn run_job(
         );
     }
     let phase = PipeJobPhase {
-        elapsed_s: out.end_ns.saturating_sub(t0) as f64 / 1e9,
+        elapsed_s: out.end_ns.saturating_sub(out.start_ns) as f64 / 1e9,
         consumer_cpu_s: out.cpu_ns as f64 / 1e9,
         consumer_wait_s: out.wait_ns as f64 / 1e9,
         consumer_blocks: out.blocks,
         consumer_preempted: out.preempted,
         hogs_cpu_s: h1.saturating_sub(h0) as f64 / 1e9,
     };
-    Ok((phase, consumer_attr, hog_attrs))
+    Ok((phase, [consumer_attr, producer_attr], hog_attrs))
 }
 
-fn describe(what: &str, p: &PipeJobPhase) -> String {
+fn describe(what: &str, p: &PipeJobPhase, chunks: u64) -> String {
     format!(
         "eevdf-pipejob: {what}: {:.3} s; the consumer ran {:.3} s, waited {:.3} s on the \
-         runqueue, blocked {} times, was preempted {} times; the hogs ran {:.3} s",
+         runqueue, blocked {} times ({:.2} a chunk), was preempted {} times; the hogs ran \
+         {:.3} s",
         p.elapsed_s,
         p.consumer_cpu_s,
         p.consumer_wait_s,
         p.consumer_blocks,
+        p.consumer_blocks as f64 / chunks.max(1) as f64,
         p.consumer_preempted,
         p.hogs_cpu_s
     )
@@ -342,16 +356,20 @@ fn main() -> Result<()> {
     if let Some(spare) = (0..cpus).find(|&c| c != args.producer_cpu && c != args.consumer_cpu) {
         let _ = sys::pin_to_cpu(0, spare);
     }
-    let (alone, consumer, _) = run_job(&args, base_slice_ns, &[])?;
-    println!("{}", describe("alone", &alone));
+    let (alone, [consumer, producer], _) = run_job(&args, base_slice_ns, &[])?;
+    let chunks = args.mib * 1024 / args.chunk_kib;
+    println!("{}", describe("alone", &alone, chunks));
     let (loaded, hog_attrs) = if hogs.is_empty() {
         (None, Vec::new())
     } else {
-        let (p, c, h) = run_job(&args, base_slice_ns, &hogs)?;
+        let (p, [c, _], h) = run_job(&args, base_slice_ns, &hogs)?;
         if c != consumer {
             bail!("the consumer's read-back changed between the runs: {consumer:?} then {c:?}");
         }
-        println!("{}", describe(&format!("beside {} hog(s)", hogs.len()), &p));
+        println!(
+            "{}",
+            describe(&format!("beside {} hog(s)", hogs.len()), &p, chunks)
+        );
         (Some(p), h)
     };
     let slowdown = loaded
@@ -366,6 +384,7 @@ fn main() -> Result<()> {
         producer_ns_per_kib: args.producer_ns_per_kib,
         consumer_ns_per_kib: args.consumer_ns_per_kib,
         consumer,
+        producer,
         hogs: hogs.iter().map(|h| h.name.clone()).zip(hog_attrs).collect(),
         alone,
         loaded,

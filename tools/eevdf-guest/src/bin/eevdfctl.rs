@@ -288,7 +288,8 @@ enum Cmd {
         #[arg(long, default_value_t = 1.05, value_name = "RATIO")]
         slack_ratio: f64,
         /// What the CPU time may exceed the age by on top of the ratio, s: the uptime's and
-        /// the start time's 10 ms resolution, and the reads' own time.
+        /// the start time's 10 ms resolution, and the reads' own time. Smaller fails young
+        /// tasks on rounding; larger lets a short task's over-accounting pass.
         #[arg(long, default_value_t = 0.1, value_name = "S")]
         slack_s: f64,
         /// The tasks (process or thread ids).

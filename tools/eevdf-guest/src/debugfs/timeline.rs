@@ -360,7 +360,8 @@ pub enum TimelineRule {
     Sums,
     /// [`Sums`](Self::Sums), and per cfs_rq: `min_slice_ns` is `-` exactly when it is
     /// empty, the running row (R) comes first, V lies within the rows' vruntimes (min VRT-V
-    /// <= 0 <= max VRT-V) and the smallest vruntime is eligible. Holds with any features.
+    /// <= 0 <= max VRT-V), the smallest vruntime is eligible, and the cfs_rq line has no key
+    /// this parser does not know (a format change fails it). Holds with any features.
     Eevdf,
     /// [`Eevdf`](Self::Eevdf), and a row is eligible exactly when VRT-V <= 0: the rule with
     /// ELIGIBLE on and BIAS_ELIGIBLE off.
@@ -453,6 +454,12 @@ impl CfsRq {
         }
         if rule == TimelineRule::Sums {
             return bad;
+        }
+        // The format check: a key this version does not know is a change of the file that
+        // its readers (and this parser's tests) must learn first.
+        if !self.extra.is_empty() {
+            let keys: Vec<&str> = self.extra.iter().map(|(k, _)| k.as_str()).collect();
+            bad.push(format!("unknown cfs_rq keys: {}", keys.join(" ")));
         }
         if (self.nr_queued == 0) != self.min_slice_ns.is_none() {
             bad.push(format!(
@@ -951,6 +958,14 @@ cfs_rq V=5 zero=5 sum_w=1024 nr_queued=1 min_slice_ns=3000000 path=/
                 ),
                 TimelineRule::Eevdf,
                 "min_slice_ns=- with nr_queued=1",
+            ),
+            (
+                rq(
+                    "V=1 zero=1 sum_w=2 nr_queued=1 min_slice_ns=1 lag_max=3",
+                    "  Q 1 2 0 1 1 - y - a\n",
+                ),
+                TimelineRule::Plain,
+                "unknown cfs_rq keys: lag_max",
             ),
             (
                 rq(
