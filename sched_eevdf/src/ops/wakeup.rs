@@ -172,7 +172,8 @@ pub fn wakeup_reason<R: Runqueue>(
 ///
 /// The pick tests an eligible next buddy first (PICK_BUDDY,
 /// [`pick_eevdf`](super::pick_eevdf)), so with NEXT_BUDDY an eligible wakee that became
-/// the buddy preempts through current's slice protection. `preempt_sync()`, for a sync wakeup that made a new buddy:
+/// the buddy preempts through current's slice protection. `preempt_sync()`, for a sync
+/// wakeup that made a new buddy:
 ///
 /// ```text
 ///   threshold = sysctl_sched_migration_cost  (/ 4 with WF_RQ_SELECTED)
