@@ -24,15 +24,17 @@
 //! - `se`, where there is one, a valid `struct sched_entity` of that `cfs_rq`: queued on
 //!   it, about to be, or its current (the C functions these replace dereference it, so
 //!   it is never null);
-//! - what a line's doc adds under "Requires". None of these is needed for memory safety:
-//!   they keep the decisions right. Those about the timeline (`se` in no timeline, in
-//!   this `cfs_rq`'s, queued, delayed) are checked where lib/rbtree's links depend on
-//!   them: the glue's `Timeline` impl for `CfsRq` (kernel/fair.rs) inserts only an entity
-//!   whose `run_node` is empty (`RB_EMPTY_NODE()`) and erases only one whose node is not,
-//!   and refuses the rest with one WARN (patch 0011 empties the node at fork, at a group
-//!   entity's creation and after each erase); a handle is branded with its `cfs_rq`
-//!   (`Se`'s invariant lifetime), so no safe code hands one `cfs_rq`'s entity to another.
-//!   fair.c meets all of them, as it met the C functions' own.
+//! - what a line's doc adds under "Requires".
+//!
+//! The first two are what memory safety rests on: in particular `se` being an entity of
+//! *this* `cfs_rq`, which [`CfsRq::entity`] turns into a handle branded with it. The
+//! "Requires" lines are not: they keep the decisions right. Those about the timeline (`se`
+//! in no timeline, in this `cfs_rq`'s, queued, delayed) are checked where lib/rbtree's
+//! links depend on them: the glue's `Timeline` impl for `CfsRq` (kernel/fair.rs) inserts
+//! only an entity whose `run_node` is empty (`RB_EMPTY_NODE()`) and erases only one whose
+//! node is not, and refuses the rest with one WARN (patch 0011 empties the node at fork,
+//! at a group entity's creation and after each erase). fair.c meets all of them, as it met
+//! the C functions' own.
 //!
 //! Nothing here allocates, sleeps or panics, so the calls are fine in atomic context.
 

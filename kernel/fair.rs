@@ -59,7 +59,9 @@ impl<'rq> Se<'rq> {
     /// # Safety
     ///
     /// - `se` is null or a valid `struct sched_entity`;
-    /// - the lock of the runqueue it belongs to is held for all of `'rq`.
+    /// - the lock of the runqueue it belongs to is held for all of `'rq`;
+    /// - it is an entity of the one [`CfsRq`] whose brand `'rq` is (queued on it, about to
+    ///   be, or its current): the brand is what keeps it from another's timeline.
     #[inline]
     pub unsafe fn from_raw(se: *mut bindings::sched_entity) -> Option<Se<'rq>> {
         // INVARIANT: the caller's obligations are the invariant's.
@@ -252,9 +254,10 @@ unsafe impl Augment for SeAugment {
 /// For all of `'rq`: the `cfs_rq` is valid and its runqueue lock is held; its timeline's
 /// nodes are the `run_node`s of its queued entities (except current) and are augmented by
 /// [`SeAugment`]; the `run_node` of every entity that is in no timeline is empty
-/// (`RB_EMPTY_NODE()`: patch 0011 empties it at fork and at a group entity's creation,
-/// [`CfsRq::try_erase`] after each unlink), so an entity of this `cfs_rq` whose node is
-/// not empty is in its timeline. The fields are written through raw pointers
+/// (`RB_EMPTY_NODE()`) and has no children (patch 0011 clears it at fork and at a group
+/// entity's creation, [`CfsRq::try_erase`] after each unlink), so an entity of this
+/// `cfs_rq` whose node is not empty is in its timeline, and the links of one in no
+/// timeline lead nowhere. The fields are written through raw pointers
 /// ([`Opaque`]), under the lock, as C does.
 ///
 /// [`with_locked`]: crate::rq::with_locked
@@ -268,7 +271,13 @@ impl<'rq> CfsRq<'rq> {
     /// # Safety
     ///
     /// - `cfs_rq` is a valid `struct cfs_rq`;
-    /// - the lock of its runqueue is held for all of `'rq`.
+    /// - the lock of its runqueue is held for all of `'rq`;
+    /// - `'rq` brands no other `cfs_rq` ([`Se`]'s brand): a caller that holds two
+    ///   `cfs_rq`s in one scope must not let their lifetimes be the same, or an entity of
+    ///   one could reach the other's timeline. [`with_locked`]'s closure, generic over
+    ///   `'rq`, is the way to get a fresh one.
+    ///
+    /// [`with_locked`]: crate::rq::with_locked
     #[inline]
     pub(crate) unsafe fn from_raw(cfs_rq: *mut bindings::cfs_rq) -> &'rq CfsRq<'rq> {
         // SAFETY: `CfsRq` is transparent over `Opaque<cfs_rq>`, itself transparent over
@@ -390,8 +399,9 @@ impl<'rq> CfsRq<'rq> {
 
     #[inline]
     fn se(n: Option<NonNull<bindings::rb_node>>) -> Option<Se<'rq>> {
-        // SAFETY: `n` is a node of this timeline (every caller passes one): the `run_node`
-        // of an entity protected by the lock held for `'rq` (type invariant).
+        // SAFETY: `n` is a node of this timeline (every caller passes one: the root, the
+        // leftmost, or a link of a node of it; an entity in no tree has no links): the
+        // `run_node` of an entity protected by the lock held for `'rq` (type invariant).
         n.map(|n| unsafe { Se::from_node(n) })
     }
 }
@@ -428,8 +438,10 @@ impl<'rq> Timeline for CfsRq<'rq> {
     }
     #[inline]
     fn left(&self, se: Se<'rq>) -> Option<Se<'rq>> {
-        // SAFETY: `se` is an entity of this runqueue, whose lock is held (type invariants):
-        // its node's links are read under the lock that their writers hold.
+        // SAFETY: `se` is an entity of this `cfs_rq`, whose lock is held (type invariants):
+        // its node's links are read under the lock that their writers hold. Its node is in
+        // this timeline, so its children are too, or it is in no tree and then empty, with
+        // no children (type invariant).
         Self::se(unsafe { rb::left(se.node()) })
     }
     #[inline]
@@ -439,6 +451,11 @@ impl<'rq> Timeline for CfsRq<'rq> {
     }
     #[inline]
     fn parent(&self, se: Se<'rq>) -> Option<Se<'rq>> {
+        // SAFETY: as in `left`: `se`'s node is in this timeline or empty.
+        if unsafe { rb::is_empty_node(se.node()) } {
+            // An empty node's parent word is its own address, not a parent.
+            return None;
+        }
         // SAFETY: as in `left`.
         Self::se(unsafe { rb::parent(se.node()) })
     }
@@ -535,7 +552,7 @@ impl<'rq> CfsRq<'rq> {
         unsafe { self.tree_mut().erase(se.node()) };
         // SAFETY: the node was just unlinked: in no tree, and this CPU alone accesses it
         // under the lock.
-        // INVARIANT: the entity left the tree; its node is empty again.
+        // INVARIANT: the entity left the tree; its node is empty again, without children.
         unsafe { rb::clear_node(se.node()) };
         Ok(())
     }

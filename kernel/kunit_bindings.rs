@@ -234,7 +234,7 @@ fn next_buddy(t: &mut Test) {
 
 /// The timeline refuses, and leaves unchanged, what would corrupt lib/rbtree's links: the
 /// insert of an entity that is in the tree, the erase of one that is in none (never
-/// queued, or current). (Another `cfs_rq`'s entity is a type error: `Se`'s brand.)
+/// queued, or current); and an entity in no tree has no links to follow.
 /// Called through `try_insert`/`try_erase`, which return the refusal where the
 /// [`Timeline`](crate::sched_eevdf::Timeline) methods WARN (a WARN would fail the boot).
 fn timeline_refusals(t: &mut Test) {
@@ -271,6 +271,13 @@ fn timeline_refusals(t: &mut Test) {
             return;
         }
     };
+    // An entity in no tree has no links: nothing to follow from the current entity (its
+    // node emptied by the pick's erase) or from a never-queued one.
+    for (what, se) in [("the current entity", cur), ("a never-queued entity", d)] {
+        if rq.left(se).is_some() || rq.right(se).is_some() || rq.parent(se).is_some() {
+            t.fail(format_args!("{what} has links into the tree"));
+        }
+    }
     let queued = if cur == b { a } else { b };
     let expect = |t: &mut Test, what: &str, got: Result<(), Refused>, want: Refused| {
         if got != Err(want) {

@@ -138,7 +138,9 @@ pub unsafe fn is_empty_node(node: NonNull<bindings::rb_node>) -> bool {
     unsafe { (*node.as_ptr()).__rb_parent_color == node.as_ptr() as usize as _ }
 }
 
-/// `RB_CLEAR_NODE()`: marks `node` as in no tree (see [`is_empty_node`]).
+/// `RB_CLEAR_NODE()`, and no children: marks `node` as in no tree (see [`is_empty_node`]),
+/// with null child links, so that following them from a node in no tree finds nothing
+/// (`RB_CLEAR_NODE()` alone leaves the children of the node's last tree).
 ///
 /// # Safety
 ///
@@ -146,9 +148,14 @@ pub unsafe fn is_empty_node(node: NonNull<bindings::rb_node>) -> bool {
 /// and that no one reads or writes meanwhile.
 #[inline(always)]
 pub unsafe fn clear_node(node: NonNull<bindings::rb_node>) {
+    let n = node.as_ptr();
     // SAFETY: `node` points to a valid `rb_node` of no tree, that this caller alone
     // accesses (this function's `# Safety`).
-    unsafe { (*node.as_ptr()).__rb_parent_color = node.as_ptr() as usize as _ };
+    unsafe {
+        (*n).__rb_parent_color = n as usize as _;
+        (*n).rb_left = ptr::null_mut();
+        (*n).rb_right = ptr::null_mut();
+    }
 }
 
 /// `RBNAME_propagate()`: recompute from `rb` up to (excluding) `stop`, stopping
