@@ -91,11 +91,16 @@ struct Args {
     hog_warmup_ms: u64,
 }
 
-/// Burn `ns` of this thread's CPU time (the clock is read every 200 loop iterations).
-fn run_cpu_ns(ns: u64) {
-    let end = sys::thread_cpu_ns() + ns;
+/// Burn this thread's CPU time until its clock reads `until_ns` (at once when it is past).
+/// The callers give a running total (what all the work so far costs, from the thread's
+/// clock at its start), not a cost per call: each call overshoots by up to a clock read
+/// and 200 loop iterations, which on a KASAN guest is a good part of a small call, and a
+/// total does not add the overshoots up. With per-call costs, the consumer, which makes a
+/// call per read (a read may return less than a chunk), fell behind a producer with the
+/// larger cost per KiB and never found the pipe empty.
+fn run_cpu_until_ns(until_ns: u64) {
     let mut x = 0u64;
-    while sys::thread_cpu_ns() < end {
+    while sys::thread_cpu_ns() < until_ns {
         for _ in 0..200 {
             x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
         }
@@ -191,8 +196,9 @@ fn run_job(
             go_p.wait();
             let attr = attr?;
             let buf = vec![0x5au8; chunk];
-            for _ in 0..chunks {
-                run_cpu_ns(chunk_kib * producer_ns);
+            let cpu0 = sys::thread_cpu_ns();
+            for i in 1..=chunks {
+                run_cpu_until_ns(cpu0 + (i * chunk_kib).saturating_mul(producer_ns));
                 wr.write_all(&buf)
                     .map_err(|e| format!("producer: writing the pipe: {e}"))?;
             }
@@ -221,6 +227,7 @@ fn run_job(
                 let (vol0, invol0) = sys::thread_ctxsw();
                 let mut buf = vec![0u8; chunk];
                 let mut bytes = 0u64;
+                let cpu0 = sys::thread_cpu_ns();
                 loop {
                     let n = rd
                         .read(&mut buf)
@@ -229,7 +236,7 @@ fn run_job(
                         break;
                     }
                     bytes += n as u64;
-                    run_cpu_ns(n as u64 * consumer_ns / 1024);
+                    run_cpu_until_ns(cpu0 + bytes.saturating_mul(consumer_ns) / 1024);
                 }
                 let end_ns = sys::now_ns();
                 let (run1, wait1) = stat()?;
