@@ -465,7 +465,9 @@ impl<'rq> Timeline for CfsRq<'rq> {
         unsafe { rb::is_red(se.node()) }
     }
     /// Inserts `se`, or refuses with one WARN when its node is in a tree (see
-    /// [`CfsRq::try_insert`]): the trees stay unchanged.
+    /// [`CfsRq::try_insert`]): lib/rbtree's links stay as they were. What the core wrote
+    /// before the call (its sums, the leaf's augmented values) stays written: a refusal
+    /// reports a bug in the caller, it does not undo it.
     #[inline(always)]
     fn insert(&mut self, se: Se<'rq>) {
         if let Err(r) = self.try_insert(se) {
@@ -474,7 +476,7 @@ impl<'rq> Timeline for CfsRq<'rq> {
     }
 
     /// Erases `se`, or refuses with one WARN when its node is in no tree (see
-    /// [`CfsRq::try_erase`]): the tree stays unchanged.
+    /// [`CfsRq::try_erase`]): lib/rbtree's links stay as they were.
     #[inline(always)]
     fn erase(&mut self, se: Se<'rq>) {
         if let Err(r) = self.try_erase(se) {
@@ -523,13 +525,13 @@ impl<'rq> CfsRq<'rq> {
         if !unsafe { rb::is_empty_node(se.node()) } {
             return Err(Refused::InsertQueued);
         }
+        // The leaf's augmented values, which `RbRootCached::insert` also asks for, are the
+        // core's `__enqueue_entity()`'s (they make the picks right, not the links safe).
         // SAFETY:
         // - `se` is an entity of this locked runqueue whose node is empty, so in no tree (a
         //   linked node's parent word is its parent's address, never its own);
-        // - the core's `__enqueue_entity()` initialised the leaf's augmented values before
-        //   inserting it;
-        // - the order is the core's `entity_less`, that of the whole timeline;
-        // - the comparison's nodes are this timeline's, so entities under the same lock.
+        // - the order is the core's `entity_less`, that of the whole timeline, and the
+        //   comparison's nodes are this timeline's, entities under the same lock.
         unsafe {
             self.tree_mut().insert(se.node(), |a, b| {
                 eevdf::entity_less(Se::from_node(a), Se::from_node(b))
