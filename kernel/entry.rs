@@ -38,11 +38,11 @@
 //!
 //! Nothing here allocates, sleeps or panics, so the calls are fine in atomic context.
 
-use crate::fair::{config, with_config, CfsRq, Live, Se};
+use crate::fair::{config, features, with_config, CfsRq, Live, Se};
 use crate::rq::with_locked;
 use crate::sched_eevdf::{
-    self as eevdf, Config, EnqueueFlags, Entity, Features, LoadWeight, PickReason, Runqueue,
-    Timeline, Wake, WakeFlags, WakeupAction, WakeupPreempt,
+    self as eevdf, Config, EnqueueFlags, Entity, Features, LoadWeight, PickPath, PickReason,
+    Runqueue, Timeline, Wake, WakeFlags, WakeupAction, WakeupPreempt,
 };
 use crate::stats::{self, Stat};
 use crate::verify;
@@ -139,14 +139,14 @@ entry_points! {
     ///
     /// Requires: `se` in no timeline.
     fn sched_eevdf_enqueue_entity(rq, se) {
-        eevdf::__enqueue_entity(rq, se);
+        eevdf::__enqueue_entity(rq, se, features());
     }
 
     /// `__dequeue_entity()`: out of the timeline and the sums.
     ///
     /// Requires: `se` in this `cfs_rq`'s timeline.
     fn sched_eevdf_dequeue_entity(rq, se) {
-        eevdf::__dequeue_entity(rq, se);
+        eevdf::__dequeue_entity(rq, se, features());
     }
 
     /// `__pick_first_entity()`: the leftmost (smallest vruntime) entity.
@@ -186,7 +186,7 @@ entry_points! {
     /// Requires: `se` in no timeline.
     fn sched_eevdf_place_enqueue_entity(rq, se; flags: c_int) {
         place(rq, se, flags);
-        eevdf::__enqueue_entity(rq, se);
+        eevdf::__enqueue_entity(rq, se, features());
     }
 
     /// `update_deadline()`: true when current used up its request.
@@ -302,7 +302,7 @@ entry_points! {
 
     /// A group entity takes its queue's minimum slice, possibly while queued.
     fn sched_eevdf_set_slice(rq, se; slice: u64) {
-        eevdf::set_queued_slice(rq, se, slice);
+        eevdf::set_queued_slice(rq, se, slice, features());
     }
 
     /// `set_protect_slice()` of `set_next_entity()` when the core decides it:
@@ -349,13 +349,19 @@ fn pick_counted(rq: &CfsRq<'_>) -> *mut bindings::sched_entity {
     let se = eevdf::pick_eevdf(rq, cfg);
     let why = eevdf::pick_reason(rq, se, cfg);
     verify::pick(rq, se, cfg.features);
-    // One increment a pick: `picks` is summed from the four when the file is read.
+    // One increment a pick, and one more for a pick through the tree: `picks` is summed
+    // from the four when the file is read, and `pick_fast` is what the paths leave.
     match why {
-        PickReason::Idle => {}
+        PickReason::Idle => return ptr::null_mut(),
         PickReason::Only | PickReason::Earliest => rq.count(Stat::Picks),
         PickReason::Parity => rq.count(Stat::PicksParity),
         PickReason::EarliestIneligible => rq.count(Stat::PicksIneligibleEarliest),
         PickReason::Buddy => rq.count(Stat::PicksBuddy),
+    }
+    match eevdf::pick_path(rq, cfg) {
+        PickPath::Fast => {}
+        PickPath::Shortcut => rq.count(Stat::PickShortcut),
+        PickPath::Descent => rq.count(Stat::PickDescent),
     }
     se.map_or(ptr::null_mut(), Se::as_ptr)
 }

@@ -191,15 +191,18 @@ impl Entity for Se<'_> {
     }
 }
 
-/// The timeline's augmentation: the core's [`min_deadline_update`].
-pub struct SeAugment;
+/// The timeline's augmentation: the core's [`min_deadline_update`]. `MAX`: whether it keeps
+/// `max_slice` too (under LAG_CLAMP_MAX_SLICE, the core's `keeps_max_slice()`); without,
+/// its augmented values are `min_deadline` and `min_slice`, and the `cfs_rq` records that
+/// `max_slice` is stale (`max_slice_stale`, patch 0012).
+pub struct SeAugment<const MAX: bool>;
 
 // SAFETY: `compute`, `copy`, `leaf` and `absorb` touch only the entity embedding the
 // node(s) and, read-only, its children's; `compute` is the core's one compute function,
-// which recomputes all three augmented values, `copy` copies all three, and `absorb` is
-// the core's `augment_absorb()`, which widens all three by the leaf's deadline and slice
-// and reports whether any changed.
-unsafe impl Augment for SeAugment {
+// which recomputes the augmented values (`min_deadline`, `min_slice`, with `MAX`
+// `max_slice`), `copy` copies them, and `absorb` is the core's `augment_absorb()`, which
+// widens them by the leaf's deadline and slice and reports whether any changed.
+unsafe impl<const MAX: bool> Augment for SeAugment<MAX> {
     #[inline]
     unsafe fn compute(node: NonNull<bindings::rb_node>) -> bool {
         // SAFETY: `node` and its children are `run_node`s of entities of a timeline whose
@@ -207,7 +210,7 @@ unsafe impl Augment for SeAugment {
         unsafe {
             let l = rb::left(node).map(|n| Se::from_node(n));
             let r = rb::right(node).map(|n| Se::from_node(n));
-            min_deadline_update(Se::from_node(node), l, r)
+            min_deadline_update::<_, MAX>(Se::from_node(node), l, r)
         }
     }
 
@@ -218,7 +221,9 @@ unsafe impl Augment for SeAugment {
         let (o, n) = unsafe { (Se::from_node(old), Se::from_node(new)) };
         n.set_min_deadline(o.min_deadline());
         n.set_min_slice(o.min_slice());
-        n.set_max_slice(o.max_slice());
+        if MAX {
+            n.set_max_slice(o.max_slice());
+        }
     }
 
     /// The new leaf's deadline and slice.
@@ -236,7 +241,7 @@ unsafe impl Augment for SeAugment {
     unsafe fn absorb(node: NonNull<bindings::rb_node>, (deadline, slice): (u64, u64)) -> bool {
         // SAFETY: `node` is a `run_node` of an entity of a timeline whose lock the caller
         // holds (`Augment::absorb`'s contract), for this call.
-        augment_absorb(unsafe { Se::from_node(node) }, deadline, slice)
+        augment_absorb::<_, MAX>(unsafe { Se::from_node(node) }, deadline, slice)
     }
 }
 
@@ -253,7 +258,7 @@ unsafe impl Augment for SeAugment {
 ///
 /// For all of `'rq`: the `cfs_rq` is valid and its runqueue lock is held; its timeline's
 /// nodes are the `run_node`s of its queued entities (except current) and are augmented by
-/// [`SeAugment`]; the `run_node` of every entity that is in no timeline is empty
+/// [`SeAugment`] (`SeAugment<true>` while `max_slice_stale` is clear); the `run_node` of every entity that is in no timeline is empty
 /// (`RB_EMPTY_NODE()`) and has no children (patch 0011 clears it at fork and at a group
 /// entity's creation, [`CfsRq::try_erase`] after each unlink), so an entity of this
 /// `cfs_rq` whose node is not empty is in its timeline, and the links of one in no
@@ -328,10 +333,12 @@ impl<'rq> CfsRq<'rq> {
     /// (`RbRootCached`'s invariant): [`CfsRq::tree`] only reads through it, and
     /// [`CfsRq::tree_mut`] holds `&mut self`.
     #[inline(always)]
-    unsafe fn timeline(&self) -> RbRootCached<'_, SeAugment> {
+    unsafe fn timeline<const MAX: bool>(&self) -> RbRootCached<'_, SeAugment<MAX>> {
         // SAFETY:
         // - the cfs_rq is valid and locked, and its timeline augmented by `SeAugment`
-        //   (type invariant), for as long as `self` is borrowed;
+        //   (type invariant; `SeAugment<false>` keeps a subset of `SeAugment<true>`'s
+        //   values, and the flag says when the rest is stale), for as long as `self` is
+        //   borrowed;
         // - the address of a field of a valid object is not null;
         // - the handle's exclusive use is the caller's obligation.
         unsafe {
@@ -343,7 +350,7 @@ impl<'rq> CfsRq<'rq> {
 
     /// The timeline, to read: its root and leftmost.
     #[inline]
-    fn tree(&self) -> RbRootCached<'_, SeAugment> {
+    fn tree(&self) -> RbRootCached<'_, SeAugment<false>> {
         // SAFETY: the callers only read through it (`root_node`, `first`).
         unsafe { self.timeline() }
     }
@@ -351,7 +358,7 @@ impl<'rq> CfsRq<'rq> {
     /// The timeline, to change: the handle borrows `self` exclusively, so it is the one
     /// that changes the tree's shape and augmented values while it lives.
     #[inline]
-    fn tree_mut(&mut self) -> RbRootCached<'_, SeAugment> {
+    fn tree_mut<const MAX: bool>(&mut self) -> RbRootCached<'_, SeAugment<MAX>> {
         // SAFETY: `&mut self` makes this handle the only user of the timeline while it lives.
         unsafe { self.timeline() }
     }
@@ -469,8 +476,13 @@ impl<'rq> Timeline for CfsRq<'rq> {
     /// before the call (its sums, the leaf's augmented values) stays written: a refusal
     /// reports a bug in the caller, it does not undo it.
     #[inline(always)]
-    fn insert(&mut self, se: Se<'rq>) {
-        if let Err(r) = self.try_insert(se) {
+    fn insert(&mut self, se: Se<'rq>, keep_max_slice: bool) {
+        let done = if keep_max_slice {
+            self.try_insert_keeping_max_slice(se)
+        } else {
+            self.try_insert::<false>(se)
+        };
+        if let Err(r) = done {
             refused(r);
         }
     }
@@ -478,8 +490,13 @@ impl<'rq> Timeline for CfsRq<'rq> {
     /// Erases `se`, or refuses with one WARN when its node is in no tree (see
     /// [`CfsRq::try_erase`]): lib/rbtree's links stay as they were.
     #[inline(always)]
-    fn erase(&mut self, se: Se<'rq>) {
-        if let Err(r) = self.try_erase(se) {
+    fn erase(&mut self, se: Se<'rq>, keep_max_slice: bool) {
+        let done = if keep_max_slice {
+            self.try_erase_keeping_max_slice(se)
+        } else {
+            self.try_erase::<false>(se)
+        };
+        if let Err(r) = done {
             refused(r);
         }
     }
@@ -517,10 +534,26 @@ fn refused(r: Refused) {
 }
 
 impl<'rq> CfsRq<'rq> {
+    /// [`CfsRq::try_insert`] keeping `max_slice` (LAG_CLAMP_MAX_SLICE, off by default): out
+    /// of line, so that the default path carries one copy of the insertion.
+    #[cold]
+    #[inline(never)]
+    fn try_insert_keeping_max_slice(&mut self, se: Se<'rq>) -> Result<(), Refused> {
+        self.try_insert::<true>(se)
+    }
+
+    /// [`CfsRq::try_erase`] keeping `max_slice`: out of line, as
+    /// [`CfsRq::try_insert_keeping_max_slice`].
+    #[cold]
+    #[inline(never)]
+    fn try_erase_keeping_max_slice(&mut self, se: Se<'rq>) -> Result<(), Refused> {
+        self.try_erase::<true>(se)
+    }
+
     /// `__enqueue_entity()`'s tree part: links `se` into this timeline, unless its node is
     /// in a tree (not [`rb::is_empty_node`]).
     #[inline(always)]
-    pub(crate) fn try_insert(&mut self, se: Se<'rq>) -> Result<(), Refused> {
+    pub(crate) fn try_insert<const MAX: bool>(&mut self, se: Se<'rq>) -> Result<(), Refused> {
         // SAFETY: `se` is valid and its lock held (`Se`'s invariant): no one writes its node.
         if !unsafe { rb::is_empty_node(se.node()) } {
             return Err(Refused::InsertQueued);
@@ -533,7 +566,7 @@ impl<'rq> CfsRq<'rq> {
         // - the order is the core's `entity_less`, that of the whole timeline, and the
         //   comparison's nodes are this timeline's, entities under the same lock.
         unsafe {
-            self.tree_mut().insert(se.node(), |a, b| {
+            self.tree_mut::<MAX>().insert(se.node(), |a, b| {
                 eevdf::entity_less(Se::from_node(a), Se::from_node(b))
             })
         };
@@ -543,7 +576,7 @@ impl<'rq> CfsRq<'rq> {
     /// `__dequeue_entity()`'s tree part: unlinks `se` from this timeline and empties its
     /// node, unless the node is in no tree ([`rb::is_empty_node`]).
     #[inline(always)]
-    pub(crate) fn try_erase(&mut self, se: Se<'rq>) -> Result<(), Refused> {
+    pub(crate) fn try_erase<const MAX: bool>(&mut self, se: Se<'rq>) -> Result<(), Refused> {
         // SAFETY: `se` is valid and its lock held (`Se`'s invariant): no one writes its node.
         if unsafe { rb::is_empty_node(se.node()) } {
             return Err(Refused::EraseUnqueued);
@@ -551,7 +584,7 @@ impl<'rq> CfsRq<'rq> {
         // SAFETY: `se` is this `cfs_rq`'s (`Se`'s invariant; the brand `'rq` ties the handle
         // to this `cfs_rq`) and its node is not empty, so the node is in this timeline
         // (type invariant: an entity in no tree has an empty node).
-        unsafe { self.tree_mut().erase(se.node()) };
+        unsafe { self.tree_mut::<MAX>().erase(se.node()) };
         // SAFETY: the node was just unlinked: in no tree, and this CPU alone accesses it
         // under the lock.
         // INVARIANT: the entity left the tree; its node is empty again, without children.
@@ -567,6 +600,20 @@ impl<'rq> Runqueue for CfsRq<'rq> {
         avg_load / set_avg_load: avg_load as u64,
         sum_slice / set_sum_slice: sum_slice as u64,
         nr_queued / set_nr_queued: nr_running as u32,
+    }
+
+    #[inline]
+    fn max_slice_stale(&self) -> bool {
+        // SAFETY: the cfs_rq is valid and its runqueue lock held (type invariant): no other
+        // CPU writes the field meanwhile.
+        unsafe { (*self.raw()).max_slice_stale != 0 }
+    }
+
+    #[inline]
+    fn set_max_slice_stale(&mut self, stale: bool) {
+        // SAFETY: the cfs_rq is valid and its runqueue lock held (type invariant), and
+        // `&mut self` is this CPU's one reference to it.
+        unsafe { (*self.raw()).max_slice_stale = stale.into() };
     }
 
     #[inline]
@@ -654,6 +701,14 @@ const _: () = assert!(
     Features::DEFAULT.contains(Features::RUN_TO_PARITY)
         && !Features::DEFAULT.contains(Features::RUN_TO_PARITY_MIN_SLICE)
 );
+
+/// The live feature bits alone ([`config()`]'s `features`), for the entry points that read
+/// no other part of the configuration: the timeline's updates, which keep `max_slice` only
+/// under LAG_CLAMP_MAX_SLICE (the core's `keeps_max_slice()`). One load.
+#[inline(always)]
+pub(crate) fn features() -> Features {
+    Features::from_bits_truncate(feature_bits())
+}
 
 /// The live `sched_feat()` word: with SCHED_DEBUG, `sysctl_sched_features` is the word
 /// that /sys/kernel/debug/sched/features writes.

@@ -287,19 +287,19 @@ fn timeline_refusals(t: &mut Test) {
     expect(
         t,
         "a second insert of a queued entity",
-        rq.try_insert(queued),
+        rq.try_insert::<true>(queued),
         Refused::InsertQueued,
     );
     expect(
         t,
         "an erase of a never-queued entity",
-        rq.try_erase(d),
+        rq.try_erase::<true>(d),
         Refused::EraseUnqueued,
     );
     expect(
         t,
         "an erase of the current entity",
-        rq.try_erase(cur),
+        rq.try_erase::<true>(cur),
         Refused::EraseUnqueued,
     );
     match crate::sched_eevdf::check_invariants(&*rq) {

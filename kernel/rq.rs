@@ -184,7 +184,8 @@ pub unsafe fn with_locked<R>(
 impl RqGuard {
     // The counters of kernel/stats.rs, read and reset by their debugfs file.
 
-    /// This CPU's counts, with the totals `picks` and `wakeups` summed from their parts.
+    /// This CPU's counts, with the totals `picks` and `wakeups` summed from their parts, and
+    /// `pick_fast` the picks that took neither of the tree's paths.
     pub fn counts(&self) -> stats::Counts {
         let mut out = [0; stats::NR];
         // SAFETY: the guard holds the runqueue lock, under which the counters are written.
@@ -222,6 +223,10 @@ impl RqGuard {
         );
         if let Some(p) = out.get_mut(stats::Stat::Picks as usize) {
             *p = picks;
+        }
+        let slow = sum(&out, &[stats::Stat::PickShortcut, stats::Stat::PickDescent]);
+        if let Some(f) = out.get_mut(stats::Stat::PickFast as usize) {
+            *f = picks.wrapping_sub(slow);
         }
         if let Some(w) = out.get_mut(stats::Stat::Wakeups as usize) {
             *w = wakeups;

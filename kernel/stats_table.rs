@@ -103,6 +103,22 @@ macro_rules! eevdf_stats_table {
             /// `NEXT_BUDDY_EEVDF` with `NEXT_BUDDY`: a wakee did not become the buddy, as
             /// the buddy's deadline was earlier (counted besides the wakeup's outcome).
             (BuddyKept, "buddy_kept"),
+            /// The picks that `pick_eevdf()` made in O(1), before the tree: one queued
+            /// entity, an eligible buddy, current kept by its slice protection, or the
+            /// leftmost entity holding the tree's earliest deadline (6.12's O(1) case is
+            /// its leftmost, the earliest deadline, being eligible). Not counted: `picks`
+            /// minus `pick_shortcut` and `pick_descent`, computed when read, so that the
+            /// common pick costs no second increment.
+            (PickFast, "pick_fast"),
+            /// The picks that followed `min_deadline` down to the tree's earliest
+            /// deadline, which was eligible (the descent's shortcut): O(log n), one path,
+            /// no eligibility test on the way.
+            (PickShortcut, "pick_shortcut"),
+            /// The picks that searched the tree's eligibility boundary, its earliest
+            /// deadline not being eligible: the full descent. 6.12 leaves its O(1) case
+            /// for its heap search in these picks and in those that
+            /// `picks_ineligible_earliest` counts.
+            (PickDescent, "pick_descent"),
         }
     };
 }

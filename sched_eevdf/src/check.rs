@@ -312,7 +312,9 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
                 computed: s,
             });
         }
-        if m != n.max_slice() {
+        // `max_slice` only where the runqueue says it is kept (LAG_CLAMP_MAX_SLICE, or
+        // rebuilt since): otherwise it is stale by design, and `cfs_rq_max_slice()` scans.
+        if !rq.max_slice_stale() && m != n.max_slice() {
             return Err(InvariantError::MaxSlice {
                 index,
                 stored: n.max_slice(),

@@ -66,7 +66,8 @@
 //! minimum vruntime; the pick then walks toward the leftmost (earliest deadline) subtree
 //! that still holds an eligible entity. This crate uses the layout of the original EEVDF
 //! series (v6.6): sorted by vruntime, augmented with the subtree's minimum deadline (and
-//! minimum and maximum slice, for `cfs_rq_min_slice` and `cfs_rq_max_slice`). The two are
+//! minimum and maximum slice, for `cfs_rq_min_slice` and `cfs_rq_max_slice`; the maximum
+//! only while LAG_CLAMP_MAX_SLICE, its one reader, is on: `rebuild_max_slice`). The two are
 //! equivalent in what they select, "earliest deadline among the eligible", and in cost,
 //! O(log n). Ours makes the
 //! eligible set a prefix of the tree (eligibility is monotone in vruntime, for every

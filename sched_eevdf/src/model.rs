@@ -83,7 +83,7 @@ pub fn enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, c
         place_curr_entity(rq, se, flags, cfg);
     } else {
         place_entity(rq, se, flags, cfg);
-        __enqueue_entity(rq, se);
+        __enqueue_entity(rq, se, cfg.features);
     }
     se.set_on_rq(true);
     rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
@@ -125,7 +125,7 @@ pub fn dequeue_entity<R: Runqueue>(
     }
 
     if rq.curr() != Some(se) {
-        __dequeue_entity(rq, se);
+        __dequeue_entity(rq, se, cfg.features);
     }
     se.set_on_rq(false);
     rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
@@ -167,13 +167,13 @@ pub fn clear_buddies<R: Runqueue>(rq: &mut R, se: R::Se) {
 pub fn set_next_entity<R: Runqueue>(rq: &mut R, se: R::Se, first: bool, cfg: Config) -> bool {
     match rq.curr() {
         Some(c) if c == se => return false,
-        Some(_) => put_prev_entity(rq),
+        Some(_) => put_prev_entity(rq, cfg),
         None => {}
     }
     clear_buddies(rq, se);
     let mut kept = false;
     if se.on_rq() {
-        __dequeue_entity(rq, se);
+        __dequeue_entity(rq, se, cfg.features);
         kept = set_protect_slice(rq, se, first, cfg);
     }
     rq.set_curr(Some(se));
@@ -182,10 +182,10 @@ pub fn set_next_entity<R: Runqueue>(rq: &mut R, se: R::Se, first: bool, cfg: Con
 
 /// `put_prev_entity()`: current stops running; if still queued it goes back into the
 /// tree. Call [`update_curr`] first.
-pub fn put_prev_entity<R: Runqueue>(rq: &mut R) {
+pub fn put_prev_entity<R: Runqueue>(rq: &mut R, cfg: Config) {
     if let Some(prev) = rq.curr() {
         if prev.on_rq() {
-            __enqueue_entity(rq, prev);
+            __enqueue_entity(rq, prev, cfg.features);
         }
         rq.set_curr(None);
     }
@@ -224,7 +224,7 @@ pub fn schedule<R: Runqueue>(rq: &mut R, cfg: Config) -> Pick<R::Se> {
         Pick::Run(se) => {
             set_next_entity(rq, se, true, cfg);
         }
-        Pick::Idle => put_prev_entity(rq),
+        Pick::Idle => put_prev_entity(rq, cfg),
         Pick::Blocked(_) => {}
     }
     pick
@@ -356,7 +356,7 @@ pub fn sched_change<R: Runqueue>(
         dequeue_entity(rq, se, DequeueFlags::SAVE, cfg);
     }
     if running {
-        put_prev_entity(rq);
+        put_prev_entity(rq, cfg);
     }
     change(rq, se);
     if queued {

@@ -34,7 +34,9 @@
 use super::features::{Config, Features};
 use super::math::{avg_vruntime_add, avg_vruntime_delta, avg_vruntime_sub, entity_lag};
 use super::math::{update_zero_vruntime, vruntime_eligible};
-use super::tree::{min_deadline_update, Entity, Runqueue, Timeline};
+use super::tree::{
+    keeps_max_slice, min_deadline_update, rebuild_max_slice, Entity, Runqueue, Timeline,
+};
 use super::vtime::vdelta;
 
 macro_rules! flags {
@@ -213,6 +215,26 @@ pub enum PickReason {
     Buddy,
 }
 
+/// Which way [`pick_eevdf`] reached its answer ([`pick_path`]; the debugfs `pick_fast`,
+/// `pick_shortcut` and `pick_descent` counters): what the pick's cost depends on, where
+/// [`PickReason`] says what decided it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PickPath {
+    /// In O(1), before the tree: one queued entity, an eligible next buddy, current kept
+    /// by its slice protection, an empty tree, or the leftmost entity holding the tree's
+    /// earliest deadline (6.12's counterpart: its leftmost, the earliest deadline,
+    /// eligible).
+    Fast,
+    /// The tree's earliest deadline is eligible: found by following `min_deadline` down,
+    /// with no eligibility test on the way (the descent's shortcut (E)): O(log n), one
+    /// path.
+    Shortcut,
+    /// The descent (A)-(D): the tree's earliest deadline is not eligible, so the
+    /// eligibility boundary is searched. 6.12's counterpart is its heap search, which
+    /// `picks_ineligible_earliest` counts (the earliest deadline of all, not eligible).
+    Descent,
+}
+
 /// The caller's side of an operation's out-of-line steps (the kernel's rare paths, reached
 /// by tail calls so that the common path needs few registers): the configuration they read
 /// and the counter they count into. A step asks for the configuration again rather than
@@ -315,20 +337,41 @@ pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> bool {
     vruntime_eligible(rq, se.vruntime(), cfg)
 }
 
-/// `__enqueue_entity()`: into the sums and the timeline.
+/// `__enqueue_entity()`: into the sums and the timeline. The tree keeps `max_slice` only
+/// under LAG_CLAMP_MAX_SLICE, its one reader ([`timeline_keeps_max_slice`]).
 #[inline(always)]
-pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
+pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) {
     avg_vruntime_add(rq, se);
     // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
-    min_deadline_update(se, None, None);
-    rq.insert(se);
+    // A leaf's `max_slice` is its slice whatever the features: one store.
+    min_deadline_update::<_, true>(se, None, None);
+    let keep = timeline_keeps_max_slice(rq, features);
+    rq.insert(se, keep);
 }
 
 /// `__dequeue_entity()`: out of the timeline and the sums.
 #[inline]
-pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se) {
-    rq.erase(se);
+pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) {
+    let keep = timeline_keeps_max_slice(rq, features);
+    rq.erase(se, keep);
     avg_vruntime_sub(rq, se);
+}
+
+/// Whether the next tree update keeps `max_slice` ([`keeps_max_slice`]), and what that
+/// asks first: without LAG_CLAMP_MAX_SLICE the update leaves the values stale and says so
+/// (one store); with it, values left stale by earlier updates are rebuilt first
+/// ([`rebuild_max_slice`], O(n) once per runqueue after the feature is turned on), so
+/// that the update's incremental upkeep starts from right values.
+#[inline(always)]
+pub fn timeline_keeps_max_slice<R: Runqueue>(rq: &mut R, features: Features) -> bool {
+    if !keeps_max_slice(features) {
+        rq.set_max_slice_stale(true);
+        return false;
+    }
+    if rq.max_slice_stale() {
+        rebuild_max_slice(rq);
+    }
+    true
 }
 
 mod pick;

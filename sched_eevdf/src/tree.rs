@@ -13,6 +13,7 @@
 //! backed by raw pointers (the kernel's) keeps its `unsafe` inside its own methods,
 //! justified by holding the runqueue lock.
 
+use super::features::Features;
 use super::load::LoadWeight;
 use super::vtime::vruntime_min;
 
@@ -75,8 +76,9 @@ pub trait Entity: Copy + PartialEq {
     /// Sets the subtree's smallest slice (tree callbacks only).
     fn set_min_slice(self, s: u64);
     /// Augmented value: the largest slice in this node's subtree (for
-    /// LAG_CLAMP_MAX_SLICE's lag limit, [`cfs_rq_max_slice`]). Maintained whatever the
-    /// features: a toggle cannot rebuild the trees.
+    /// LAG_CLAMP_MAX_SLICE's lag limit, [`cfs_rq_max_slice`]). Kept only while that
+    /// feature is on ([`keeps_max_slice`]); the runqueue says when it may be stale
+    /// ([`Runqueue::max_slice_stale`]).
     fn max_slice(self) -> u64;
     /// Sets the subtree's largest slice (tree callbacks only).
     fn set_max_slice(self, s: u64);
@@ -88,7 +90,8 @@ pub trait Entity: Copy + PartialEq {
 /// An implementation must:
 /// - order nodes by [`entity_less`]: a node with an equal vruntime is inserted to the
 ///   right of the existing ones (FIFO among equal keys);
-/// - keep the augmented values (`min_deadline`, `min_slice`, `max_slice`) of every node
+/// - keep the augmented values (`min_deadline`, `min_slice`, and with `keep_max_slice`
+///   `max_slice`) of every node
 ///   equal to what [`min_deadline_update`] computes from the node and its children, by
 ///   calling it as the propagate / copy / rotate callbacks of `RB_DECLARE_CALLBACKS` do
 ///   (a newly inserted node's values are initialised by calling it with no children,
@@ -138,11 +141,13 @@ pub trait Timeline {
     }
 
     /// `rb_add_augmented_cached()`. Inserting an entity that is already in a tree must
-    /// leave both trees unchanged.
-    fn insert(&mut self, se: Self::Se);
+    /// leave both trees unchanged. `keep_max_slice`: whether the callbacks keep
+    /// `max_slice` too ([`min_deadline_update`]'s `MAX`); the caller
+    /// ([`__enqueue_entity`](super::__enqueue_entity)) records when they did not.
+    fn insert(&mut self, se: Self::Se, keep_max_slice: bool);
     /// `rb_erase_augmented_cached()`. Erasing an entity that is not in this tree must
-    /// leave the tree unchanged.
-    fn erase(&mut self, se: Self::Se);
+    /// leave the tree unchanged. `keep_max_slice` as for [`Timeline::insert`].
+    fn erase(&mut self, se: Self::Se, keep_max_slice: bool);
 }
 
 /// A fair runqueue (`struct cfs_rq`): the EEVDF accounting plus its timeline.
@@ -171,6 +176,13 @@ pub trait Runqueue: Timeline {
     fn nr_queued(&self) -> u32;
     /// Sets `nr_queued`.
     fn set_nr_queued(&mut self, n: u32);
+    /// Whether the timeline's `max_slice` values may be stale: a tree update ran without
+    /// keeping them ([`keeps_max_slice`] false) since they were last rebuilt
+    /// ([`rebuild_max_slice`]). The other augmented values are always kept.
+    fn max_slice_stale(&self) -> bool;
+    /// Sets the flag: `true` after an update that did not keep `max_slice`, `false` once
+    /// rebuilt.
+    fn set_max_slice_stale(&mut self, stale: bool);
     /// The running entity (`cfs_rq->curr`), kept out of the tree.
     fn curr(&self) -> Option<Self::Se>;
     /// Sets the running entity.
@@ -199,41 +211,106 @@ pub fn entity_less<S: Entity>(a: S, b: S) -> bool {
 /// ```text
 ///   se->min_deadline = min(se->deadline, left->min_deadline, right->min_deadline)
 ///   se->min_slice    = min(se->slice,    left->min_slice,    right->min_slice)
-///   se->max_slice    = max(se->slice,    left->max_slice,    right->max_slice)
+///   se->max_slice    = max(se->slice,    left->max_slice,    right->max_slice)   (MAX)
 /// ```
 ///
 /// Deadlines are compared wrap-safe, slices as plain ns. Returns `true` when none of the
-/// three values changed, which is when the propagate callback stops walking up: a walk
+/// values it keeps changed, which is when the propagate callback stops walking up: a walk
 /// that stopped because one value was unchanged would leave the others stale above.
+///
+/// `MAX`: whether to keep `max_slice`, which only LAG_CLAMP_MAX_SLICE reads
+/// ([`keeps_max_slice`]). Without it the third value costs every recomputed node a load,
+/// a comparison and a store: 61 instructions a switch among 80 yielding tasks in the
+/// kernel (Documentation/pick-cost.md), where stock 6.12 keeps two values.
 ///
 /// This runs at every level of every propagation and rotation, so it is straight-line
 /// code: no iterator adaptors (at the kernel's opt-level they stay out-of-line calls
 /// into `core`). The userspace tree ([`super::user`], a port of lib/rbtree.c) and the
 /// kernel glue (lib/rbtree.c's `rb_add_augmented_cached()` / `rb_erase_augmented_cached()`)
-/// both call it as the propagate, copy and rotate callbacks. `max_slice` is kept whatever
-/// the features, since a toggle of LAG_CLAMP_MAX_SLICE cannot rebuild the trees.
+/// both call it as the propagate, copy and rotate callbacks.
 #[inline(always)]
-pub fn min_deadline_update<S: Entity>(se: S, left: Option<S>, right: Option<S>) -> bool {
+pub fn min_deadline_update<S: Entity, const MAX: bool>(
+    se: S,
+    left: Option<S>,
+    right: Option<S>,
+) -> bool {
     let old_deadline = se.min_deadline();
     let old_min = se.min_slice();
-    let old_max = se.max_slice();
     let mut d = se.deadline();
     let mut min = se.slice();
-    let mut max = min;
     if let Some(c) = right {
         d = vruntime_min(d, c.min_deadline());
         min = min.min(c.min_slice());
-        max = max.max(c.max_slice());
     }
     if let Some(c) = left {
         d = vruntime_min(d, c.min_deadline());
         min = min.min(c.min_slice());
-        max = max.max(c.max_slice());
     }
     se.set_min_deadline(d);
     se.set_min_slice(min);
-    se.set_max_slice(max);
-    d == old_deadline && min == old_min && max == old_max
+    let mut unchanged = d == old_deadline && min == old_min;
+    if MAX {
+        let old_max = se.max_slice();
+        let mut max = se.slice();
+        if let Some(c) = right {
+            max = max.max(c.max_slice());
+        }
+        if let Some(c) = left {
+            max = max.max(c.max_slice());
+        }
+        se.set_max_slice(max);
+        unchanged &= max == old_max;
+    }
+    unchanged
+}
+
+/// Whether the timeline's updates keep `max_slice`: only LAG_CLAMP_MAX_SLICE reads it.
+#[inline(always)]
+pub fn keeps_max_slice(features: Features) -> bool {
+    features.contains(Features::LAG_CLAMP_MAX_SLICE)
+}
+
+/// Makes `max_slice` right again in every node of the timeline, once LAG_CLAMP_MAX_SLICE
+/// is on after updates that did not keep it ([`Runqueue::max_slice_stale`]): each node
+/// from its children, children first (a post-order walk over the parent links, no stack),
+/// then clears the flag. O(n), once per runqueue and toggle; the other augmented values
+/// are untouched, since they were always kept.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cold]
+pub fn rebuild_max_slice<R: Runqueue>(rq: &mut R) {
+    if let Some(root) = rq.root() {
+        let mut n = first_postorder(rq, root);
+        loop {
+            let mut max = n.slice();
+            if let Some(c) = rq.left(n) {
+                max = max.max(c.max_slice());
+            }
+            if let Some(c) = rq.right(n) {
+                max = max.max(c.max_slice());
+            }
+            n.set_max_slice(max);
+            // Post-order: after a left child comes its parent's right subtree, else the
+            // parent itself.
+            let Some(p) = rq.parent(n) else { break };
+            n = match rq.right(p) {
+                Some(r) if rq.left(p) == Some(n) => first_postorder(rq, r),
+                _ => p,
+            };
+        }
+    }
+    rq.set_max_slice_stale(false);
+}
+
+/// The first node of `n`'s subtree in post-order: down, left where it can, else right.
+#[inline(always)]
+fn first_postorder<R: Timeline>(rq: &R, mut n: R::Se) -> R::Se {
+    loop {
+        n = match (rq.left(n), rq.right(n)) {
+            (Some(l), _) => l,
+            (None, Some(r)) => r,
+            (None, None) => return n,
+        };
+    }
 }
 
 /// The insertion's propagation: `anc` gains a descendant, a new leaf with `deadline` and
@@ -247,18 +324,19 @@ pub fn min_deadline_update<S: Entity>(se: S, left: Option<S>, right: Option<S>) 
 /// ```
 ///
 /// which is what [`min_deadline_update`] gives `anc` once the leaf is linked below it, when
-/// its values were right before. Returns `true` when none of the three changed: then no
+/// its values were right before (`max_slice` only with `MAX`, as there). Returns `true`
+/// when none of the values it keeps changed: then no
 /// ancestor above changes either, since each one's values already cover `anc`'s subtree
 /// (its minima are at most, its maximum at least, `anc`'s), so the walk up stops there.
 ///
 /// `rb_add_augmented_cached()` recomputes every ancestor from its children instead
 /// ("suboptimal", says its comment): two children's three values a level, where this
-/// reads the ancestor's own three and compares them with two values held in registers.
+/// reads the ancestor's own values and compares them with two values held in registers.
 /// With the third value (`max_slice`) the recomputation cost the kernel's ping-pong 25
 /// instructions a switch; this costs fewer than 6.12's two-value recomputation did
 /// (Documentation/kernel-integration.md, Performance).
 #[inline(always)]
-pub fn augment_absorb<S: Entity>(anc: S, deadline: u64, slice: u64) -> bool {
+pub fn augment_absorb<S: Entity, const MAX: bool>(anc: S, deadline: u64, slice: u64) -> bool {
     let mut unchanged = true;
     if super::vtime::vruntime_before(deadline, anc.min_deadline()) {
         anc.set_min_deadline(deadline);
@@ -268,7 +346,7 @@ pub fn augment_absorb<S: Entity>(anc: S, deadline: u64, slice: u64) -> bool {
         anc.set_min_slice(slice);
         unchanged = false;
     }
-    if slice > anc.max_slice() {
+    if MAX && slice > anc.max_slice() {
         anc.set_max_slice(slice);
         unchanged = false;
     }
@@ -292,6 +370,10 @@ pub fn cfs_rq_min_slice<R: Runqueue>(rq: &R) -> u64 {
 /// `cfs_rq_max_slice()` (upstream 7.0): the largest slice among the queued entities (the
 /// tree root's augmented `max_slice` and current's), 0 when empty. LAG_CLAMP_MAX_SLICE's
 /// lag limit ([`lag_span`](super::math::lag_span)).
+///
+/// While the timeline's `max_slice` may be stale ([`Runqueue::max_slice_stale`]: the
+/// feature was turned on and this runqueue's tree has not changed since), it scans the
+/// tree instead, O(n), without writing: the next tree update rebuilds the values.
 #[inline]
 pub fn cfs_rq_max_slice<R: Runqueue>(rq: &R) -> u64 {
     let mut max_slice = 0;
@@ -299,7 +381,25 @@ pub fn cfs_rq_max_slice<R: Runqueue>(rq: &R) -> u64 {
         max_slice = c.slice();
     }
     if let Some(root) = rq.root() {
-        max_slice = max_slice.max(root.max_slice());
+        max_slice = max_slice.max(if rq.max_slice_stale() {
+            scan_max_slice(rq)
+        } else {
+            root.max_slice()
+        });
     }
     max_slice
+}
+
+/// The largest slice in the timeline, by walking it in order: [`cfs_rq_max_slice`] of a
+/// runqueue whose `max_slice` values may be stale.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cold]
+fn scan_max_slice<R: Runqueue>(rq: &R) -> u64 {
+    let mut max = 0;
+    let mut n = rq.first();
+    while let Some(se) = n {
+        max = max.max(se.slice());
+        n = rq.rb_next(se);
+    }
+    max
 }

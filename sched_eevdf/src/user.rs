@@ -202,6 +202,7 @@ pub struct UserRunqueue<'a> {
     nr_queued: u32,
     curr: Option<UserSe<'a>>,
     next: Option<UserSe<'a>>,
+    max_slice_stale: bool,
 }
 
 impl<'a> UserRunqueue<'a> {
@@ -239,11 +240,11 @@ impl<'a> Timeline for UserRunqueue<'a> {
     fn is_red(&self, se: UserSe<'a>) -> bool {
         self.tree.is_red(se)
     }
-    fn insert(&mut self, se: UserSe<'a>) {
-        self.tree.insert(se)
+    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool) {
+        self.tree.insert(se, keep_max_slice)
     }
-    fn erase(&mut self, se: UserSe<'a>) {
-        self.tree.erase(se)
+    fn erase(&mut self, se: UserSe<'a>, keep_max_slice: bool) {
+        self.tree.erase(se, keep_max_slice)
     }
 }
 
@@ -277,6 +278,12 @@ impl<'a> Runqueue for UserRunqueue<'a> {
     }
     fn set_nr_queued(&mut self, n: u32) {
         self.nr_queued = n
+    }
+    fn max_slice_stale(&self) -> bool {
+        self.max_slice_stale
+    }
+    fn set_max_slice_stale(&mut self, stale: bool) {
+        self.max_slice_stale = stale
     }
     fn curr(&self) -> Option<UserSe<'a>> {
         self.curr
@@ -324,18 +331,22 @@ mod tests {
     use super::mutant::{CopyMutant, ABSORB_DEADLINE_ONLY, COPY};
     use super::*;
     use crate::check::{check_invariants, InvariantError};
+    use crate::features::Features;
     use crate::ops::{__dequeue_entity, __enqueue_entity, set_queued_slice};
     use crate::tree::{cfs_rq_max_slice, cfs_rq_min_slice};
     use std::vec::Vec;
 
+    /// LAG_CLAMP_MAX_SLICE on: every update keeps `max_slice` (the mutants below break it).
+    const KEEP: Features = Features::DEFAULT.with(Features::LAG_CLAMP_MAX_SLICE, true);
+
     fn queue<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>) {
         se.set_on_rq(true);
-        __enqueue_entity(rq, se);
+        __enqueue_entity(rq, se, KEEP);
         rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
     }
 
     fn unqueue<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>) {
-        __dequeue_entity(rq, se);
+        __dequeue_entity(rq, se, KEEP);
         se.set_on_rq(false);
         rq.set_nr_queued(rq.nr_queued().wrapping_sub(1));
     }
@@ -377,7 +388,12 @@ mod tests {
                     let root = rq.root().ok_or(InvariantError::TooManyNodes)?;
                     if step % 3 == 2 {
                         let se = rq.first().unwrap_or(root);
-                        set_queued_slice(&mut rq, se, 100_000 + (step as u64 * 31 % 89) * 110_000);
+                        set_queued_slice(
+                            &mut rq,
+                            se,
+                            100_000 + (step as u64 * 31 % 89) * 110_000,
+                            KEEP,
+                        );
                     } else {
                         unqueue(&mut rq, root);
                     }

@@ -102,13 +102,13 @@ fn spread_of_2_pow_53() {
         e.se().set_vruntime((1u64 << 62) + k as u64);
         e.se().set_deadline(e.se().vruntime() + 1_000_000);
         e.se().set_on_rq(true);
-        __enqueue_entity(&mut rq, e.se());
+        __enqueue_entity(&mut rq, e.se(), cfg.features);
         rq.set_nr_queued(rq.nr_queued() + 1);
     }
     light.se().set_vruntime((1u64 << 62) + (1 << 53));
     light.se().set_deadline((1u64 << 62) + 1); // the earliest deadline of all
     light.se().set_on_rq(true);
-    __enqueue_entity(&mut rq, light.se());
+    __enqueue_entity(&mut rq, light.se(), cfg.features);
     rq.set_nr_queued(rq.nr_queued() + 1);
     check_invariants(&rq).unwrap();
     // key * load = 2^53 * (100 * 88761 + 2) > 2^76: C's wrapped product is meaningless.
@@ -116,9 +116,9 @@ fn spread_of_2_pow_53() {
     assert!(entity_eligible(&rq, heavy[0].se(), cfg));
     assert_ne!(pick_eevdf(&rq, cfg), Some(light.se()));
     // 2^53 behind instead: eligible, and (earliest deadline) picked.
-    __dequeue_entity(&mut rq, light.se());
+    __dequeue_entity(&mut rq, light.se(), cfg.features);
     light.se().set_vruntime((1u64 << 62) - (1 << 53));
-    __enqueue_entity(&mut rq, light.se());
+    __enqueue_entity(&mut rq, light.se(), cfg.features);
     assert!(entity_eligible(&rq, light.se(), cfg));
     assert_eq!(pick_eevdf(&rq, cfg), Some(light.se()));
     // Keep running with such spreads: wrapping sums, no panic, invariants hold.

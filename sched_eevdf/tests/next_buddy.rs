@@ -322,7 +322,7 @@ fn checker_sees_a_bad_buddy() {
     b.se().set_sched_delayed(false);
     // Dequeued without clear_buddies().
     rq.set_next_buddy(Some(b.se()));
-    sched_eevdf::__dequeue_entity(&mut rq, b.se());
+    sched_eevdf::__dequeue_entity(&mut rq, b.se(), cfg.features);
     b.se().set_on_rq(false);
     rq.set_nr_queued(1);
     assert!(matches!(

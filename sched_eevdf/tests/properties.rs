@@ -180,7 +180,7 @@ fn eligible_off_is_evdf() {
         e.se().set_vruntime(k as u64 * 1_000_000);
         e.se().set_deadline(10_000_000 - k as u64 * 3_000_000);
         e.se().set_on_rq(true);
-        __enqueue_entity(&mut rq, e.se());
+        __enqueue_entity(&mut rq, e.se(), cfg.features);
         rq.set_nr_queued(rq.nr_queued() + 1);
     }
     // V = 1 ms: entities 0 and 1 eligible; 2 has the earliest deadline but is not.
@@ -208,7 +208,7 @@ fn bias_eligible_threshold_is_one_average_slice() {
         e.se().set_vruntime(k as u64 * 1000); // V = 1500
         e.se().set_slice(slices[k]);
         e.se().set_on_rq(true);
-        __enqueue_entity(&mut rq, e.se());
+        __enqueue_entity(&mut rq, e.se(), cfg.features);
         rq.set_nr_queued(rq.nr_queued() + 1);
     }
     let v = avg_vruntime(&mut rq);

@@ -252,7 +252,7 @@ fn toggles_in_the_middle_of_a_window_are_bounded() {
 
     // A 6.17 window shorter than the slice (a picked again, b's 1 ms queued), read by
     // 6.12: not protected.
-    put_prev_entity(&mut rq);
+    put_prev_entity(&mut rq, on);
     set_next_entity(&mut rq, a.se(), true, on);
     let se = a.se();
     assert_eq!(vtime::vdelta(se.vprot(), se.vruntime()), MS as i64);

@@ -18,7 +18,7 @@ fn queue<'a>(rq: &mut UserRunqueue<'a>, ents: &'a [UserEntity], vd: &[(u64, u64)
         se.set_deadline(d);
         se.set_slice(d - v);
         se.set_on_rq(true);
-        __enqueue_entity(rq, se);
+        __enqueue_entity(rq, se, Features::DEFAULT);
         rq.set_nr_queued(rq.nr_queued() + 1);
     }
     check_invariants(rq).unwrap();

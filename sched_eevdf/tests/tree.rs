@@ -22,14 +22,26 @@ impl Rng {
     }
 }
 
+/// The features of the tree tests: LAG_CLAMP_MAX_SLICE on, so that every update keeps
+/// `max_slice` and the checker verifies it at every node.
+const KEEP: Features = Features::DEFAULT.with(Features::LAG_CLAMP_MAX_SLICE, true);
+
 fn queue<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>) {
+    queue_with(rq, se, KEEP);
+}
+
+fn queue_with<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>, features: Features) {
     se.set_on_rq(true);
-    __enqueue_entity(rq, se);
+    __enqueue_entity(rq, se, features);
     rq.set_nr_queued(rq.nr_queued() + 1);
 }
 
 fn unqueue<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>) {
-    __dequeue_entity(rq, se);
+    unqueue_with(rq, se, KEEP);
+}
+
+fn unqueue_with<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>, features: Features) {
+    __dequeue_entity(rq, se, features);
     se.set_on_rq(false);
     rq.set_nr_queued(rq.nr_queued() - 1);
 }
@@ -200,7 +212,7 @@ fn max_slice_through_rotations() {
             }
             match step % 4 {
                 0 | 1 => unqueue(&mut rq, node),
-                2 => set_queued_slice(&mut rq, node, 100_000 + rng.below(100_000_000)),
+                2 => set_queued_slice(&mut rq, node, 100_000 + rng.below(100_000_000), KEEP),
                 _ => {
                     // The largest slice leaves, then comes back smaller: the root's value
                     // must come down, then stay.
@@ -224,6 +236,53 @@ fn max_slice_through_rotations() {
             }
         }
     }
+}
+
+/// `max_slice` kept only under LAG_CLAMP_MAX_SLICE: random inserts, erasures and slice
+/// changes in runs with the feature off (the values go stale, the runqueue says so, and
+/// `cfs_rq_max_slice()` scans) and on (the first update rebuilds them, then keeps them),
+/// with the invariant checker (which verifies `max_slice` exactly when the runqueue says
+/// it is kept) and the slices' scan after every mutation, and a check that each run's
+/// first update with the feature on left every node's value right.
+#[test]
+fn max_slice_kept_only_under_lag_clamp() {
+    let n: usize = if cfg!(miri) { 40 } else { 600 };
+    let mut rng = Rng(0x7a9c1a);
+    let ents: Vec<UserEntity> = (0..n)
+        .map(|i| UserEntity::new(LoadWeight::from_nice((i % 40) as i32 - 20)))
+        .collect();
+    for (k, e) in ents.iter().enumerate() {
+        e.se().set_vruntime(rng.below(1 << 30));
+        e.se().set_deadline(e.se().vruntime() + rng.below(1 << 24));
+        e.se()
+            .set_slice(100_000 + (k as u64 * 7919 % n as u64) * 1000);
+    }
+    let mut rq = UserRunqueue::new();
+    let mut rebuilds = 0;
+    for run in 0..if cfg!(miri) { 6 } else { 40 } {
+        let on = run % 2 == 1;
+        let features = Features::DEFAULT.with(Features::LAG_CLAMP_MAX_SLICE, on);
+        for step in 0..n / 4 {
+            let was_stale = rq.max_slice_stale();
+            let se = ents[rng.below(n as u64) as usize].se();
+            match (se.on_rq(), rng.below(3)) {
+                (false, _) => queue_with(&mut rq, se, features),
+                (true, 0) => {
+                    set_queued_slice(&mut rq, se, 100_000 + rng.below(100_000_000), features)
+                }
+                (true, _) => unqueue_with(&mut rq, se, features),
+            }
+            // Off: stale after every update; on: kept (rebuilt first if it was stale).
+            assert_eq!(rq.max_slice_stale(), !on, "run {run} step {step}");
+            if on && was_stale {
+                rebuilds += 1;
+            }
+            check_invariants(&rq).unwrap_or_else(|e| panic!("run {run} step {step}: {e}"));
+            check_slices(&rq, &ents);
+        }
+    }
+    // Every run with the feature on began with stale values, so rebuilt them once.
+    assert_eq!(rebuilds, if cfg!(miri) { 3 } else { 20 });
 }
 
 fn small_tree(ents: &[UserEntity]) -> UserRunqueue<'_> {
@@ -340,10 +399,10 @@ fn misuse_keeps_trees_intact() {
     let other = UserEntity::new(LoadWeight::from_nice(0));
     let mut a = small_tree(&ents);
     let mut b = UserRunqueue::new();
-    b.insert(ents[3].se());
-    a.insert(ents[3].se());
-    a.erase(other.se());
-    b.erase(ents[4].se());
+    b.insert(ents[3].se(), true);
+    a.insert(ents[3].se(), true);
+    a.erase(other.se(), true);
+    b.erase(ents[4].se(), true);
     check_invariants(&a).unwrap();
     assert!(b.root().is_none());
     drop(a);
@@ -392,7 +451,18 @@ fn pick_matches_linear_scan_on_random_trees() {
                 best = Some(se);
             }
         }
-        assert_eq!(pick_eevdf(&rq, cfg), best, "round {round}");
+        let pick = pick_eevdf(&rq, cfg);
+        assert_eq!(pick, best, "round {round}");
+        // The path names the pick's way: O(1) only when the leftmost holds the earliest
+        // deadline; the shortcut only to the holder of the earliest deadline; the descent
+        // only when no entity holding it is eligible.
+        let (first, md) = (rq.first().unwrap(), rq.root().unwrap().min_deadline());
+        let earliest_eligible = best.is_some_and(|b| b.deadline() == md);
+        match pick_path(&rq, cfg) {
+            PickPath::Fast => assert_eq!(first.deadline(), md, "round {round}"),
+            PickPath::Shortcut => assert!(earliest_eligible, "round {round}"),
+            PickPath::Descent => assert!(!earliest_eligible, "round {round}"),
+        }
     }
 }
 
@@ -472,5 +542,36 @@ fn pick_matches_reference_with_current_anywhere() {
             none_eligible > 0 && bound_failed > 0,
             "{none_eligible} {bound_failed}"
         );
+    }
+}
+
+/// `pick_path()` names the way the pick went, and the pick it names is `pick_eevdf()`'s:
+/// three entities of equal weight (V = their mean vruntime, 15), no current.
+/// - the leftmost holds the earliest deadline: O(1) ([`PickPath::Fast`]);
+/// - the earliest deadline (8) is below V, so its holder is eligible: (E), the shortcut;
+/// - the earliest deadline (40) is above V: the descent, which finds the eligible 40.
+#[test]
+fn pick_path_names_the_way() {
+    // (vruntime, deadline) of each entity, the path, the index of the pick.
+    type Case = ([(u64, u64); 3], PickPath, usize);
+    let cases: [Case; 3] = [
+        ([(0, 8), (5, 50), (40, 60)], PickPath::Fast, 0),
+        ([(0, 50), (5, 8), (40, 60)], PickPath::Shortcut, 1),
+        ([(0, 50), (5, 40), (40, 45)], PickPath::Descent, 1),
+    ];
+    for (vd, path, pick) in cases {
+        let ents: Vec<UserEntity> = (0..3)
+            .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+            .collect();
+        let mut rq = UserRunqueue::new();
+        for (e, &(v, d)) in ents.iter().zip(&vd) {
+            e.se().set_vruntime(v);
+            e.se().set_deadline(d);
+            queue(&mut rq, e.se());
+        }
+        check_invariants(&rq).unwrap();
+        let cfg = Config::DEFAULT;
+        assert_eq!(pick_path(&rq, cfg), path, "{vd:?}");
+        assert_eq!(pick_eevdf(&rq, cfg), Some(ents[pick].se()), "{vd:?}");
     }
 }

@@ -17,6 +17,10 @@
 #   place_initial              100 forks: >= 100.
 #   reweights                  20 renices of a hog: >= 20.
 #   slice_expired, picks       a hog for a second: > 0.
+#   pick_fast, pick_shortcut,  they sum to picks; 8 tasks yielding on CPU 0:
+#   pick_descent               uniform: pick_fast > half the picks; nice -10..10:
+#                              pick_descent > half; slices 100 us..100 ms:
+#                              pick_descent > 0.
 #   protect_expired            the two hogs with RUN_TO_PARITY_MIN_SLICE: the
 #                              base-slice hog is protected for the other's 100 us,
 #                              then rescheduled while still eligible: > 0; = 0
@@ -155,6 +159,35 @@ echo "one hog:"
 window one_hog
 expect slice_expired gt 0
 expect picks gt 0
+
+# The pick's paths: every pick takes one (pick_fast is what the other two leave), and the
+# mix of 8 tasks yielding on CPU 0 decides which. Uniform: the leftmost holds the earliest
+# deadline (6.12's O(1) case too). Nice -10..10: deadlines advance at different rates, so
+# the earliest is rarely the leftmost's, and sched_yield() moves a deadline a slice on
+# while the vruntime hardly moves, so deadlines run far ahead of V and the shortcut's test
+# (the earliest deadline eligible as a vruntime) fails: the pick descends. Slices 100
+# us..100 ms: the same, less often.
+yielders() { # yielders MIX
+	eevdf-scale --cpu 0 --tasks 8 --mix "$1" --warmup-ms 50 --duration-ms 400 >/dev/null ||
+		fail "eevdf-scale --mix $1"
+}
+paths_add_up() {
+	p=$(col picks)
+	sum=$(($(col pick_fast) + $(col pick_shortcut) + $(col pick_descent)))
+	[ "$sum" -eq "$p" ] || fail "pick_fast + pick_shortcut + pick_descent = $sum, picks = $p"
+	echo "  pick paths sum to picks ($p): ok"
+}
+paths_add_up
+for mix in uniform weights slices; do
+	echo "8 yielding tasks, $mix:"
+	window yielders $mix
+	paths_add_up
+	case $mix in
+	uniform) expect pick_fast gt $(($(col picks) / 2)) ;;
+	weights) expect pick_descent gt $(($(col picks) / 2)) ;;
+	slices) expect pick_descent gt 0 ;;
+	esac
+done
 
 # Upstream's later slice protection (6.17, 7.0).
 short_vs_renices() { # the base-slice hog reniced 0 <-> 1 while the 100 us one waits

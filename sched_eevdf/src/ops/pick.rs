@@ -8,7 +8,7 @@ use super::super::math::Eligibility;
 use super::super::tree::{Entity, Runqueue};
 use super::super::vtime::vruntime_before;
 use super::protect::protect_slice;
-use super::PickReason;
+use super::{PickPath, PickReason};
 
 /// `pick_eevdf()`: Earliest Eligible Virtual Deadline First.
 ///
@@ -304,15 +304,8 @@ fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility, root: R::Se) -> Option<R::Se
     // they move into holds it); only (B) moves to a subtree with a later one.
     let mut md = n.min_deadline();
 
-    // (E): md as a vruntime is eligible. Its holder m has v_m <= d_m = md (a queued
-    // entity's request is not used up), so m is eligible too, and is the answer: find it
-    // without testing anything on the way, and test it (exactly: the bound only decides
-    // whether to try).
-    if el.vruntime(md) {
-        let m = leftmost_with(rq, n, md);
-        if el.vruntime(m.vruntime()) {
-            return Some(m);
-        }
+    if let Some(m) = tree_shortcut(rq, el, n) {
+        return Some(m);
     }
 
     loop {
@@ -364,6 +357,42 @@ fn pick_tree<R: Runqueue>(rq: &R, el: &Eligibility, root: R::Se) -> Option<R::Se
         return Some(n);
     }
     Some(leftmost_with(rq, n, best_d))
+}
+
+/// (E) of [`pick_tree`]: the tree's earliest deadline `md`, as a vruntime, is eligible.
+/// Its holder m has `v_m <= d_m = md` (a queued entity's request is not used up), so m is
+/// eligible too, and is the answer: find it without testing anything on the way, and test
+/// it (exactly: the bound only decides whether to try). `None` when (E) does not apply.
+#[inline(always)]
+fn tree_shortcut<R: Runqueue>(rq: &R, el: &Eligibility, root: R::Se) -> Option<R::Se> {
+    let md = root.min_deadline();
+    if el.vruntime(md) {
+        let m = leftmost_with(rq, root, md);
+        if el.vruntime(m.vruntime()) {
+            return Some(m);
+        }
+    }
+    None
+}
+
+/// Which way [`pick_eevdf`] reaches its answer in this state ([`PickPath`]), for the
+/// counters: [`pick_eevdf`]'s O(1) cases ([`pick_eevdf_fast`]'s body, whatever the
+/// features), then (E) ([`pick_tree`]'s shortcut), else the descent. Call it on the state
+/// the pick was made in. A pick whose current needs 128-bit eligibility
+/// ([`pick_eevdf_general`], rare) is classified by its tree part, even where its slice
+/// protection kept current.
+pub fn pick_path<R: Runqueue>(rq: &R, cfg: Config) -> PickPath {
+    match pick_eevdf_fast_body(rq, cfg.features) {
+        Fast::Pick(_) => PickPath::Fast,
+        Fast::Tree { .. } | Fast::General => {
+            let el = Eligibility::with_features(rq, cfg.features);
+            match rq.root() {
+                None => PickPath::Fast,
+                Some(root) if tree_shortcut(rq, &el, root).is_some() => PickPath::Shortcut,
+                Some(_) => PickPath::Descent,
+            }
+        }
+    }
 }
 
 /// The leftmost node of the subtree at `n` whose deadline is `d`, the subtree's

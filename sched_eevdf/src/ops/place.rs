@@ -234,12 +234,12 @@ fn requeue_delayed_place<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx:
     let is_curr = rq.curr() == Some(se);
     rq.set_nr_queued(rq.nr_queued().saturating_sub(1));
     if !is_curr {
-        __dequeue_entity(rq, se);
+        __dequeue_entity(rq, se, cfg.features);
     }
     save_vlag(rq, se, 0, cfg.features);
     place_entity(rq, se, EnqueueFlags::NONE, cfg);
     if !is_curr {
-        __enqueue_entity(rq, se);
+        __enqueue_entity(rq, se, cfg.features);
     }
     rq.set_nr_queued(rq.nr_queued().wrapping_add(1));
 }

@@ -9,7 +9,9 @@ use super::super::math::entity_lag;
 use super::super::tree::{min_deadline_update, Entity, Runqueue};
 use super::super::vtime::{vadd, vdelta, vruntime_min};
 use super::protect::{protect_6_12, protect_slice, protect_within_deadline};
-use super::{__dequeue_entity, __enqueue_entity, avg_vruntime, save_vlag};
+use super::{
+    __dequeue_entity, __enqueue_entity, avg_vruntime, save_vlag, timeline_keeps_max_slice,
+};
 
 /// `reweight_eevdf()`: new weight for a queued entity, preserving its lag.
 ///
@@ -92,7 +94,7 @@ pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: 
     if se.on_rq() {
         let avruntime = avg_vruntime(rq);
         if !is_curr {
-            __dequeue_entity(rq, se);
+            __dequeue_entity(rq, se, cfg.features);
         }
         let window =
             (is_curr && cfg.feat(Features::PROTECT_AT_PICK) && protect_slice(se, cfg.features))
@@ -113,7 +115,7 @@ pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: 
     }
     se.set_load(lw);
     if se.on_rq() && !is_curr {
-        __enqueue_entity(rq, se);
+        __enqueue_entity(rq, se, cfg.features);
     }
 }
 
@@ -122,21 +124,32 @@ pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: 
 /// when a group entity takes its queue's minimum slice (`se->slice = slice` followed by
 /// `min_vruntime_cb_propagate()` in fair.c). An entity in the timeline (queued, not
 /// current) has its share of `sum_slice` replaced and the augmented values recomputed up
-/// the tree, stopping early where none of them changed. O(log n).
+/// the tree, stopping early where none of them changed. O(log n). `max_slice` as the
+/// other tree updates keep it ([`timeline_keeps_max_slice`]).
 #[inline]
-pub fn set_queued_slice<R: Runqueue>(rq: &mut R, se: R::Se, slice: u64) {
+pub fn set_queued_slice<R: Runqueue>(rq: &mut R, se: R::Se, slice: u64, features: Features) {
     let in_tree = se.on_rq() && rq.curr() != Some(se);
     if in_tree {
         rq.set_sum_slice(rq.sum_slice().wrapping_sub(se.slice()).wrapping_add(slice));
     }
     se.set_slice(slice);
     if in_tree {
-        let mut node = Some(se);
-        while let Some(n) = node {
-            if min_deadline_update(n, rq.left(n), rq.right(n)) {
-                break;
-            }
-            node = rq.parent(n);
+        if timeline_keeps_max_slice(rq, features) {
+            propagate_slice::<R, true>(rq, se);
+        } else {
+            propagate_slice::<R, false>(rq, se);
         }
+    }
+}
+
+/// [`set_queued_slice`]'s walk up from `se`, recomputing until nothing changes.
+#[inline(always)]
+fn propagate_slice<R: Runqueue, const MAX: bool>(rq: &R, se: R::Se) {
+    let mut node = Some(se);
+    while let Some(n) = node {
+        if min_deadline_update::<_, MAX>(n, rq.left(n), rq.right(n)) {
+            break;
+        }
+        node = rq.parent(n);
     }
 }

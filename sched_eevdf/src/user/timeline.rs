@@ -20,6 +20,9 @@ pub struct UserTimeline<'a> {
     root: Option<UserSe<'a>>,
     leftmost: Option<UserSe<'a>>,
     id: usize,
+    /// Whether the update under way keeps `max_slice` (the `keep_max_slice` of
+    /// [`Timeline::insert`] and [`Timeline::erase`]).
+    keep_max: bool,
 }
 
 impl Default for UserTimeline<'_> {
@@ -41,6 +44,7 @@ impl<'a> UserTimeline<'a> {
             root: None,
             leftmost: None,
             id,
+            keep_max: true,
         }
     }
 
@@ -108,7 +112,11 @@ impl<'a> UserTimeline<'a> {
 
     /// The augmented `compute` of the core, on this node's children.
     fn compute(&self, n: UserSe<'a>) -> bool {
-        min_deadline_update(n, self.left_of(n), self.right_of(n))
+        if self.keep_max {
+            min_deadline_update::<_, true>(n, self.left_of(n), self.right_of(n))
+        } else {
+            min_deadline_update::<_, false>(n, self.left_of(n), self.right_of(n))
+        }
     }
 
     /// `RBNAME_propagate`: recompute from `n` upward until unchanged or `stop`.
@@ -177,7 +185,7 @@ impl<'a> UserTimeline<'a> {
             Some(p) => Self::set_right(p, Some(node)),
             None => self.root = Some(node),
         }
-        min_deadline_update(node, None, None);
+        min_deadline_update::<_, true>(node, None, None);
         // The leaf's values reach its ancestors before the rebalancing rotations, as in
         // rb_add_augmented_cached(), each ancestor widened by the leaf (augment_absorb()).
         let (deadline, slice) = (node.deadline(), node.slice());
@@ -185,7 +193,12 @@ impl<'a> UserTimeline<'a> {
         while let Some(a) = anc {
             #[cfg(all(test, not(sched_eevdf_in_kernel)))]
             let before = a.min_deadline();
-            if augment_absorb(a, deadline, slice) {
+            let unchanged = if self.keep_max {
+                augment_absorb::<_, true>(a, deadline, slice)
+            } else {
+                augment_absorb::<_, false>(a, deadline, slice)
+            };
+            if unchanged {
                 break;
             }
             #[cfg(all(test, not(sched_eevdf_in_kernel)))]
@@ -584,10 +597,12 @@ impl<'a> Timeline for UserTimeline<'a> {
     fn is_red(&self, se: UserSe<'a>) -> bool {
         Self::red(se)
     }
-    fn insert(&mut self, se: UserSe<'a>) {
+    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool) {
+        self.keep_max = keep_max_slice;
         self.add(se)
     }
-    fn erase(&mut self, se: UserSe<'a>) {
+    fn erase(&mut self, se: UserSe<'a>, keep_max_slice: bool) {
+        self.keep_max = keep_max_slice;
         self.remove(se)
     }
 }

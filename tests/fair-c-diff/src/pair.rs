@@ -428,7 +428,7 @@ impl<'a> Pair<'a> {
             let r = if forced {
                 self.ties += 1;
                 match c {
-                    CPick::Idle => model::put_prev_entity(&mut self.rq),
+                    CPick::Idle => model::put_prev_entity(&mut self.rq, cfg),
                     CPick::Run(i) => {
                         let se = self.se(i);
                         model::set_next_entity(&mut self.rq, se, true, cfg);
@@ -455,7 +455,7 @@ impl<'a> Pair<'a> {
                 CPick::Idle => {
                     self.c.switch(None);
                     if !forced {
-                        model::put_prev_entity(&mut self.rq);
+                        model::put_prev_entity(&mut self.rq, cfg);
                     }
                 }
                 CPick::Run(i) => {

@@ -181,7 +181,7 @@ impl<'a> SeedRq<'a> {
             se.set_custom_slice(true);
             state.push((s.vruntime, s.vruntime + d, d, s.weight));
             Self::load_fields(se, s.vruntime, s.vruntime + d, i);
-            eevdf::__enqueue_entity(&mut rq, se);
+            eevdf::__enqueue_entity(&mut rq, se, cfg.features);
             se.set_on_rq(true);
         }
         rq.set_nr_queued(specs.len() as u32);
@@ -227,9 +227,9 @@ impl<'a> SeedRq<'a> {
         let ran = (dl - v) * w / 1024;
         self.state[i] = (dl, dl + d, d, w);
         let se = self.arena[i].se();
-        eevdf::__dequeue_entity(&mut self.rq, se);
+        eevdf::__dequeue_entity(&mut self.rq, se, self.cfg.features);
         Self::load_fields(se, dl, dl + d, i);
-        eevdf::__enqueue_entity(&mut self.rq, se);
+        eevdf::__enqueue_entity(&mut self.rq, se, self.cfg.features);
         ran
     }
 

@@ -440,7 +440,7 @@ impl<'a> Bench<'a> {
                         Pick::Blocked(se)
                     }
                     (None, None) => {
-                        model::put_prev_entity(&mut self.rq);
+                        model::put_prev_entity(&mut self.rq, cfg);
                         Pick::Idle
                     }
                 }
@@ -460,7 +460,7 @@ impl<'a> Bench<'a> {
                     // SAFETY: -1 is idle.
                     unsafe { ffi::fcd_switch(-1) };
                     if !forced {
-                        model::put_prev_entity(&mut self.rq);
+                        model::put_prev_entity(&mut self.rq, cfg);
                     }
                 }
                 _ => bail!("schedule: fair.c {c:?}/{blocked:?}, the core {r:?}"),
