@@ -258,9 +258,10 @@ unsafe impl<const MAX: bool> Augment for SeAugment<MAX> {
 ///
 /// For all of `'rq`: the `cfs_rq` is valid and its runqueue lock is held; its timeline's
 /// nodes are the `run_node`s of its queued entities (except current) and are augmented by
-/// [`SeAugment`] (`SeAugment<true>` while `max_slice_stale` is clear); the `run_node` of every entity that is in no timeline is empty
-/// (`RB_EMPTY_NODE()`) and has no children (patch 0011 clears it at fork and at a group
-/// entity's creation, [`CfsRq::try_erase`] after each unlink), so an entity of this
+/// [`SeAugment`] (its `max_slice` right while `max_slice_stale` is clear, patch 0012); the
+/// `run_node` of every entity that is in no timeline is empty (`RB_EMPTY_NODE()`) and has
+/// no children (patch 0011 clears it at fork and at a group entity's creation,
+/// [`CfsRq::try_erase`] after each unlink), so an entity of this
 /// `cfs_rq` whose node is not empty is in its timeline, and the links of one in no
 /// timeline lead nowhere. The fields are written through raw pointers
 /// ([`Opaque`]), under the lock, as C does.
