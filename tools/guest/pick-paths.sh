@@ -33,6 +33,33 @@ for mix in uniform weights slices; do
 		row "$n tasks spinning, $mix" eevdf-scale --mode spin --tasks $n --mix $mix --duration-ms 2000
 	done
 done
+# Nested cgroups: the same tasks in three groups (a/b and a/d under a, and c; cpu.weight
+# 200, 50, 300 and 100), so that group entities with share weights queue at two levels.
+cg=/sys/fs/cgroup
+mkdir -p $cg
+mount -t cgroup2 none $cg 2>/dev/null
+echo +cpu >$cg/cgroup.subtree_control
+mkdir -p $cg/a/b $cg/a/d $cg/c
+echo +cpu >$cg/a/cgroup.subtree_control
+echo 200 >$cg/a/cpu.weight
+echo 50 >$cg/a/b/cpu.weight
+echo 300 >$cg/a/d/cpu.weight
+echo 100 >$cg/c/cpu.weight
+nested() { # nested N MIX: N tasks yielding on CPU 0 in each of a/b, a/d and c
+	pids=
+	for g in a/b a/d c; do
+		sh -c "echo \$\$ >$cg/$g/cgroup.procs && exec eevdf-scale --tasks $1 --mix $2 --duration-ms 1000" &
+		pids="$pids $!"
+	done
+	rc=0
+	for p in $pids; do wait "$p" || rc=$?; done
+	return $rc
+}
+for mix in uniform weights; do
+	for n in 3 27; do
+		row "3 nested groups x $n tasks yielding, $mix" nested $n $mix
+	done
+done
 row "hackbench -g 2 -l 200 (80 tasks)" hackbench -g 2 -l 200
 for x in 1 0.1; do
 	row "waker ${x}x, load 1x, beside hackbench -g 2 -l 200" \
