@@ -335,11 +335,11 @@ impl<'rq> CfsRq<'rq> {
     /// [`CfsRq::tree_mut`] holds `&mut self`.
     #[inline(always)]
     unsafe fn timeline<const MAX: bool>(&self) -> RbRootCached<'_, SeAugment<MAX>> {
+        // `SeAugment<false>` keeps a subset of `SeAugment<true>`'s values, and the
+        // `max_slice_stale` flag says when the rest is stale (type invariant).
         // SAFETY:
-        // - the cfs_rq is valid and locked, and its timeline augmented by `SeAugment`
-        //   (type invariant; `SeAugment<false>` keeps a subset of `SeAugment<true>`'s
-        //   values, and the flag says when the rest is stale), for as long as `self` is
-        //   borrowed;
+        // - the cfs_rq is valid and locked, and its timeline augmented by `SeAugment` (type
+        //   invariant), for as long as `self` is borrowed;
         // - the address of a field of a valid object is not null;
         // - the handle's exclusive use is the caller's obligation.
         unsafe {
