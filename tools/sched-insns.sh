@@ -27,9 +27,12 @@ ROWS="
 pingpong pipe_write -
 yield-uniform-2 do_sched_yield /eevdf/bin/eevdf-scale --tasks 2 --duration-ms 100000000
 yield-uniform-8 do_sched_yield /eevdf/bin/eevdf-scale --tasks 8 --duration-ms 100000000
+yield-uniform-40 do_sched_yield /eevdf/bin/eevdf-scale --tasks 40 --duration-ms 100000000
 yield-uniform-80 do_sched_yield /eevdf/bin/eevdf-scale --tasks 80 --duration-ms 100000000
 yield-uniform-1000 do_sched_yield /eevdf/bin/eevdf-scale --tasks 1000 --duration-ms 100000000
+yield-weights-8 do_sched_yield /eevdf/bin/eevdf-scale --tasks 8 --mix weights --duration-ms 100000000
 yield-weights-80 do_sched_yield /eevdf/bin/eevdf-scale --tasks 80 --mix weights --duration-ms 100000000
+yield-slices-8 do_sched_yield /eevdf/bin/eevdf-scale --tasks 8 --mix slices --duration-ms 100000000
 yield-slices-80 do_sched_yield /eevdf/bin/eevdf-scale --tasks 80 --mix slices --duration-ms 100000000
 hackbench-g2 __schedule hackbench -g 2 -l 1000000
 "
