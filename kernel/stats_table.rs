@@ -111,13 +111,14 @@ macro_rules! eevdf_stats_table {
             /// common pick costs no second increment.
             (PickFast, "pick_fast"),
             /// The picks that followed `min_deadline` down to the tree's earliest
-            /// deadline, which was eligible (the descent's shortcut): O(log n), one path,
-            /// no eligibility test on the way.
+            /// deadline because that deadline, read as a vruntime, was eligible (the
+            /// descent's shortcut): O(log n), one path, no eligibility test on the way.
             (PickShortcut, "pick_shortcut"),
-            /// The picks that searched the tree's eligibility boundary, its earliest
-            /// deadline not being eligible: the full descent. 6.12 leaves its O(1) case
-            /// for its heap search in these picks and in those that
-            /// `picks_ineligible_earliest` counts.
+            /// The picks that searched the tree's eligibility boundary: the full descent,
+            /// taken whenever the shortcut's test fails, also where the earliest deadline
+            /// turns out eligible (its holder's vruntime below V, its deadline above).
+            /// 6.12 leaves its O(1) case only when its earliest deadline is not eligible,
+            /// which `picks_ineligible_earliest` approximates.
             (PickDescent, "pick_descent"),
         }
     };

@@ -225,13 +225,15 @@ pub enum PickPath {
     /// earliest deadline (6.12's counterpart: its leftmost, the earliest deadline,
     /// eligible).
     Fast,
-    /// The tree's earliest deadline is eligible: found by following `min_deadline` down,
-    /// with no eligibility test on the way (the descent's shortcut (E)): O(log n), one
-    /// path.
+    /// The descent's shortcut (E): the tree's earliest deadline, read as a vruntime, is
+    /// eligible, so its holder is, and is found by following `min_deadline` down with no
+    /// eligibility test on the way: O(log n), one path.
     Shortcut,
-    /// The descent (A)-(D): the tree's earliest deadline is not eligible, so the
-    /// eligibility boundary is searched. 6.12's counterpart is its heap search, which
-    /// `picks_ineligible_earliest` counts (the earliest deadline of all, not eligible).
+    /// The descent (A)-(D): (E)'s test failed, so the eligibility boundary is searched.
+    /// The earliest deadline may still be eligible (its holder's vruntime below V, its
+    /// deadline above): the descent then follows it down, testing the nodes where it
+    /// turns right. 6.12 searches its heap only when its leftmost, the earliest deadline,
+    /// is not eligible, which `picks_ineligible_earliest` approximates.
     Descent,
 }
 
