@@ -35,6 +35,7 @@ mod report;
 mod seeds;
 mod seeds_report;
 mod stats;
+mod verdict;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;

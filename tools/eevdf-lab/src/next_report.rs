@@ -12,6 +12,7 @@ use crate::parse::{self, metric_meta, Status, COUNTER_PREFIX};
 use crate::plan::{Experiment, Kernel};
 use crate::report::{cell_index, fmt_est, fmt_num, Raw, TimingInfo};
 use crate::stats::{self, Estimate};
+use crate::verdict::{self, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -92,7 +93,7 @@ impl PairRow {
 }
 
 /// The fewest runs a side for a verdict: with fewer, a bootstrap interval is a point.
-pub const MIN_RUNS: usize = 3;
+pub const MIN_RUNS: usize = verdict::MIN_RUNS;
 
 /// How far from 1 a counter's on/off must be for the "other counters" table: the
 /// decisions a feature changes move by tens of percent; a counter of every pick or wakeup
@@ -323,35 +324,39 @@ fn fmt_ratio(r: &Option<Estimate>) -> String {
     }
 }
 
-/// Where on/off's interval lies.
+/// Where on/off's interval lies, or what a claim expects of it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Effect {
     /// Below 1: the feature lowered it.
     Lower,
     /// Above 1.
     Higher,
-    /// The interval holds 1.
+    /// Expected: no change.
     NoChange,
+    /// Observed: the interval holds 1 (or the two sides' intervals overlap); about `runs`
+    /// runs a side would decide a difference of the size seen ([`verdict::against`]).
+    Overlap(Option<usize>),
     /// No interval (a side without runs, or a median of 0).
     Unknown,
-    /// Fewer than [`MIN_RUNS`] runs a side.
-    TooFew,
+    /// Fewer than [`verdict::MIN_RUNS`] runs a side (the number of runs).
+    TooFew(usize),
+}
+
+impl From<Verdict> for Effect {
+    fn from(v: Verdict) -> Effect {
+        match v {
+            Verdict::Below => Effect::Lower,
+            Verdict::Above => Effect::Higher,
+            Verdict::Undecided { runs } => Effect::Overlap(runs),
+            Verdict::TooFew { have } => Effect::TooFew(have),
+            Verdict::Missing => Effect::Unknown,
+        }
+    }
 }
 
 fn effect(r: &Option<Estimate>) -> Effect {
-    match r {
-        Some(r) if r.n < MIN_RUNS => Effect::TooFew,
-        Some(r) if r.lo.is_finite() && r.hi.is_finite() && r.value.is_finite() => {
-            if r.hi < 1.0 {
-                Effect::Lower
-            } else if r.lo > 1.0 {
-                Effect::Higher
-            } else {
-                Effect::NoChange
-            }
-        }
-        _ => Effect::Unknown,
-    }
+    r.as_ref()
+        .map_or(Effect::Unknown, |r| verdict::against(r, 1.0).into())
 }
 
 /// Where a pair's on/off lies: by its ratio's interval, or, when a median is 0 and the
@@ -360,11 +365,10 @@ fn effect(r: &Option<Estimate>) -> Effect {
 fn row_effect(r: &PairRow) -> Effect {
     match effect(&r.ratio) {
         Effect::Unknown => match (&r.off, &r.on) {
-            (Some(a), Some(b)) if a.n.min(b.n) < MIN_RUNS => Effect::TooFew,
-            (Some(a), Some(b)) if a.hi == 0.0 && b.hi == 0.0 => Effect::NoChange,
-            (Some(a), Some(b)) if a.hi < b.lo => Effect::Higher,
-            (Some(a), Some(b)) if b.hi < a.lo => Effect::Lower,
-            (Some(_), Some(_)) => Effect::NoChange,
+            (Some(a), Some(b)) if a.hi == 0.0 && b.hi == 0.0 && a.n.min(b.n) >= MIN_RUNS => {
+                Effect::Overlap(None)
+            }
+            (Some(a), Some(b)) => verdict::between(b, a).into(),
             _ => Effect::Unknown,
         },
         e => e,
@@ -372,17 +376,31 @@ fn row_effect(r: &PairRow) -> Effect {
 }
 
 /// The verdict on a directional expectation: one upstream measured (`measured`), or one its
-/// claim implies.
-fn verdict(expected: Effect, observed: Effect, measured: bool) -> &'static str {
+/// claim implies. Overlapping intervals are undecided, with the runs that would decide.
+fn verdict(expected: Effect, observed: Effect, measured: bool) -> String {
+    let runs = |r: Option<usize>| match r {
+        Some(r) => format!("about {r} runs a side would decide a difference this size"),
+        None => "the difference is too small against the spread for more runs to decide".into(),
+    };
     match (expected, observed) {
-        (_, Effect::Unknown) => "no verdict: not measured",
-        (_, Effect::TooFew) => "no verdict: fewer than 3 runs a side",
-        (Effect::NoChange, Effect::NoChange) => "agrees: no measurable change",
-        (Effect::NoChange, _) => "differs: a change where none was expected",
-        (e, o) if e == o => "agrees: same direction",
-        (_, Effect::NoChange) if measured => "no measurable change (upstream saw one)",
-        (_, Effect::NoChange) => "no measurable change (the claim expects one)",
-        _ => "disagrees: the opposite direction",
+        (_, Effect::Unknown) => "undecided: not measured".into(),
+        (_, Effect::TooFew(n)) => Verdict::TooFew { have: n }.to_string(),
+        (Effect::NoChange, Effect::Overlap(_)) => {
+            "agrees: no change measured (the interval holds 1)".into()
+        }
+        (Effect::NoChange, _) => "differs: a change where none was expected".into(),
+        (e, o) if e == o => "agrees: same direction".into(),
+        (_, Effect::Overlap(r)) if measured => {
+            format!(
+                "undecided: the interval holds 1 where upstream saw a change ({})",
+                runs(r)
+            )
+        }
+        (_, Effect::Overlap(r)) => format!(
+            "undecided: the interval holds 1 where the claim expects a change ({})",
+            runs(r)
+        ),
+        _ => "disagrees: the opposite direction".into(),
     }
 }
 
@@ -453,11 +471,16 @@ fn agreement_run_to_parity(s: &Summary, rows: &[&PairRow]) -> String {
             "- (the kernel has no `lag_error` counter)".into()
         };
         let v = if !measured {
-            "no verdict: upstream's metric is not measured".to_string()
+            "undecided: upstream's metric is not measured".to_string()
         } else if runs < MIN_RUNS {
-            "no verdict: fewer than 3 runs a side".to_string()
+            Verdict::TooFew { have: runs }.to_string()
         } else if on == 0 && off > 0 {
-            "agrees: the feature removes the lag errors".into()
+            // The claim is upstream's 14 of 37 cases; say how many of ours carry it.
+            format!(
+                "agrees: none of the {n} cases has lag errors with the feature, {off} without \
+                 it (the verdict rests on {off} case{})",
+                if off == 1 { "" } else { "s" }
+            )
         } else if on == 0 {
             format!(
                 "agrees on the end state (0/{n}), not on the start: no case of ours has lag \
@@ -932,7 +955,7 @@ mod tests {
             .take(2)
             .map(|c| c.id())
             .collect();
-        raw(cells, 4, |b, c| {
+        raw(cells, 6, |b, c| {
             let (on, _) = side(c);
             let err = if erring.contains(&c.id()) {
                 3 + b as u64
@@ -960,7 +983,8 @@ mod tests {
         assert!(
             md.contains(
                 "| use cases with lag errors, RUN_TO_PARITY | 14/37 → 0/37 | 2/5 → 0/5 (in any \
-                 run: 2/5 → 0/5) | agrees: the feature removes the lag errors |"
+                 run: 2/5 → 0/5) | agrees: none of the 5 cases has lag errors with the feature, 2 without \
+                 it (the verdict rests on 2 cases) |"
             ),
             "{md}"
         );
@@ -974,7 +998,7 @@ mod tests {
             .iter()
             .find(|r| r.metric == "ctr:lag_error" && r.off_nonzero.0 > 0)
             .unwrap();
-        assert_eq!((row.off_nonzero, row.on_nonzero), ((4, 4), (0, 4)));
+        assert_eq!((row.off_nonzero, row.on_nonzero), ((6, 6), (0, 6)));
         assert!(md.contains("| `protect_expired` (per run) | - | - | - |"));
         // picks is not one of its counters, but it moved: listed with the others.
         assert!(md.contains("Other counters the feature moved"));
@@ -1000,7 +1024,7 @@ mod tests {
         let r = lag_run(false);
         let md = markdown(&r, &summarise(&r), None);
         assert!(md.contains(
-            "| - (the kernel has no `lag_error` counter) | no verdict: upstream's metric is not \
+            "| - (the kernel has no `lag_error` counter) | undecided: upstream's metric is not \
              measured |"
         ));
         assert!(md.contains("| `lag_error` (per run) | - | - | - |"));
@@ -1035,7 +1059,8 @@ mod tests {
             [
                 "agrees: same direction |",
                 "agrees: same direction |",
-                "no measurable change (upstream saw one) |"
+                "undecided: the interval holds 1 where upstream saw a change (the difference is \
+                 too small against the spread for more runs to decide) |"
             ]
         );
         // No msgr run: its rows are absent from the agreement, the counters show -.
@@ -1067,7 +1092,7 @@ mod tests {
         };
         // With MIN_SLICE on, the feature cuts T's longest run from 3 ms to 1 ms; with it off
         // nothing changes.
-        let r = raw(cells, 4, |b, c| {
+        let r = raw(cells, 6, |b, c| {
             let (on, ctx) = side(c);
             let run = if on && !ctx.contains("off") {
                 1000.0
@@ -1104,7 +1129,10 @@ mod tests {
             if l.contains("MIN_SLICE on") {
                 assert!(l.ends_with("| agrees: same direction |"), "{l}");
             } else {
-                assert!(l.ends_with("| agrees: no measurable change |"), "{l}");
+                assert!(
+                    l.ends_with("| agrees: no change measured (the interval holds 1) |"),
+                    "{l}"
+                );
             }
         }
         assert!(md.contains("| `protect_restored` (per run) | - | - | - |"));
@@ -1123,7 +1151,7 @@ mod tests {
              kernel lacked them, so `RUN_TO_PARITY_MIN_SLICE` was written as `NO_PREEMPT_SHORT`"
         ));
         assert!(md.contains(&format!("- `{id}`: exit status 1")));
-        assert!(md.contains("4 boots × 1 runs per boot (4 runs a cell)"));
+        assert!(md.contains("6 boots × 1 runs per boot (6 runs a cell)"));
         for bad in ["X", "A=", "=B", "NO_A=B", "a=B", "A=B C"] {
             assert!(StandIn::parse(bad).is_err(), "{bad}");
         }
@@ -1157,15 +1185,17 @@ mod tests {
         );
         assert_eq!(
             verdict(Effect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), true),
-            "no measurable change (upstream saw one)"
+            "undecided: the interval holds 1 where upstream saw a change (about 12 runs a side \
+             would decide a difference this size)"
         );
         assert_eq!(
             verdict(Effect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), false),
-            "no measurable change (the claim expects one)"
+            "undecided: the interval holds 1 where the claim expects a change (about 12 runs a \
+             side would decide a difference this size)"
         );
         assert_eq!(
             verdict(Effect::NoChange, effect(&e(0.99, 0.9, 1.1, 8)), false),
-            "agrees: no measurable change"
+            "agrees: no change measured (the interval holds 1)"
         );
         assert_eq!(
             verdict(Effect::NoChange, effect(&e(0.5, 0.4, 0.6, 8)), false),
@@ -1173,7 +1203,7 @@ mod tests {
         );
         assert_eq!(
             verdict(Effect::Lower, effect(&e(0.5, 0.5, 0.5, 2)), true),
-            "no verdict: fewer than 3 runs a side"
+            "undecided: 2 runs a side, fewer than the 6 a 95% interval needs"
         );
         assert_eq!(
             verdict(
@@ -1181,7 +1211,7 @@ mod tests {
                 effect(&e(f64::INFINITY, f64::NAN, f64::NAN, 8)),
                 true
             ),
-            "no verdict: not measured"
+            "undecided: not measured"
         );
         // A count that is 0 in every run without the feature and not with it: the ratio
         // has no interval, the sides' intervals decide.
@@ -1208,16 +1238,21 @@ mod tests {
         let z = e(0.0, 0.0, 0.0, 8);
         assert_eq!(row_effect(&row(z, e(5.0, 3.0, 7.0, 8))), Effect::Higher);
         assert_eq!(row_effect(&row(e(5.0, 3.0, 7.0, 8), z)), Effect::Lower);
-        assert_eq!(row_effect(&row(z, z)), Effect::NoChange);
-        assert_eq!(row_effect(&row(z, e(1.0, 0.0, 2.0, 8))), Effect::NoChange);
+        assert_eq!(row_effect(&row(z, z)), Effect::Overlap(None));
+        // Overlapping sides: undecided, with the runs that would decide (facing halves 0 +
+        // 1 against a gap of 1: 8 runs, so one more).
+        assert_eq!(
+            row_effect(&row(z, e(1.0, 0.0, 2.0, 8))),
+            Effect::Overlap(Some(9))
+        );
         assert_eq!(row_effect(&row(z, None)), Effect::Unknown);
         assert_eq!(
             row_effect(&row(e(0.0, 0.0, 0.0, 2), e(1.0, 1.0, 1.0, 2))),
-            Effect::TooFew
+            Effect::TooFew(2)
         );
         assert_eq!(
             verdict(Effect::Lower, effect(&None), true),
-            "no verdict: not measured"
+            "undecided: not measured"
         );
     }
 }
