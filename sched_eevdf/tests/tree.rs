@@ -461,7 +461,10 @@ fn pick_matches_linear_scan_on_random_trees() {
         // not (sched_yield() with mixed weights, Documentation/pick-cost.md).
         let (first, md) = (rq.first().unwrap(), rq.root().unwrap().min_deadline());
         let earliest_eligible = best.is_some_and(|b| b.deadline() == md);
-        let holder = in_order(&rq).into_iter().find(|se| se.deadline() == md).unwrap();
+        let holder = in_order(&rq)
+            .into_iter()
+            .find(|se| se.deadline() == md)
+            .unwrap();
         let bound = el.vruntime(md) && el.vruntime(holder.vruntime());
         match pick_path(&rq, cfg) {
             PickPath::Fast => assert_eq!(first.deadline(), md, "round {round}"),

@@ -830,11 +830,16 @@ fn agreement_002(e: Measures002, v: Measures002, nrtp: Option<Measures002>) -> S
     }
     let _ = write!(
         s,
-        " Of the seed's three measures, {with} go its way, {against} against it and          {undecided} are undecided."
+        " Of the seed's three measures, {with} go its way, {against} against it and \
+         {undecided} are undecided."
     );
     if with == 3 {
         s.push_str(
-            " The seed's explanation fits: without the eligibility check a compute process              that wakes with negative lag is picked by its deadline anyway and runs longer              stretches, and the interactive tasks wait longer. The size is a fraction of the              seed's: his desktop ran about a hundred threads beside nine compute processes on              eight CPUs; ours has five tasks on one CPU.",
+            " The seed's explanation fits: without the eligibility check a compute process \
+             that wakes with negative lag is picked by its deadline anyway and runs longer \
+             stretches, and the interactive tasks wait longer. The size is a fraction of the \
+             seed's: his desktop ran about a hundred threads beside nine compute processes on \
+             eight CPUs; ours has five tasks on one CPU.",
         );
     }
     s.push('\n');
@@ -1002,15 +1007,21 @@ fn agreement_003(
         );
     }
     for &(n, k, e) in shares {
-        let fair = verdict::against(&e, 0.5);
-        let _ =
-            write!(
+        // Fair is 0.5; a share inside 0.4-0.6 is neither starved nor boosted (the two tasks
+        // alternate by slices, so a run's share moves by a few hundredths).
+        let (lo, hi) = (verdict::against(&e, 0.4), verdict::against(&e, 0.6));
+        let word = match (lo, hi) {
+            (Verdict::Above, Verdict::Below) => "inside the band".to_string(),
+            (Verdict::Below, _) => "below the band: the sleeper was starved".to_string(),
+            (_, Verdict::Above) => "above the band: the sleeper was boosted".to_string(),
+            (Verdict::Above, u) | (u, _) => u.to_string(),
+        };
+        let _ = write!(
             s,
-            " Its share of the CPU after the wakeup at {n} vCPUs on {}: {} against a fair 0.5, \
-             {}.",
+            " Its share of the CPU after the wakeup at {n} vCPUs on {}: {} against 0.4-0.6 \
+             around a fair 0.5, {word}.",
             k.name(),
             verdict::show(&e, 3),
-            fair.say("below it (the sleeper got less)", "above it (the sleeper got more)")
         );
     }
     if !lag_checks.is_empty() && lag_checks.iter().all(|c| c.3 == 0) {
@@ -1079,6 +1090,46 @@ fn section_004(raw: &Raw, rows: &[Row], s: &mut String) {
     s.push_str(&agreement_004(raw, rows, &at));
 }
 
+/// Seed 004's throughput verdict: the completion time at `hi`% load over `lo`%, a kernel's
+/// bootstrap ratio each, against 1.
+fn throughput_004(lo: u32, hi: u32, ratios: &[(Kernel, Estimate)]) -> String {
+    if ratios.is_empty() {
+        return String::new();
+    }
+    let by_kernel: Vec<String> = ratios
+        .iter()
+        .map(|(k, r)| {
+            format!(
+                "{} on {} ({})",
+                verdict::show(r, 3),
+                k.name(),
+                verdict::against(r, 1.0).say(
+                    "shorter at the higher load",
+                    "longer at the higher load: throughput lost"
+                )
+            )
+        })
+        .collect();
+    format!(
+        " The seed's sanity test asks that the same work take as long at {hi}% load as at \
+         {lo}%: the completion time's {hi}%/{lo}% was {}.",
+        by_kernel.join(", and ")
+    )
+}
+
+/// Seed 004's cyclictest verdict at one load: EVDF's `what` (average or maximum) against
+/// EEVDF's, on the Rust kernel.
+fn cyclictest_004(load: u32, what: &str, evdf: &Estimate, eevdf: &Estimate) -> String {
+    format!(
+        " At {load}% load EVDF (NO_ELIGIBLE, rust) against EEVDF: cyclictest's {what} {} \
+         against {} µs (×{:.2}), {}.",
+        verdict::show(evdf, 0),
+        verdict::show(eevdf, 0),
+        evdf.value / eevdf.value,
+        verdict::between(evdf, eevdf).say("lower with EVDF", "higher with EVDF"),
+    )
+}
+
 /// Seed 004's agreement, computed: for each kernel, the job's completion at 300% over 100%
 /// (a bootstrap interval of the ratio of medians) against 1, the seed's "throughput holds";
 /// and EVDF's effect on cyclictest beside the job (the Rust kernel: stock has no ELIGIBLE),
@@ -1095,34 +1146,26 @@ fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String
     let mut s = String::from("\n**Agreement.**");
     if let (Some(&lo), Some(&hi)) = (loads.first(), loads.last()) {
         if let (Some(a), Some(b)) = (cell(lo, "EEVDF"), cell(hi, "EEVDF")) {
-            let mut by_kernel = Vec::new();
-            for k in [Kernel::Stock, Kernel::Rust] {
-                let (num, den) = (
-                    run_values(raw, b, "forkjob_s", k),
-                    run_values(raw, a, "forkjob_s", k),
-                );
-                if num.is_empty() || den.is_empty() {
-                    continue;
-                }
-                let r = crate::stats::ratio_ci(&num, &den, 0.95, raw.bootstrap_resamples, raw.seed);
-                by_kernel.push(format!(
-                    "{} on {} ({})",
-                    verdict::show(&r, 3),
-                    k.name(),
-                    verdict::against(&r, 1.0).say(
-                        "shorter at the higher load",
-                        "longer at the higher load: throughput lost"
-                    )
-                ));
-            }
-            if !by_kernel.is_empty() {
-                let _ = write!(
-                    s,
-                    " The seed's sanity test asks that the same work take as long at {hi}% \
-                     load as at {lo}%: the completion time's {hi}%/{lo}% was {}.",
-                    by_kernel.join(", and ")
-                );
-            }
+            let ratios: Vec<(Kernel, Estimate)> = [Kernel::Stock, Kernel::Rust]
+                .into_iter()
+                .filter_map(|k| {
+                    let (num, den) = (
+                        run_values(raw, b, "forkjob_s", k),
+                        run_values(raw, a, "forkjob_s", k),
+                    );
+                    (!num.is_empty() && !den.is_empty()).then(|| {
+                        let r = crate::stats::ratio_ci(
+                            &num,
+                            &den,
+                            0.95,
+                            raw.bootstrap_resamples,
+                            raw.seed,
+                        );
+                        (k, r)
+                    })
+                })
+                .collect();
+            s.push_str(&throughput_004(lo, hi, &ratios));
         }
     }
     for &load in &loads {
@@ -1136,15 +1179,7 @@ fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String
             ) else {
                 continue;
             };
-            let _ = write!(
-                s,
-                " At {load}% load EVDF (NO_ELIGIBLE, rust) against EEVDF: cyclictest's {what} \
-                 {} against {} µs (×{:.2}), {}.",
-                verdict::show(&ve, 0),
-                verdict::show(&ee, 0),
-                ve.value / ee.value,
-                verdict::between(&ve, &ee).say("lower with EVDF", "higher with EVDF"),
-            );
+            s.push_str(&cyclictest_004(load, what, &ve, &ee));
         }
     }
     s.push_str(
@@ -1241,4 +1276,154 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
         "seeds_ratios.png",
     )?);
     Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{matrix, MatrixKind};
+    use crate::verdict::est;
+    use std::collections::BTreeMap;
+
+    /// A row of cell `ci`'s `metric` with an estimate per kernel.
+    fn row_of(ci: usize, metric: &str, rust: Estimate, stock: Estimate) -> Row {
+        Row {
+            cell: ci,
+            cell_id: String::new(),
+            metric: metric.into(),
+            unit: String::new(),
+            kernels: BTreeMap::from([(Kernel::Rust, rust), (Kernel::Stock, stock)]),
+            unavailable: BTreeMap::new(),
+            failed: BTreeMap::new(),
+            ratio: None,
+            bar_pass: None,
+            ideal: None,
+        }
+    }
+
+    #[test]
+    fn seed_001_verdicts_follow_their_rows() {
+        let cells = matrix(MatrixKind::Seeds, &[Experiment::Seed(1)]);
+        let cells: Vec<(usize, &Cell)> = cells.iter().enumerate().collect();
+        let base = 700.0;
+        // Every cell: the p99 rising with the hogs (2 < 4 < 8 by its value), the p90 of the
+        // short slice at 80 µs, a share 3 pp short, a slowdown of 150%.
+        let rows_with = |share: Estimate, p99_step: f64, p90: f64| -> Vec<Row> {
+            let mut rows = Vec::new();
+            for &(ci, c) in &cells {
+                let h = hogs_001(c) as f64;
+                let p = est(
+                    1000.0 + p99_step * h,
+                    990.0 + p99_step * h,
+                    1010.0 + p99_step * h,
+                    6,
+                );
+                rows.push(row_of(ci, "sleeper.p99_us", p, p));
+                let q = est(p90, p90 - 1.0, p90 + 1.0, 6);
+                rows.push(row_of(ci, "sleeper.p90_us", q, q));
+                rows.push(row_of(ci, "sleeper.share_err_pp", share, share));
+                let sl = est(150.0, 140.0, 160.0, 6);
+                rows.push(row_of(ci, "sleeper.slowdown_pct", sl, sl));
+            }
+            rows
+        };
+        let t = agreement_001(
+            &rows_with(est(-3.0, -3.2, -2.8, 6), 100.0, 80.0),
+            &cells,
+            base,
+        );
+        assert!(t.contains("it grows with the hogs"), "{t}");
+        assert!(t.contains("below one of its slices in 3 of 3 cells"), "{t}");
+        assert!(
+            t.contains("short of its fair share (its need, 9.1%) in 6 of 6 cells"),
+            "{t}"
+        );
+        assert!(t.contains("below ULE's 2005% in 12 of 12"), "{t}");
+        assert!(t.contains("the commit: above"), "{t}");
+        // The numbers flipped: a flat p99, a p90 beyond the slice, a share above its own.
+        let t = agreement_001(&rows_with(est(3.0, 2.8, 3.2, 6), 0.0, 120.0), &cells, base);
+        assert!(t.contains("not a rise at every step"), "{t}");
+        assert!(t.contains("below one of its slices in 0 of 3 cells"), "{t}");
+        assert!(t.contains("in 0 of 6 cells and above it in 6"), "{t}");
+        // An interval that holds 0: undecided.
+        let t = agreement_001(
+            &rows_with(est(-0.1, -0.5, 0.3, 6), 100.0, 80.0),
+            &cells,
+            base,
+        );
+        assert!(t.contains("in 0 of 6 cells and above it in 0"), "{t}");
+        assert!(t.contains("undecided: the intervals overlap"), "{t}");
+    }
+
+    #[test]
+    fn seed_002_verdicts_follow_their_rows() {
+        let eevdf = (
+            est(3000.0, 2950.0, 3050.0, 6),
+            est(2.0, 1.9, 2.1, 6),
+            est(5.0, 4.8, 5.2, 6),
+        );
+        // EVDF: fewer switches, longer delays: the seed's way on all three.
+        let evdf = (
+            est(2800.0, 2750.0, 2850.0, 6),
+            est(2.3, 2.2, 2.4, 6),
+            est(6.0, 5.8, 6.2, 6),
+        );
+        let t = agreement_002(eevdf, evdf, None);
+        assert!(
+            t.contains("3 go its way, 0 against it and 0 are undecided"),
+            "{t}"
+        );
+        assert!(t.contains("The seed's explanation fits"), "{t}");
+        // Flipped: EVDF's the other way on all three; no explanation.
+        let t = agreement_002(evdf, eevdf, None);
+        assert!(
+            t.contains("0 go its way, 3 against it and 0 are undecided"),
+            "{t}"
+        );
+        assert!(!t.contains("explanation"), "{t}");
+        // Overlapping: undecided.
+        let t = agreement_002(eevdf, eevdf, None);
+        assert!(
+            t.contains("0 go its way, 0 against it and 3 are undecided"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn seed_004_verdicts_follow_their_rows() {
+        let t = throughput_004(100, 300, &[(Kernel::Rust, est(0.985, 0.977, 0.992, 6))]);
+        assert!(
+            t.contains("0.985 [0.977, 0.992] on rust (shorter at the higher load)"),
+            "{t}"
+        );
+        let t = throughput_004(100, 300, &[(Kernel::Rust, est(1.02, 1.01, 1.03, 6))]);
+        assert!(t.contains("throughput lost"), "{t}");
+        let t = throughput_004(100, 300, &[(Kernel::Rust, est(1.0, 0.98, 1.03, 6))]);
+        assert!(t.contains("undecided"), "{t}");
+        let (a, b) = (est(914.0, 880.0, 951.0, 6), est(145.0, 133.0, 151.0, 6));
+        assert!(cyclictest_004(100, "average", &a, &b).contains("(×6.30), higher with EVDF"));
+        assert!(cyclictest_004(100, "average", &b, &a).contains("lower with EVDF"));
+        assert!(cyclictest_004(100, "maximum", &a, &a).contains("undecided"));
+    }
+
+    #[test]
+    fn seed_003_verdicts_follow_their_rows() {
+        let share = est(0.5, 0.45, 0.55, 6);
+        let t = agreement_003(&[(2, Kernel::Rust, 6, 0, 2500.0, 2800.0)], &[]);
+        assert!(t.contains("0 of 6 runs") && t.contains("within it"), "{t}");
+        assert!(t.contains("Every run's lag stayed within the clamp"), "{t}");
+        // One run over the clamp, whatever the median: named, and no promise kept.
+        let t = agreement_003(&[(2, Kernel::Rust, 6, 1, 4855.0, 2800.0)], &[]);
+        assert!(
+            t.contains("1 of 6 runs") && t.contains("**over the clamp**"),
+            "{t}"
+        );
+        assert!(!t.contains("Every run's lag"), "{t}");
+        let t = agreement_003(&[], &[(2, Kernel::Rust, share)]);
+        assert!(t.contains("inside the band"), "{t}");
+        let t = agreement_003(&[], &[(2, Kernel::Rust, est(0.3, 0.25, 0.35, 6))]);
+        assert!(t.contains("below the band"), "{t}");
+        let t = agreement_003(&[], &[(2, Kernel::Rust, est(0.62, 0.55, 0.7, 6))]);
+        assert!(t.contains("undecided"), "{t}");
+    }
 }
