@@ -10,6 +10,7 @@ use crate::plan::{
 };
 use crate::plot;
 use crate::stats::{self, Estimate};
+use crate::verdict;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -586,6 +587,10 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
          |---|---|---|---|---|---|---|---|---|\n"
     );
     let mut any = false;
+    // In-share cells whose simulated wait is 0 (the waker preempts at once), and the count
+    // of cells over their share.
+    let mut zero_wait: Vec<usize> = Vec::new();
+    let mut over_cells = 0;
     for (ci, c) in raw.cells.iter().enumerate() {
         let Workload::Latency {
             slice_x,
@@ -646,7 +651,23 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         let w = sim.as_ref().ok().and_then(|o| o.report.task("waker"));
         let k = |m: &str, k| median(ci, m, k).map_or("-".into(), fmt_num);
         let rd_rust = median(ci, "run_delay_avg_us", Kernel::Rust);
+        let over = over_share(raw, rs, ci);
+        if over {
+            over_cells += 1;
+        } else if let Some(w) = w.filter(|w| w.wakeup_latency_avg_ns == 0.0) {
+            let _ = w;
+            zero_wait.push(ci);
+        }
         let (avg, ratio, share, max) = match w {
+            // Over its share the simulator's periodic task runs its overruns back to back
+            // and counts each late from its due time: its waits are a backlog, not the
+            // kernel's run delay. Only the shares compare.
+            Some(w) if over => (
+                "not compared (over its share)".into(),
+                "-".into(),
+                format!("{:.1}%", w.runtime_ns as f64 / SIM_DURATION_NS * 100.0),
+                "-".into(),
+            ),
             Some(w) => (
                 fmt_num(w.wakeup_latency_avg_ns / 1e3),
                 rd_rust
@@ -671,23 +692,56 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         );
     }
     if any {
-        t.push_str(
-            "\nWhere they differ, and why: (1) the kernel's run delay also holds the wakeup \
-             path (the timer interrupt, `try_to_wake_up()`, the switch), which the simulator \
-             does not model: under icount it is about 70 µs even where the waker preempts at \
-             once (the 0.1x cell, where the simulator's wait is 0), so the in-share rows agree \
-             where the kernel's delay minus that floor matches the simulator's wait. (2) Over \
-             its share (the hackbench rows) the waker misses periods: eevdf-waker skips to the \
-             next grid point, while the simulator's periodic task starts an overrun activation \
-             at once and counts it late from its due time, so its waits there grow with the \
-             backlog (seconds) and are not the kernel's; only the shares compare, and they \
-             show the regime: the waker gets about its fair share, not its need. (3) hackbench \
-             is a model in the simulator (bursty tasks without pipes).\n\n",
-        );
+        t.push_str(&simulator_differences(raw, rs, &zero_wait, over_cells));
         t
     } else {
         String::new()
     }
+}
+
+/// Where the kernel and the simulator differ, from the rows: the kernel's run delay in the
+/// in-share cells whose simulated wait is 0 (the wakeup path, which the simulator does not
+/// model, and whatever else the kernel adds), with its intervals; and what the simulator
+/// does not compare.
+fn simulator_differences(raw: &Raw, rs: &[&Row], zero_wait: &[usize], over: usize) -> String {
+    let mut t = String::from("\nWhere they differ:");
+    let est = |ci: usize, k: Kernel| {
+        rs.iter()
+            .find(|r| r.cell == ci && r.metric == "run_delay_avg_us")
+            .and_then(|r| r.kernels.get(&k))
+    };
+    for &ci in zero_wait {
+        let show = |k| est(ci, k).map_or("-".into(), |e| verdict::show(e, 2));
+        let _ = write!(
+            t,
+            " in {}, where the simulated waker preempts at once (wait 0), the kernel's run \
+             delay was {} µs on stock and {} µs on rust: the wakeup path (timer interrupt, \
+             `try_to_wake_up()`, the switch), which the simulator does not model, and any \
+             wait the kernel adds;",
+            raw.cells[ci].label(),
+            show(Kernel::Stock),
+            show(Kernel::Rust),
+        );
+        if let (Some(a), Some(b)) = (est(ci, Kernel::Stock), est(ci, Kernel::Rust)) {
+            if a.hi / a.lo.max(1e-9) > 10.0 || b.hi / b.lo.max(1e-9) > 10.0 {
+                t.push_str(
+                    " an interval spanning more than ten times its low end says the runs \
+                     fall in two groups (some wakeups preempt at once, some wait): the median \
+                     stands for neither;",
+                );
+            }
+        }
+    }
+    if over > 0 {
+        let _ = write!(
+            t,
+            " in the {over} cell(s) where the waker is over its share, the simulator's \
+             periodic task runs its overruns back to back and counts each late from its due \
+             time, so its waits are a backlog and are not compared; the shares are;"
+        );
+    }
+    t.push_str(" and hackbench is a model in the simulator (bursty tasks without pipes).\n\n");
+    t
 }
 
 /// What a latency cell's waker reported over a kernel's successful runs: its wakeups, and
@@ -763,6 +817,32 @@ fn waker_share_pct(c: &Cell, cpus: u32) -> Option<f64> {
     }
 }
 
+/// The regime of a waker whose need (CPU % a period, its interval) stands against its
+/// fair `share` (%): decided where the whole interval is on one side.
+fn regime_of(need: &Estimate, share: f64) -> String {
+    verdict::against(need, share).say(
+        "inside its share: the slice decides",
+        "over its share (the contrast): fairness decides, not the slice",
+    )
+}
+
+/// Whether the waker of cell `ci` is over its share by [`regime_of`] (rust's need, or
+/// stock's).
+fn over_share(raw: &Raw, rs: &[&Row], ci: usize) -> bool {
+    let c = &raw.cells[ci];
+    let Some(share) = waker_share_pct(c, c.cpus_in(raw.cpus)) else {
+        return false;
+    };
+    rs.iter()
+        .find(|r| r.cell == ci && r.metric == "need_pct")
+        .and_then(|r| {
+            r.kernels
+                .get(&Kernel::Rust)
+                .or(r.kernels.get(&Kernel::Stock))
+        })
+        .is_some_and(|n| verdict::against(n, share) == verdict::Verdict::Above)
+}
+
 /// Per latency cell, which regime the waker is in: its need (CPU per wakeup
 /// over its period) against its share. Over its share it leaves every sleep with negative
 /// lag and waits for V to catch up whatever its slice: the cell shows fairness, not the
@@ -783,16 +863,13 @@ fn regimes(raw: &Raw, rs: &[&Row]) -> String {
         };
         let need = |k| r.kernels.get(&k).map(|e: &Estimate| e.value);
         let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}%"));
-        let (ratio, regime) = match need(Kernel::Rust).or(need(Kernel::Stock)) {
-            Some(n) if n < share => (
-                format!("{:.2}", n / share),
-                "inside its share: the slice decides",
-            ),
-            Some(n) => (
-                format!("{:.2}", n / share),
-                "over its share (the contrast): fairness decides, not the slice",
-            ),
-            None => ("-".into(), "-"),
+        let (ratio, regime) = match r
+            .kernels
+            .get(&Kernel::Rust)
+            .or(r.kernels.get(&Kernel::Stock))
+        {
+            Some(n) => (format!("{:.2}", n.value / share), regime_of(n, share)),
+            None => ("-".into(), "-".into()),
         };
         any = true;
         let _ = writeln!(
@@ -1334,8 +1411,11 @@ mod tests {
             .into_iter()
             .filter(|c| c.features == FeatureSet::eevdf())
             .collect();
+        // Six boots a kernel: the fewest whose interval has its 95% (one boot leaves the
+        // regime undecided, checked at the end).
         let boots = [Kernel::Rust, Kernel::Stock]
             .into_iter()
+            .flat_map(|k| std::iter::repeat_n(k, 6))
             .map(|k| {
                 boot_run(
                     k,
@@ -1350,7 +1430,7 @@ mod tests {
                 )
             })
             .collect();
-        let raw = Raw {
+        let mut raw = Raw {
             started_utc: "2026-01-01 00:00:00".into(),
             command: "eevdf-lab".into(),
             matrix: MatrixKind::Quick,
@@ -1399,6 +1479,32 @@ mod tests {
         assert!(short.ends_with("| 0.000 |"), "{short}");
         let long = sim("waker 10x, load 1x (pinned beside 2 hogs on CPU 0)");
         assert!(!long.contains("| 0.000 | - |"), "{long}");
+        // The prose says where the simulated wait is 0 what the kernel's delay was.
+        assert!(t.contains(
+            "in waker 0.1x, load 1x (pinned beside 2 hogs on CPU 0), where the simulated waker \
+             preempts at once (wait 0), the kernel's run delay was 10.00 [10.00, 10.00] µs"
+        ), "{t}");
+        assert!(!t.contains("where the waker is over its share"), "{t}");
+        // On one vCPU the hackbench cells are simulated too, and the waker is over its
+        // share there: the simulator's backlog is not compared.
+        raw.cpus = 1;
+        let t1 = tables(&raw, &summarise(&raw));
+        let hb_sim = t1
+            .lines()
+            .skip_while(|l| !l.starts_with("The simulator against the kernel"))
+            .find(|l| l.starts_with("| waker 0.1x, load 1x (hackbench -g 2 -l 70) |"))
+            .unwrap_or_else(|| panic!("{t1}"));
+        assert!(hb_sim.contains("not compared (over its share)"), "{hb_sim}");
+        assert!(
+            t1.contains("in the 3 cell(s) where the waker is over its share"),
+            "{t1}"
+        );
+        raw.cpus = 2;
+        // One boot a kernel: the regime is undecided, not guessed from a point.
+        raw.boots.retain(|b| b.rep == 0);
+        raw.boots.dedup_by_key(|b| b.kernel);
+        let t = tables(&raw, &summarise(&raw));
+        assert!(t.contains("| 0.11 | undecided: 1 runs a side"), "{t}");
     }
 
     fn raw_with(rates: &[(Kernel, f64)]) -> Raw {
