@@ -579,12 +579,7 @@ fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
         raw.pair.describe(),
         report::tables(raw, &rows)
     );
-    let fails = rows.iter().filter(|r| r.bar_pass == Some(false)).count();
-    let passes = rows.iter().filter(|r| r.bar_pass == Some(true)).count();
-    println!(
-        "performance bar: {passes} pass, {} not met (of the rows it applies to; see the bar column)",
-        fails
-    );
+    print!("{}", report::bar_summary(raw, &rows));
     println!("report: {}", dir.join("report.md").display());
     Ok(cells_ok(raw))
 }

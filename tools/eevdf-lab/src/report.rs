@@ -497,18 +497,7 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
             let ratio = r.ratio.as_ref().map_or("-".into(), |x| {
                 format!("{:.3} [{:.3}, {:.3}]", x.value, x.lo, x.hi)
             });
-            // FAIL only when the interval excludes parity on the wrong side; otherwise a
-            // miss means the interval is too wide to decide ("open").
-            let better = metric_meta(&r.metric).1;
-            let bar = match (r.bar_pass, r.ratio.as_ref()) {
-                (Some(true), _) => "pass",
-                // Deterministic: the medians' order is the verdict.
-                (Some(false), _) if INSTRUCTION_METRICS.contains(&r.metric.as_str()) => "FAIL",
-                (Some(false), Some(x)) if better == Better::Lower && x.lo > 1.0 => "FAIL",
-                (Some(false), Some(x)) if better == Better::Higher && x.hi < 1.0 => "FAIL",
-                (Some(false), _) => "open",
-                (None, _) => "",
-            };
+            let bar = bar_word(r);
             let _ = write!(
                 s,
                 "| {} | {} | {} | {} | {} | {} | {} |",
@@ -933,6 +922,7 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
          1.00; open when the interval is too wide to decide. Documentation/lab.md explains \
          each metric.\n"
     );
+    s.push_str(&bar_summary(raw, rows));
     s.push_str(&tables(raw, rows));
     if !images.is_empty() {
         let _ = writeln!(s, "## Plots\n");
@@ -940,6 +930,62 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
             let _ = writeln!(s, "![{i}]({}{i})\n", p.img_prefix);
         }
     }
+    s
+}
+
+/// A row's bar column: pass; FAIL only when the interval excludes parity on the wrong
+/// side (deterministic rows: the medians' order); otherwise a miss is "open", the
+/// interval too wide to decide; empty where the bar does not apply.
+fn bar_word(r: &Row) -> &'static str {
+    let better = metric_meta(&r.metric).1;
+    match (r.bar_pass, r.ratio.as_ref()) {
+        (Some(true), _) => "pass",
+        (Some(false), _) if INSTRUCTION_METRICS.contains(&r.metric.as_str()) => "FAIL",
+        (Some(false), Some(x)) if better == Better::Lower && x.lo > 1.0 => "FAIL",
+        (Some(false), Some(x)) if better == Better::Higher && x.hi < 1.0 => "FAIL",
+        (Some(false), _) => "open",
+        (None, _) => "",
+    }
+}
+
+/// The bar's verdict, computed from the rows: how many pass, fail and are open, and each
+/// row that fails or is open, with its ratio's interval; an open row also says about how
+/// many runs a side would decide it ([`verdict::against`] parity).
+pub fn bar_summary(raw: &Raw, rows: &[Row]) -> String {
+    let judged: Vec<(&Row, &str)> = rows
+        .iter()
+        .map(|r| (r, bar_word(r)))
+        .filter(|(_, w)| !w.is_empty())
+        .collect();
+    if judged.is_empty() {
+        return String::new();
+    }
+    let count = |w: &str| judged.iter().filter(|(_, x)| *x == w).count();
+    let mut s = format!(
+        "**The bar, computed from the rows below:** {} rows pass, {} FAIL, {} are open \
+         (of the {} it applies to).\n",
+        count("pass"),
+        count("FAIL"),
+        count("open"),
+        judged.len()
+    );
+    for (r, w) in judged.iter().filter(|(_, w)| *w != "pass") {
+        let c = &raw.cells[r.cell];
+        let ratio = r.ratio.as_ref();
+        let more = match (w, ratio) {
+            (&"open", Some(x)) => format!(": {}", verdict::against(x, 1.0)),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "- {w}: {} ({}), `{}`, rust/stock {}{more}",
+            c.label(),
+            c.features.name(),
+            r.metric,
+            ratio.map_or("-".into(), |x| verdict::show(x, 3)),
+        );
+    }
+    s.push('\n');
     s
 }
 
@@ -1590,6 +1636,40 @@ mod tests {
             &["ratios.png".into()],
         );
         assert!(md.contains("```sh\neevdf-lab\n```") && md.contains("![ratios.png](ratios.png)"));
+        assert!(md.contains("**The bar, computed from the rows below:** 1 rows pass, 0 FAIL"));
+    }
+
+    #[test]
+    fn bar_summary_follows_the_rows() {
+        // Ping-pong switches/s: higher is better. Rust ahead by 1%: pass; behind by 1%
+        // with a tight interval: FAIL, named with its interval; the two within each
+        // other's spread: open, with the runs that would decide.
+        let runs = |rust: [f64; 6], stock: [f64; 6]| {
+            let mut v = Vec::new();
+            for i in 0..6 {
+                v.push((Kernel::Rust, rust[i]));
+                v.push((Kernel::Stock, stock[i]));
+            }
+            let raw = raw_with(&v);
+            let rows = summarise(&raw);
+            bar_summary(&raw, &rows)
+        };
+        let even = [1000.0, 1001.0, 1002.0, 1003.0, 1004.0, 1005.0];
+        let ahead = even.map(|x| x * 1.01);
+        let behind = even.map(|x| x * 0.99);
+        let t = runs(ahead, even);
+        assert!(t.contains("1 rows pass, 0 FAIL, 0 are open"), "{t}");
+        let t = runs(behind, even);
+        assert!(t.contains("0 rows pass, 1 FAIL, 0 are open"), "{t}");
+        assert!(t.contains("- FAIL: pipe ping-pong"), "{t}");
+        assert!(
+            t.contains("`pingpong_switches_per_s`, rust/stock 0.990 ["),
+            "{t}"
+        );
+        let spread = [990.0, 995.0, 1000.0, 1003.0, 1010.0, 1015.0];
+        let t = runs(spread, even);
+        assert!(t.contains("0 rows pass, 0 FAIL, 1 are open"), "{t}");
+        assert!(t.contains("undecided: the intervals overlap"), "{t}");
     }
 
     /// The bar's rules by matrix: p99 is judged in --bar only (upper end 1.05), the means
