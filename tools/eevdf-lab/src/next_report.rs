@@ -662,16 +662,9 @@ fn reasons(f: NextFeature) -> &'static str {
         NextFeature::ProtectAtPick => {
             "Upstream published no measurement; the storm is our construction of the case \
              its commit message describes. On one vCPU the target changes itself: a driver \
-             on the same CPU could never reach it while it runs. In the renice storm T's \
-             window is not what ends its runs: their p99 is about the same in all four \
-             cells, with and without RUN_TO_PARITY_MIN_SLICE, and shorter than the 3 ms \
-             that 6.12 alone protects. With PROTECT_AT_PICK the windows do end \
-             (`protect_expired`), but at most of those ends the pick finds C, the earliest \
-             deadline, not yet eligible and keeps T (`picks_ineligible_earliest` and `picks` \
-             rise with `protect_expired`). T's runs end once \
-             T itself is no longer eligible, which PROTECT_AT_PICK does not change; the \
-             longest run is the largest of T's runs and moves by one 200 us step of the \
-             storm."
+             on the same CPU could never reach it while it runs. Where a storm's rows differ \
+             from the expectation, the cause is not measured here: the counters the feature \
+             moved (above) show which decisions changed, not why."
         }
     }
 }

@@ -819,7 +819,8 @@ fn agreement_002(e: Measures002, v: Measures002, nrtp: Option<Measures002>) -> S
     if let Some(n) = nrtp {
         let _ = write!(
             s,
-            " EVDF + NO_RUN_TO_PARITY against EEVDF: switches ×{:.2} ({}), average delay ×{:.2}              ({}) (the seed: ×{:.2}, ×{:.2}).",
+            " EVDF + NO_RUN_TO_PARITY against EEVDF: switches ×{:.2} ({}), average delay ×{:.2} \
+             ({}) (the seed: ×{:.2}, ×{:.2}).",
             n.0.value / e.0.value,
             verdict::between(&n.0, &e.0).say("fewer", "more"),
             n.1.value / e.1.value,
@@ -830,8 +831,9 @@ fn agreement_002(e: Measures002, v: Measures002, nrtp: Option<Measures002>) -> S
     }
     let _ = write!(
         s,
-        " Of the seed's three measures, {with} go its way, {against} against it and \
-         {undecided} are undecided."
+        " Of the seed's three measures, {with} {} its way, {against} against it and \
+         {undecided} undecided.",
+        if with == 1 { "goes" } else { "go" }
     );
     if with == 3 {
         s.push_str(
@@ -1370,21 +1372,21 @@ mod tests {
         );
         let t = agreement_002(eevdf, evdf, None);
         assert!(
-            t.contains("3 go its way, 0 against it and 0 are undecided"),
+            t.contains("3 go its way, 0 against it and 0 undecided"),
             "{t}"
         );
         assert!(t.contains("The seed's explanation fits"), "{t}");
         // Flipped: EVDF's the other way on all three; no explanation.
         let t = agreement_002(evdf, eevdf, None);
         assert!(
-            t.contains("0 go its way, 3 against it and 0 are undecided"),
+            t.contains("0 go its way, 3 against it and 0 undecided"),
             "{t}"
         );
         assert!(!t.contains("explanation"), "{t}");
         // Overlapping: undecided.
         let t = agreement_002(eevdf, eevdf, None);
         assert!(
-            t.contains("0 go its way, 0 against it and 3 are undecided"),
+            t.contains("0 go its way, 0 against it and 3 undecided"),
             "{t}"
         );
     }
