@@ -21,6 +21,7 @@
 //! `--quick` (the default) finishes in under 10 minutes on a 2-core host with TCG.
 //! Documentation/lab.md says how to read the report.
 
+mod feature;
 mod insnprof;
 mod next;
 mod next_report;
@@ -35,6 +36,7 @@ mod report;
 mod seeds;
 mod seeds_report;
 mod stats;
+mod studies;
 mod verdict;
 
 use anyhow::{bail, Context, Result};
@@ -657,7 +659,7 @@ fn real_main() -> Result<bool> {
         }
     }
     let root = repo_root();
-    let mut cells = plan::matrix(kind, &args.only);
+    let mut cells = studies::matrix(kind, &args.only);
     if cells.is_empty() {
         bail!("the matrix is empty (check --only)");
     }
@@ -887,7 +889,7 @@ mod tests {
 
     #[test]
     fn missing_features_are_named_with_their_cells() {
-        let cells = plan::matrix(MatrixKind::NextSmoke, &[]);
+        let cells = studies::matrix(MatrixKind::NextSmoke, &[]);
         // 6.12.117 with patch 0002: none of the four.
         let old = "PLACE_LAG RUN_TO_PARITY PREEMPT_SHORT ELIGIBLE NO_BIAS_ELIGIBLE NO_NEXT_BUDDY";
         let m = missing_features(&cells, old);

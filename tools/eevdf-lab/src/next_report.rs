@@ -9,42 +9,14 @@
 
 use crate::next::NextFeature;
 use crate::parse::{self, metric_meta, Status, COUNTER_PREFIX};
+pub use crate::plan::StandIn;
 use crate::plan::{Experiment, Kernel};
 use crate::report::{cell_index, fmt_est, fmt_num, Raw, TimingInfo};
 use crate::stats::{self, Estimate};
 use crate::verdict::{self, Verdict};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// A feature written as another one for a run (`--feature-stand-in NAME=OTHER`), so that
-/// the pipeline can run on a kernel without NAME. The numbers are then OTHER's.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StandIn {
-    /// The feature the cells name.
-    pub feature: String,
-    /// What was written instead (`OTHER` or `NO_OTHER`, which inverts).
-    pub written_as: String,
-}
-
-impl StandIn {
-    /// Parse `NAME=OTHER`; both must be feature writes (OTHER may be `NO_X`).
-    pub fn parse(s: &str) -> Result<StandIn, String> {
-        let (f, w) = s
-            .split_once('=')
-            .ok_or_else(|| format!("bad stand-in '{s}': want NAME=OTHER"))?;
-        let ok = |x: &str| crate::plan::valid_write(x);
-        if !ok(f) || f.starts_with("NO_") || !ok(w) {
-            return Err(format!(
-                "bad stand-in '{s}': NAME and OTHER are sched_feat names (OTHER may be NO_X)"
-            ));
-        }
-        Ok(StandIn {
-            feature: f.into(),
-            written_as: w.into(),
-        })
-    }
-}
 
 /// One measured quantity of one pair of cells: off against on.
 #[derive(Clone, Debug, Serialize)]

@@ -521,7 +521,8 @@ pub fn ideal_shares(outcomes: &[&Outcome]) -> BTreeMap<String, f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{matrix, Experiment, MatrixKind};
+    use crate::plan::{Experiment, MatrixKind};
+    use crate::studies::matrix;
 
     const OUT: &str = "\
 @@info uname=6.12.117 cpus=2 base_slice_ns=1400000

@@ -2,7 +2,7 @@
 //! boots, and the guest script each boot runs. The `--next` matrix's cells are in
 //! `next.rs`.
 
-use crate::next::NextFeature;
+use crate::feature::NextFeature;
 use serde::{Deserialize, Serialize};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -188,7 +188,7 @@ impl Experiment {
             Experiment::Fairness => "Fairness",
             Experiment::Scale => "Scale",
             Experiment::Next(f) => f.name(),
-            Experiment::Seed(n) => crate::seeds::title(n),
+            Experiment::Seed(n) => seed_title(n),
         }
     }
 }
@@ -1001,15 +1001,55 @@ impl MatrixKind {
     }
 }
 
-/// The cells of a matrix, in run order, limited to `only` experiments (all when empty).
-pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
+/// A feature written as another one for a run (`--feature-stand-in NAME=OTHER`), so that
+/// the pipeline can run on a kernel without NAME. The numbers are then OTHER's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StandIn {
+    /// The feature the cells name.
+    pub feature: String,
+    /// What was written instead (`OTHER` or `NO_OTHER`, which inverts).
+    pub written_as: String,
+}
+
+impl StandIn {
+    /// Parse `NAME=OTHER`; both must be feature writes (OTHER may be `NO_X`).
+    pub fn parse(s: &str) -> Result<StandIn, String> {
+        let (f, w) = s
+            .split_once('=')
+            .ok_or_else(|| format!("bad stand-in '{s}': want NAME=OTHER"))?;
+        let ok = |x: &str| valid_write(x);
+        if !ok(f) || f.starts_with("NO_") || !ok(w) {
+            return Err(format!(
+                "bad stand-in '{s}': NAME and OTHER are sched_feat names (OTHER may be NO_X)"
+            ));
+        }
+        Ok(StandIn {
+            feature: f.into(),
+            written_as: w.into(),
+        })
+    }
+}
+
+/// Seed `n`'s experiment, as its section and its cells' names title it (here, not in
+/// `seeds.rs`, so that the plan does not depend on the seeds' cells).
+pub fn seed_title(n: u8) -> &'static str {
+    match n {
+        1 => "Seed 001: a partial-slice sleeper beside hogs (FreeBSD ULE)",
+        2 => "Seed 002: massive_intr against an interactive load (EEVDF, EVDF)",
+        3 => "Seed 003: a long sleeper that wakes on another CPU",
+        4 => "Seed 004: a fork-heavy job at 100% and 300% load, cyclictest beside it",
+        _ => "Seed (unknown)",
+    }
+}
+
+/// The cells of one of the main matrices (smoke, quick, full, bar), in run order, limited
+/// to `only` experiments (all when empty). The `--next` and `--seeds` matrices are their
+/// studies' (`crate::studies::matrix` chooses); asked for one of those, this has no cells.
+pub fn main_matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     use Experiment as E;
     use FeatureSet as F;
-    if kind.is_next() {
-        return crate::next::matrix(kind == MatrixKind::NextSmoke, only);
-    }
-    if kind.is_seeds() {
-        return crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only);
+    if kind.is_next() || kind.is_seeds() {
+        return Vec::new();
     }
     let mut cells = Vec::new();
     let (lat_sets, slices, hb): (Vec<F>, &[f64], (u32, u32)) = match kind {
@@ -1436,25 +1476,6 @@ mod tests {
         assert_eq!(serde_json::to_string(&Pair::Distro).unwrap(), "\"distro\"");
     }
 
-    #[test]
-    fn ids_are_unique_and_spaceless() {
-        for kind in [
-            MatrixKind::Smoke,
-            MatrixKind::Quick,
-            MatrixKind::Full,
-            MatrixKind::Next,
-            MatrixKind::NextSmoke,
-        ] {
-            let cells = matrix(kind, &[]);
-            let mut ids: Vec<String> = cells.iter().map(Cell::id).collect();
-            assert!(ids.iter().all(|i| !i.contains(' ')));
-            let n = ids.len();
-            ids.sort();
-            ids.dedup();
-            assert_eq!(ids.len(), n, "{kind:?}");
-        }
-    }
-
     /// Latency cells are named by both slices: the waker's and the load's,
     /// which the load is started with; a uniform cell only where both are planned so, and
     /// a run from before (its load inherited the waker's slice) says so, under its old ID.
@@ -1471,7 +1492,7 @@ mod tests {
             MatrixKind::Bar,
             MatrixKind::Smoke,
         ] {
-            for c in matrix(kind, &[Experiment::Latency]) {
+            for c in main_matrix(kind, &[Experiment::Latency]) {
                 let Workload::Latency {
                     slice_x,
                     load_slice_x,
@@ -1498,7 +1519,7 @@ mod tests {
                 );
             }
         }
-        let quick = matrix(MatrixKind::Quick, &[Experiment::Latency]);
+        let quick = main_matrix(MatrixKind::Quick, &[Experiment::Latency]);
         let labels: Vec<String> = quick.iter().map(Cell::label).collect();
         assert!(labels.contains(&"waker 0.1x, load 1x (hackbench -g 2 -l 70)".to_string()));
         assert!(labels.contains(&"waker 10x, load 1x (pinned beside 2 hogs on CPU 0)".to_string()));
@@ -1529,7 +1550,7 @@ mod tests {
 
     #[test]
     fn matrices_cover_the_issue() {
-        let full = matrix(MatrixKind::Full, &[]);
+        let full = main_matrix(MatrixKind::Full, &[]);
         let lat = full
             .iter()
             .filter(|c| c.experiment == Experiment::Latency)
@@ -1554,11 +1575,11 @@ mod tests {
             .filter(|c| matches!(c.workload, Workload::Hackbench { .. }))
             .count();
         assert_eq!(hb, 2 * 2 * 4 + 2 * 2, "and two at 2 and 4 vCPUs");
-        let quick = matrix(MatrixKind::Quick, &[]);
+        let quick = main_matrix(MatrixKind::Quick, &[]);
         for e in Experiment::ALL {
             assert!(quick.iter().any(|c| c.experiment == e), "{e:?}");
         }
-        let only = matrix(MatrixKind::Quick, &[Experiment::Scale]);
+        let only = main_matrix(MatrixKind::Quick, &[Experiment::Scale]);
         assert!(only.iter().all(|c| c.experiment == Experiment::Scale) && !only.is_empty());
     }
 
@@ -1567,7 +1588,7 @@ mod tests {
     /// there gets a wakeup in about a third of its periods).
     #[test]
     fn bar_pools_enough_wakeups() {
-        let cells = matrix(MatrixKind::Bar, &[]);
+        let cells = main_matrix(MatrixKind::Bar, &[]);
         let runs = u64::from(BAR_BOOTS * BAR_INNER_REPS);
         let mut n = 0;
         for c in &cells {
@@ -1598,14 +1619,14 @@ mod tests {
     fn quick_fits_its_budget() {
         // Under 10 minutes: 10 boots x (cells x reps + ~15 s boot) with the rust kernel running
         // every latency cell (once ELIGIBLE and BIAS_ELIGIBLE exist).
-        let cells = matrix(MatrixKind::Quick, &[]);
+        let cells = main_matrix(MatrixKind::Quick, &[]);
         let per_boot: f64 = cells.iter().map(Cell::estimate_s).sum::<f64>() * 2.0 + 15.0;
         assert!(per_boot * 10.0 < 600.0, "{per_boot}");
     }
 
     #[test]
     fn boots_alternate_kernels_and_respect_the_budget() {
-        let cells = matrix(MatrixKind::Full, &[]);
+        let cells = main_matrix(MatrixKind::Full, &[]);
         let boots = plan_boots(&cells, &[Kernel::Rust, Kernel::Stock], 3, 2, 120.0);
         let batches = boots.iter().map(|b| b.batch).max().unwrap() + 1;
         assert!(batches > 1);
@@ -1641,7 +1662,7 @@ mod tests {
 
     #[test]
     fn full_has_multi_cpu_cells() {
-        let cells = matrix(MatrixKind::Full, &[]);
+        let cells = main_matrix(MatrixKind::Full, &[]);
         for n in [2, 4] {
             let at: Vec<&Cell> = cells.iter().filter(|c| c.cpus == Some(n)).collect();
             assert!(
@@ -1653,7 +1674,7 @@ mod tests {
                 "{n}"
             );
         }
-        assert!(matrix(MatrixKind::Quick, &[])
+        assert!(main_matrix(MatrixKind::Quick, &[])
             .iter()
             .all(|c| c.cpus.is_none()));
         let mut ids: Vec<String> = cells.iter().map(Cell::id).collect();
@@ -1664,43 +1685,8 @@ mod tests {
     }
 
     #[test]
-    fn boots_never_mix_guest_shapes() {
-        // The seeds' matrix has cells on 1 vCPU, 1 vCPU with perf, 2 and 4 vCPUs.
-        let cells = matrix(MatrixKind::Seeds, &[]);
-        let boots = plan_boots(&cells, &[Kernel::Rust, Kernel::Stock], 2, 2, 60.0);
-        let mut seen = vec![0; cells.len()];
-        for b in &boots {
-            for &i in &b.cells {
-                assert_eq!(cells[i].cpus, b.cpus, "{}", cells[i].id());
-                assert_eq!(cells[i].needs_perf(), b.perf, "{}", cells[i].id());
-                if b.rep == 0 && b.kernel == Kernel::Rust {
-                    seen[i] += 1;
-                }
-            }
-        }
-        assert!(
-            seen.iter().all(|&n| n == 1),
-            "every cell in one batch: {seen:?}"
-        );
-        for shape in [
-            (None, false),
-            (None, true),
-            (Some(2), false),
-            (Some(4), false),
-        ] {
-            assert!(boots.iter().any(|b| (b.cpus, b.perf) == shape), "{shape:?}");
-        }
-        // The helpers the seeds' commands call are in every script.
-        let script = guest_script(&boots[0], &cells);
-        assert!(script.contains("cat > /tmp/eevdf-beside <<'EOF'"));
-        assert!(script.contains("perf sched record -q -o /tmp/perf.data"));
-        // Cells on their own vCPU count have their own IDs.
-        assert!(cells.iter().any(|c| c.id() == "migrate-0to3@4cpu/EEVDF"));
-    }
-
-    #[test]
     fn script_guards_features_and_brackets_cells() {
-        let cells = matrix(MatrixKind::Quick, &[Experiment::Latency]);
+        let cells = main_matrix(MatrixKind::Quick, &[Experiment::Latency]);
         let boots = plan_boots(&cells, &[Kernel::Stock], 1, 2, 1e9);
         let s = guest_script(&boots[0], &cells);
         let evdf = cells
@@ -1730,35 +1716,10 @@ mod tests {
         assert!(!s.contains("counters before"));
         // The scale cells run with schedstats off too, as the kernels boot: their
         // instructions a switch must not include the Rust kernel's counters.
-        let cells = matrix(MatrixKind::Smoke, &[Experiment::Scale]);
+        let cells = main_matrix(MatrixKind::Smoke, &[Experiment::Scale]);
         let boots = plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9);
         let s = guest_script(&boots[0], &cells);
         assert!(!s.contains("echo 1 > $SS") && !s.contains("counters before"));
-    }
-
-    #[test]
-    fn next_cells_read_counters_under_schedstats() {
-        let cells = matrix(MatrixKind::NextSmoke, &[]);
-        let boots = plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9);
-        let s = guest_script(&boots[0], &cells);
-        let c = cells
-            .iter()
-            .find(|c| c.features.writes() == ["RUN_TO_PARITY", "RUN_TO_PARITY_MIN_SLICE"])
-            .unwrap();
-        let id = c.id();
-        // Each feature the writes name is checked, in order, then all are written.
-        assert!(s.contains(&format!(
-            "if ! has RUN_TO_PARITY; then\n\techo \"@@cell {id} unavailable RUN_TO_PARITY\"\n\
-             elif ! has RUN_TO_PARITY_MIN_SLICE; then\n\techo \"@@cell {id} unavailable \
-             RUN_TO_PARITY_MIN_SLICE\"\nelif ! setf RUN_TO_PARITY RUN_TO_PARITY_MIN_SLICE; then"
-        )));
-        // Counters are read inside schedstats, the run's status after them.
-        assert!(s.contains(&format!(
-            "\techo 1 > $SS\n\tcounters before\n\ttimeout -s KILL {} {} 2>&1\n\trc=$?\n\
-             \tcounters after\n\techo 0 > $SS\n\techo \"@@cell {id} end rc=$rc\"\nfi\n",
-            c.timeout_s(),
-            c.command()
-        )));
     }
 
     /// Runs a shell helper of the guest script's prelude on the host, with `body` after it.

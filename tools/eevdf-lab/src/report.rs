@@ -2,11 +2,10 @@
 //! terminal tables, the Markdown report and summary.json alike), and the plots.
 
 use crate::insnprof::{self, InsnProf};
-use crate::next_report::StandIn;
 use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
 use crate::plan::{
-    slices_name, Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload, BAR_WAKEUPS,
-    WAKER_PERIOD_US,
+    slices_name, Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, StandIn, Workload,
+    BAR_WAKEUPS, WAKER_PERIOD_US,
 };
 use crate::plot;
 use crate::stats::{self, Estimate};
@@ -1323,7 +1322,7 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::matrix;
+    use crate::studies::matrix;
     use eevdf_guest::{PingPongResult, Record};
 
     fn outcome(id: &str, rate: f64) -> Outcome {

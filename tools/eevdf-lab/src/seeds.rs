@@ -26,13 +26,7 @@ pub const SEEDS: [u8; 4] = [1, 2, 3, 4];
 
 /// The experiment's title, for the tables and `--only` (`seed001` .. `seed004`).
 pub fn title(n: u8) -> &'static str {
-    match n {
-        1 => "Seed 001: a partial-slice sleeper beside hogs (FreeBSD ULE)",
-        2 => "Seed 002: massive_intr against an interactive load (EEVDF, EVDF)",
-        3 => "Seed 003: a long sleeper that wakes on another CPU",
-        4 => "Seed 004: a fork-heavy job at 100% and 300% load, cyclictest beside it",
-        _ => "Seed (unknown)",
-    }
+    crate::plan::seed_title(n)
 }
 
 /// `seed001` .. `seed004` (or `001` .. `004`), for `--only`.

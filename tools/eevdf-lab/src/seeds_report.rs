@@ -1283,7 +1283,8 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{matrix, MatrixKind};
+    use crate::plan::MatrixKind;
+    use crate::studies::matrix;
     use crate::verdict::est;
     use std::collections::BTreeMap;
 
