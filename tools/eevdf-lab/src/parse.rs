@@ -221,6 +221,8 @@ pub fn metric_meta(name: &str) -> (&'static str, Better, bool) {
             ("instructions", Better::Lower, true)
         }
         "max_err_pp" => ("pp", Better::Lower, false),
+        "pipejob_alone_s" | "pipejob_loaded_s" => ("s", Better::Lower, false),
+        "pipejob_slowdown" => ("x alone", Better::Lower, false),
         n if n.starts_with("share_") => ("", Better::Neither, false),
         _ => ("", Better::Neither, false),
     }

@@ -474,6 +474,40 @@ pub enum Workload {
         jobs: u32,
         files: u32,
     },
+    /// Seed 001's own case: eevdf-pipejob, a CPU-bound pipe consumer on CPU 1 fed by a
+    /// producer on CPU 0 (`mib` MiB), timed alone and then beside the hogs `hogs` on CPU 1
+    /// (an eevdf-pipejob `--hog` spec: `nice=19`, `count=4`), the consumer at its
+    /// `consumer_slice_us` (0: the base slice).
+    PipeJob {
+        hogs: String,
+        consumer_slice_us: u64,
+        mib: u64,
+    },
+}
+
+/// A pipe-job cell's hogs in words and as an ID part: `one nice 19 hog` / `n19`, `4
+/// nice-0 hogs` / `h4`.
+pub fn pipejob_hogs(spec: &str) -> (String, String) {
+    let field = |k: &str| {
+        spec.split(',')
+            .find_map(|f| f.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
+    };
+    let count = field("count")
+        .and_then(|c| c.parse::<u32>().ok())
+        .unwrap_or(1);
+    let nice = field("nice")
+        .and_then(|c| c.parse::<i32>().ok())
+        .unwrap_or(0);
+    let words = match (count, nice) {
+        (1, n) => format!("one nice {n} hog"),
+        (c, n) => format!("{c} nice {n} hogs"),
+    };
+    let id = if nice != 0 {
+        format!("n{nice}x{count}")
+    } else {
+        format!("h{count}")
+    };
+    (words, id)
 }
 
 /// A latency cell's slices as its name says them: `waker 0.1x, load 1x`; for a run from
@@ -652,6 +686,19 @@ impl Cell {
             Workload::ForkJob { jobs, files } => {
                 format!("fork job -j {jobs}, {files} files, cyclictest beside")
             }
+            Workload::PipeJob {
+                hogs,
+                consumer_slice_us,
+                ..
+            } => format!(
+                "pipe job beside {}, the consumer at {}",
+                pipejob_hogs(hogs).0,
+                if *consumer_slice_us == 0 {
+                    "the base slice".to_string()
+                } else {
+                    format!("a {consumer_slice_us} us slice")
+                }
+            ),
         };
         match self.cpus {
             Some(n) => format!("{l}, {n} vCPUs"),
@@ -716,6 +763,19 @@ impl Cell {
                 }
             ),
             Workload::ForkJob { jobs, .. } => format!("forkjob-j{jobs}"),
+            Workload::PipeJob {
+                hogs,
+                consumer_slice_us,
+                ..
+            } => format!(
+                "pipejob-{}-{}",
+                pipejob_hogs(hogs).1,
+                if *consumer_slice_us == 0 {
+                    "base".to_string()
+                } else {
+                    format!("s{consumer_slice_us}")
+                }
+            ),
         };
         match self.cpus {
             Some(n) => format!("{w}@{n}cpu/{}", self.features.name()),
@@ -846,6 +906,13 @@ impl Cell {
                 "/tmp/eevdf-beside stop 'cyclictest --policy=other -q -t 1 -a 0 -i 1000' \
                  eevdf-forkjob --jobs {jobs} --files {files}"
             ),
+            Workload::PipeJob {
+                hogs,
+                consumer_slice_us,
+                mib,
+            } => format!(
+                "eevdf-pipejob --mib {mib} --consumer-slice-us {consumer_slice_us} --hog {hogs}"
+            ),
         }
     }
 
@@ -904,6 +971,9 @@ impl Cell {
             } => (0.3 + 0.007 * (*groups * *loops) as f64).max(0.5 * *sleeper_rounds as f64 * 0.55),
             // 10-50 ms of CPU a file over the vCPUs, at half of wall time under icount.
             Workload::ForkJob { files, .. } => 1.0 + 0.5 * 0.03 * *files as f64 / 2.0,
+            // 25 us of the producer's CPU a KiB, alone and then loaded (up to a few times
+            // longer), and the hogs' 200 ms head start; at half of wall time under icount.
+            Workload::PipeJob { mib, .. } => 0.5 + 0.5 * 5.0 * 0.025 * 1.024 * *mib as f64,
         }
     }
 

@@ -38,6 +38,10 @@ pub fn parse(s: &str) -> Option<Experiment> {
         .map(Experiment::Seed)
 }
 
+/// Seed 001's pipe job: the data through the pipe, MiB (about 0.2 s of the producer's CPU
+/// alone, 8 chunks a MiB: 64 wakeups of the consumer).
+pub const S001_PIPEJOB_MIB: u64 = 8;
+
 /// Seed 001's sleeper: its run and sleep, µs.
 pub const S001_RUN_US: u64 = 100;
 pub const S001_SLEEP_US: u64 = 1000;
@@ -92,6 +96,44 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                         duration_ms: if smoke { 500 } else { 2000 },
                     },
                 ));
+            }
+        }
+    }
+    if want(1) {
+        // The seed's own case (the sleeper above is a stand-in): a CPU-bound pipe consumer
+        // beside one nice 19 hog (the seed's nice 20) and beside 4 nice-0 hogs, at the base
+        // slice and a short one, with RUN_TO_PARITY and without.
+        let hogs: &[&str] = if smoke {
+            &["nice=19"]
+        } else {
+            &["nice=19", "count=4"]
+        };
+        let slices: &[u64] = if smoke {
+            &[0]
+        } else {
+            &[0, S001_SHORT_SLICE_US]
+        };
+        let sets = if smoke {
+            vec![FeatureSet::eevdf()]
+        } else {
+            vec![FeatureSet::eevdf(), FeatureSet::no_run_to_parity()]
+        };
+        for f in &sets {
+            for &h in hogs {
+                for &consumer_slice_us in slices {
+                    cells.push(
+                        Cell::new(
+                            Experiment::Seed(1),
+                            f.clone(),
+                            Workload::PipeJob {
+                                hogs: h.to_string(),
+                                consumer_slice_us,
+                                mib: if smoke { 1 } else { S001_PIPEJOB_MIB },
+                            },
+                        )
+                        .on_cpus(2),
+                    );
+                }
             }
         }
     }

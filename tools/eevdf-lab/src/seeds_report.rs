@@ -32,6 +32,9 @@ pub fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> 
     Ok(())
 }
 
+/// A cell with its index in the run's matrix.
+type IndexedCell<'a> = (usize, &'a Cell);
+
 /// The median of `metric` in cell `ci` on kernel `k`.
 fn med(rows: &[Row], ci: usize, metric: &str, k: Kernel) -> Option<f64> {
     rows.iter()
@@ -211,9 +214,13 @@ fn hogs_001(c: &Cell) -> u64 {
 }
 
 fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(cells) = open_section(raw, 1, s) else {
+    let Some(all) = open_section(raw, 1, s) else {
         return;
     };
+    // The sleeper's cells (a stand-in, first) and the seed's own case, the pipe job.
+    let (cells, pipe): (Vec<IndexedCell>, Vec<IndexedCell>) = all
+        .into_iter()
+        .partition(|(_, c)| !matches!(c.workload, Workload::PipeJob { .. }));
     let base = base_slice_us(raw, raw.cpus).unwrap_or(700.0);
     s.push_str(
         "**The seed** (FreeBSD commit ea8294fe8a61, Mateusz Guzik, 2023-03-31): \"a thread \
@@ -349,6 +356,151 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
             r.iter().copied().fold(0.0, f64::max),
         );
     }
+    s.push_str(&pipejob_001(rows, &pipe));
+}
+
+/// Seed 001's own case, the pipe job: its table (alone, loaded, the slowdown as % of its
+/// time alone, per kernel) beside the seed's 2005% and 136%, and the computed verdicts: each
+/// cell's slowdown against the seed's two figures, the short slice against the base slice,
+/// and RUN_TO_PARITY off against on.
+fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
+    if cells.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\n### The seed's own case: a CPU-bound pipe consumer\n\n`eevdf-pipejob` on 2 vCPUs: \
+         a producer on CPU 0 (tar's stand-in) writes 64 KiB chunks into a pipe, spending 25 \
+         µs of its own CPU time a KiB; the consumer on CPU 1 (gzip's) reads them, spending 20 \
+         µs a KiB, and finds the pipe empty after each chunk, so it blocks and wakes once a \
+         chunk, as gzip does behind a slower tar. The job is timed alone, then beside the hogs \
+         on CPU 1 (after their 200 ms head start); the slowdown is loaded over alone, the \
+         seed's \"% of the baseline\". The seed's hog was nice 20 on FreeBSD; Linux's \
+         lowest is nice 19. Every thread reads back its policy, nice and slice and the job \
+         fails when the kernel holds other values. Medians of the runs with their 95% \
+         intervals:\n\n| hogs on the consumer's CPU | consumer slice | features | alone, stock / \
+         rust (s) | loaded, stock / rust (s) | slowdown, stock (% of alone) | slowdown, rust (% \
+         of alone) | the seed (ULE; with the fix) |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let pct = |e: Estimate| Estimate {
+        value: e.value * 100.0,
+        lo: e.lo * 100.0,
+        hi: e.hi * 100.0,
+        ..e
+    };
+    let slow = |ci: usize, k: Kernel| est_of(rows, ci, "pipejob_slowdown", k).map(pct);
+    for &(ci, c) in cells {
+        let Workload::PipeJob {
+            hogs,
+            consumer_slice_us,
+            ..
+        } = &c.workload
+        else {
+            continue;
+        };
+        let both = |m: &str| {
+            format!(
+                "{} / {}",
+                est_of(rows, ci, m, Kernel::Stock).map_or("-".into(), |e| verdict::show(&e, 3)),
+                est_of(rows, ci, m, Kernel::Rust).map_or("-".into(), |e| verdict::show(&e, 3))
+            )
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | 2005%; 136% |",
+            crate::plan::pipejob_hogs(hogs).0,
+            if *consumer_slice_us == 0 {
+                "base".to_string()
+            } else {
+                format!("{consumer_slice_us} µs")
+            },
+            c.features.name(),
+            both("pipejob_alone_s"),
+            both("pipejob_loaded_s"),
+            slow(ci, Kernel::Stock).map_or("-".into(), |e| verdict::show(&e, 0)),
+            slow(ci, Kernel::Rust).map_or("-".into(), |e| verdict::show(&e, 0)),
+        );
+    }
+    // Verdicts: against the seed's figures, the short slice, RUN_TO_PARITY.
+    let find = |hogs: &str, slice: u64, set: &str| {
+        cells.iter().find_map(|&(ci, c)| match &c.workload {
+            Workload::PipeJob {
+                hogs: h,
+                consumer_slice_us,
+                ..
+            } if h == hogs && *consumer_slice_us == slice && c.features.name() == set => Some(ci),
+            _ => None,
+        })
+    };
+    s.push_str("\n**Agreement, the seed's own case.**");
+    for k in [Kernel::Stock, Kernel::Rust] {
+        let mut below_ule = 0;
+        let mut n = 0;
+        let mut vs_fix = Vec::new();
+        for &(ci, c) in cells {
+            let Some(e) = slow(ci, k) else { continue };
+            n += 1;
+            if verdict::against(&e, S001_ULE_PCT) == Verdict::Below {
+                below_ule += 1;
+            }
+            vs_fix.push(format!(
+                "{} ({}) {}",
+                c.label(),
+                c.features.name(),
+                verdict::against(&e, S001_ULE_FIXED_PCT).say("below", "above")
+            ));
+        }
+        if n == 0 {
+            continue;
+        }
+        let _ = write!(
+            s,
+            " On {}, the job's slowdown was below ULE's {S001_ULE_PCT}% in {below_ule} of {n} \
+             cells; against the {S001_ULE_FIXED_PCT}% of ULE with the fix: {}.",
+            k.name(),
+            vs_fix.join("; ")
+        );
+    }
+    let mut hogs: Vec<&str> = cells
+        .iter()
+        .filter_map(|(_, c)| match &c.workload {
+            Workload::PipeJob { hogs, .. } => Some(hogs.as_str()),
+            _ => None,
+        })
+        .collect();
+    hogs.dedup();
+    let short = seeds::S001_SHORT_SLICE_US;
+    for h in hogs {
+        let words = crate::plan::pipejob_hogs(h).0;
+        for k in [Kernel::Stock, Kernel::Rust] {
+            if let (Some(b), Some(sh)) = (find(h, 0, "EEVDF"), find(h, short, "EEVDF")) {
+                if let (Some(eb), Some(es)) = (slow(b, k), slow(sh, k)) {
+                    let _ = write!(
+                        s,
+                        " Beside {words} on {}, the {short} µs consumer slice against the base \
+                         slice: {}% against {}%, {}.",
+                        k.name(),
+                        verdict::show(&es, 0),
+                        verdict::show(&eb, 0),
+                        verdict::between(&es, &eb).say("faster", "slower")
+                    );
+                }
+            }
+            if let (Some(on), Some(off)) = (find(h, 0, "EEVDF"), find(h, 0, "NO_RUN_TO_PARITY")) {
+                if let (Some(eon), Some(eoff)) = (slow(on, k), slow(off, k)) {
+                    let _ = write!(
+                        s,
+                        " Without RUN_TO_PARITY (base slice, {}): {}% against {}% with it, {}.",
+                        k.name(),
+                        verdict::show(&eoff, 0),
+                        verdict::show(&eon, 0),
+                        verdict::between(&eoff, &eon).say("faster", "slower")
+                    );
+                }
+            }
+        }
+    }
+    s.push_str("\n\n");
+    s
 }
 
 /// ULE's slowdown in the seed, % of the job's time alone: before the commit, and with it.
@@ -1307,7 +1459,11 @@ mod tests {
     #[test]
     fn seed_001_verdicts_follow_their_rows() {
         let cells = matrix(MatrixKind::Seeds, &[Experiment::Seed(1)]);
-        let cells: Vec<(usize, &Cell)> = cells.iter().enumerate().collect();
+        let cells: Vec<(usize, &Cell)> = cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| matches!(c.workload, Workload::RtApp { .. }))
+            .collect();
         let base = 700.0;
         // Every cell: the p99 rising with the hogs (2 < 4 < 8 by its value), the p90 of the
         // short slice at 80 µs, a share 3 pp short, a slowdown of 150%.
@@ -1356,6 +1512,61 @@ mod tests {
         );
         assert!(t.contains("in 0 of 6 cells and above it in 0"), "{t}");
         assert!(t.contains("undecided: the intervals overlap"), "{t}");
+    }
+
+    #[test]
+    fn seed_001_pipe_job_verdicts_follow_their_rows() {
+        let all = matrix(MatrixKind::Seeds, &[Experiment::Seed(1)]);
+        let cells: Vec<(usize, &Cell)> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| matches!(c.workload, Workload::PipeJob { .. }))
+            .collect();
+        assert_eq!(
+            cells.len(),
+            8,
+            "2 hogs x 2 slices x RUN_TO_PARITY on and off"
+        );
+        // Slowdowns (loaded over alone): the short slice halves it, no RUN_TO_PARITY
+        // changes nothing.
+        let rows_with = |base: f64, short: f64| -> Vec<Row> {
+            cells
+                .iter()
+                .map(|&(ci, c)| {
+                    let Workload::PipeJob {
+                        consumer_slice_us, ..
+                    } = c.workload
+                    else {
+                        unreachable!()
+                    };
+                    let v = if consumer_slice_us == 0 { base } else { short };
+                    let e = est(v, v - 0.05, v + 0.05, 6);
+                    row_of(ci, "pipejob_slowdown", e, e)
+                })
+                .collect()
+        };
+        let t = pipejob_001(&rows_with(2.0, 1.2), &cells);
+        assert!(t.contains("below ULE's 2005% in 8 of 8 cells"), "{t}");
+        assert!(
+            t.contains("120 [115, 125]% against 200 [195, 205]%, faster"),
+            "{t}"
+        );
+        assert!(t.contains("undecided"), "RUN_TO_PARITY off against on: {t}");
+        assert!(
+            t.contains("the consumer at a 100 us slice, 2 vCPUs (EEVDF) below"),
+            "{t}"
+        );
+        assert!(
+            t.contains("the consumer at the base slice, 2 vCPUs (EEVDF) above"),
+            "{t}"
+        );
+        // Flipped: the short slice slower, and a slowdown beyond ULE's.
+        let t = pipejob_001(&rows_with(1.2, 25.0), &cells);
+        assert!(t.contains("below ULE's 2005% in 4 of 8 cells"), "{t}");
+        assert!(
+            t.contains("2500 [2495, 2505]% against 120 [115, 125]%, slower"),
+            "{t}"
+        );
     }
 
     #[test]
