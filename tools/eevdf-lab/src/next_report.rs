@@ -468,6 +468,29 @@ fn agreement_run_to_parity(s: &Summary, rows: &[&PairRow]) -> String {
             "| use cases with lag errors, {ctx} | 14/37 → 0/37 | {ours} | {v} |"
         );
     }
+    // What the feature costs the cases: upstream claims no change in missed periods or
+    // wakeups, so a change in either is reported beside the lag errors, case by case.
+    for (wid, label, ctx) in pair_keys(rows) {
+        for (metric, what) in [
+            ("missed_pct".to_string(), "missed periods (%)"),
+            (
+                format!("{COUNTER_PREFIX}wakeups"),
+                "wakeups a run (`wakeups`)",
+            ),
+        ] {
+            let Some(r) = find(rows, &wid, &ctx, &metric) else {
+                continue;
+            };
+            let _ = writeln!(
+                t,
+                "| {what}, {label}, {ctx} | no change claimed | {} → {} ({}) | {} |",
+                r.off.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
+                r.on.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
+                fmt_ratio(&r.ratio),
+                verdict(Effect::NoChange, row_effect(r), false)
+            );
+        }
+    }
     t
 }
 
@@ -497,6 +520,11 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
                 "share_err_pp".to_string(),
                 "largest share error",
                 "smaller (implied: lag kept, service nearer fair)",
+            ),
+            (
+                format!("{COUNTER_PREFIX}lag_error"),
+                "lag errors (`lag_error`, outside ±(slice + tick))",
+                "fewer (implied: no undue clamping, so lags nearer their bounds)",
             ),
         ] {
             // A counter the kernel lacks, or one that never counted: nothing to judge.
