@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build perf from the 6.12 tree ($KSRC/tools/perf) into $KBUILD_ROOT/perf, for the guests
 # (`eevdf-vm --perf`: `perf sched record` / `latency` / `timehist`, seed 002's cells of
-# `eevdf-lab --seeds`).
+# `eevdf-lab seeds`).
 #
 # Why not Debian's perf (linux-perf, 6.1): on these 6.12 kernels its `perf sched latency`
 # loses most delays. A raw run on the tiny rust kernel (eevdf-mixed, 3 compute and 2

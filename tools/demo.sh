@@ -4,7 +4,7 @@
 # one hackbench run, and cyclictest beside two hogs at the base slice and at a short one,
 # with their ratio; under icount, so that the pair differs by what the scheduler did and
 # not by what the host did), then run the experiment lab's default matrix
-# (eevdf-lab --quick: Rust against stock, latency/throughput/fairness/scale) and print
+# (eevdf-lab run --quick: Rust against stock, latency/throughput/fairness/scale) and print
 # its tables. The report, raw JSON and plots go to results/<timestamp>/.
 #
 # Environment: EEVDF_CACHE (default ~/.cache/sched_eevdf), EEVDF_CPUS (the demo boot's
@@ -21,7 +21,7 @@ cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eev
 step "booting the rust kernel and running the demo"
 "$EEVDF_REPO/target/release/eevdf-vm" --kernel rust --cpus "${EEVDF_CPUS:-2}" --timeout-s 300 \
 	--icount-shift 3 "$EEVDF_REPO/tools/guest/demo.sh"
-step "experiment lab: eevdf-lab --quick (builds the stock kernel too)"
+step "experiment lab: eevdf-lab run --quick (builds the stock kernel too)"
 # shellcheck disable=SC2086 # EEVDF_LAB_ARGS is a list of flags
-"$EEVDF_REPO/target/release/eevdf-lab" --quick ${EEVDF_LAB_ARGS:-}
+"$EEVDF_REPO/target/release/eevdf-lab" run --quick ${EEVDF_LAB_ARGS:-}
 step "done in $(($(now) - t0)) s"

@@ -15,7 +15,8 @@
 #
 #   --full: also build the rust, debug, distro, distro-stock and stock kernels and run
 #           their guest suites (distro in the three preemption modes at full load),
-#           smoke-test the experiment lab (eevdf-lab --smoke, --seeds --smoke) on stock, and build (only)
+#           smoke-test the experiment lab (eevdf-lab run --smoke and seeds --smoke on stock,
+#           next --smoke on rust), and build (only)
 #           the rust kernel without SMP, without SCHED_DEBUG and without FAIR_GROUP_SCHED.
 #           Longer than CI's budget: Documentation/building.md#measured-times has the times.
 #
@@ -202,14 +203,16 @@ if [ "$full" = 1 ]; then
 	printf 'eevdf-guest-tests -k stock\n' >"$KBUILD_ROOT/guest-stock.sh"
 	target/release/eevdf-vm --kernel stock --cpus 2 --timeout-s 600 "$KBUILD_ROOT/guest-stock.sh"
 
-	stage "lab: eevdf-lab --smoke on the stock kernel (one boot, every experiment)"
+	stage "lab: eevdf-lab run --smoke on the stock kernel (one boot, every experiment)"
 	# The lab's planning, parsers and statistics have unit tests (cargo test above); this
 	# checks the guest programs, the protocol and the report end to end.
 	cargo build --quiet --release --locked -p eevdf-lab
-	target/release/eevdf-lab --smoke --no-build --kernels stock --out-dir "$KBUILD_ROOT/lab-smoke"
-	stage "lab: eevdf-lab --seeds --smoke on the stock kernel (one boot a guest shape, perf in one)"
+	target/release/eevdf-lab run --smoke --no-build --kernels stock --out-dir "$KBUILD_ROOT/lab-smoke"
+	stage "lab: eevdf-lab seeds --smoke on the stock kernel (one boot a guest shape, perf in one)"
 	bash tools/build-perf.sh
-	target/release/eevdf-lab --seeds --smoke --no-build --kernels stock --out-dir "$KBUILD_ROOT/lab-smoke"
+	target/release/eevdf-lab seeds --smoke --no-build --kernels stock --out-dir "$KBUILD_ROOT/lab-smoke"
+	stage "lab: eevdf-lab next --smoke on the rust kernel (one short pair a feature, one boot)"
+	target/release/eevdf-lab next --smoke --no-build --kernels rust --out-dir "$KBUILD_ROOT/lab-smoke"
 
 	# Build-only: the glue builds without SMP, SCHED_DEBUG or FAIR_GROUP_SCHED, as the
 	# C core does (kernel/configs/nosmp.config, nodebug.config, nogroup.config).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The workloads of `eevdf-lab --next` measure what their labels say, briefly,
+# The workloads of `eevdf-lab next` measure what their labels say, briefly,
 # on any kernel (they use only what stock 6.12 has):
 #
 #   eevdf-rtapp  a 0.1 ms-slice periodic task (1 ms period, 0.3 ms run) and a

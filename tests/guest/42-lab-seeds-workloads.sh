@@ -1,5 +1,5 @@
 #!/bin/sh
-# The workloads of `eevdf-lab --seeds` measure what their labels say, briefly, on any
+# The workloads of `eevdf-lab seeds` measure what their labels say, briefly, on any
 # kernel with two CPUs or more (they use only what stock 6.12 has):
 #
 #   eevdf-migrate  seed 003: a sleeper moved by affinity from CPU 0 to CPU 1 while it
@@ -7,7 +7,7 @@
 #                  round that sampled (no starvation, no boost), and its lag at placement,
 #                  read from the vruntimes (/proc/<pid>/sched), is nowhere near the seed's
 #                  failure, which was of seconds: under 100 ms. Not 6.12's clamp itself
-#                  (max(2 x slice, tick), checked under icount by eevdf-lab --seeds, where
+#                  (max(2 x slice, tick), checked under icount by eevdf-lab seeds, where
 #                  every read is inside it): without icount a vCPU that QEMU does not run
 #                  keeps its clock going, and the time is charged to the task that is
 #                  current, the hog. Measured: plain TCG on a loaded host (2 vCPUs, 12

@@ -81,7 +81,7 @@ else
 	*" NO_PREEMPT_SHORT "* | *" NO_RUN_TO_PARITY "*)
 		why="PREEMPT_SHORT or RUN_TO_PARITY is off (see the features above): without the one a short slice preempts no sooner, without the other the base slice waits for no protected slice" ;;
 	*)
-		why="one pair of runs: eevdf-lab's in-share latency cells (eevdf-lab --only latency) measure the same with intervals over many runs" ;;
+		why="one pair of runs: eevdf-lab's in-share latency cells (eevdf-lab run --only latency) measure the same with intervals over many runs" ;;
 	esac
 	echo "            the short slice's wakeups are not sooner on average in this run: $why"
 fi

@@ -1,5 +1,5 @@
-//! Upstream's post-6.12 EEVDF features the lab toggles (`--next`): a leaf of the module
-//! graph, so that the plan names them without depending on `--next`'s cells.
+//! Upstream's post-6.12 EEVDF features the lab toggles (`next`): a leaf of the module
+//! graph, so that the plan names them without depending on `next`'s cells.
 
 use sched_eevdf::Features;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! The scheduler's instructions per switch, measured by tools/insnprof in the lab's own
-//! setting (the bar's deterministic rows): after `--bar`'s boots, each kernel is profiled
+//! setting (the bar's deterministic rows): after `bar`'s boots, each kernel is profiled
 //! under the ping-pong (icount shift 3, one vCPU, the kernel's own slice, three 300 ms
 //! windows), and the fair class's share of the switch path (fair.c's functions and the
 //! Rust core's, task context) becomes a row of the report beside the ping-pong's guest

@@ -40,7 +40,7 @@ mod studies;
 mod verdict;
 
 use anyhow::{bail, Context, Result};
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use hostkit::paths::{cache_dir, repo_root};
 use next_report::StandIn;
 use plan::{Boot, Cell, Experiment, Kernel, KernelChoice, MatrixKind, Pair};
@@ -52,61 +52,96 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+/// The experiment lab: one subcommand a study.
 #[derive(Parser, Debug)]
 #[command(version, about, long_about = None)]
-struct Args {
-    /// The cut-down matrix (the default): every experiment, fewer parameters, shorter runs;
-    /// under 10 minutes here. 10 runs a cell: enough to see a 5% difference on a quiet host,
-    /// not a 1% one.
-    #[arg(long, conflicts_with_all = ["full", "smoke"])]
-    quick: bool,
+struct Cli {
+    #[command(subcommand)]
+    study: Study,
+}
 
-    /// The whole matrix of the issue (about an hour under TCG): narrower intervals.
-    #[arg(long, conflicts_with = "smoke")]
-    full: bool,
+#[derive(Subcommand, Debug)]
+enum Study {
+    /// The main matrix (latency against throughput, throughput, fairness, scale), rust
+    /// against stock. `--quick` (the default): every experiment, fewer parameters, shorter
+    /// runs, under 10 minutes here, 10 runs a cell: enough to see a 5% difference on a
+    /// quiet host, not a 1% one.
+    Run {
+        /// The cut-down matrix (the default).
+        #[arg(long, conflicts_with_all = ["full", "smoke"])]
+        quick: bool,
+        /// The whole matrix (about an hour under TCG): narrower intervals.
+        #[arg(long, conflicts_with = "smoke")]
+        full: bool,
+        /// A handful of cells, one boot per kernel: checks the pipeline (CI), no statistics.
+        #[arg(long)]
+        smoke: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The performance bar decided: the waker's latency cells (EEVDF, against hackbench -l
+    /// 700 and inside its share for 5.2 s, slices 10x, 1x, 0.1x), 6 boots x 2 runs a
+    /// kernel, so that each pools over 50,000 wakeups a kernel, with the throughput and
+    /// yield cells and the scheduler's instructions per switch. Tails (p99) pass at
+    /// rust/stock <= 1.00 with the interval's upper end <= 1.05 here only. About half an
+    /// hour on a 2-core host.
+    Bar {
+        /// Skip the scheduler's instructions per switch (tools/insnprof under the ping-pong
+        /// after the boots: about a minute, and a few GB of QEMU logs, deleted, a kernel).
+        /// Without them the report has the guest's instructions per switch only.
+        #[arg(long)]
+        skip_insnprof: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Upstream's post-6.12 EEVDF changes (RUN_TO_PARITY_MIN_SLICE, LAG_CLAMP_MAX_SLICE,
+    /// NEXT_BUDDY_EEVDF, PROTECT_AT_PICK), each off against on, on the rust kernel only:
+    /// rt-app-shaped lag checks, long sleepers with mixed slices, schbench-shaped wakeups
+    /// and hackbench, a sched_change storm; sched_eevdf's counters read around every cell.
+    /// 6 boots x 2 runs a cell (about 17 minutes estimated on a 2-core host): 12 runs give
+    /// 95% intervals of a few percent for hackbench and the msgr quantiles, wide ones for
+    /// the rt-app tails. A kernel that lacks a feature is an error before anything runs
+    /// (see --feature-stand-in).
+    Next {
+        /// One short pair of cells a feature, one boot: checks the pipeline.
+        #[arg(long)]
+        smoke: bool,
+        /// Write sched_feat NAME as OTHER in every cell (`NAME=OTHER`; `NAME=NO_X` writes X
+        /// inverted), so that the pipeline runs on a kernel without NAME. Repeatable. The
+        /// report says so at its top: its numbers are then OTHER's, not NAME's.
+        #[arg(long = "feature-stand-in", value_parser = StandIn::parse)]
+        stand_ins: Vec<StandIn>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The experiments of seeds 001 to 004 on the booted kernels, rust against stock where
+    /// stock can run them: a partial-slice sleeper beside 2-8 hogs and the seed's own pipe
+    /// job (001), massive_intr against an interactive load under `perf sched record` for
+    /// EEVDF, EVDF and EVDF + NO_RUN_TO_PARITY (002; the EVDF sets on rust alone), a long
+    /// sleeper that wakes on another CPU at 2 and 4 vCPUs (003), a fork-heavy job at 100%
+    /// and 300% load with cyclictest beside it (004). 3 boots x 2 runs a cell.
+    Seeds {
+        /// One short cell of each seed, one boot a guest shape: checks the pipeline.
+        #[arg(long)]
+        smoke: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Regenerate a run's report from its raw.json (into that run's directory), with the
+    /// current verdicts.
+    Report {
+        /// The run's raw.json (results/<stamp>/raw.json).
+        raw: PathBuf,
+        /// Also write the report as this Markdown page, its plots beside it.
+        #[arg(long, alias = "markdown")]
+        results_page: Option<PathBuf>,
+    },
+}
 
-    /// The performance bar decided: the waker's latency cells (EEVDF, against
-    /// hackbench -l 700 and inside its share for 5.2 s, slices 10x, 1x, 0.1x), 6 boots x 2
-    /// runs a kernel, so that each pools over 50,000 wakeups a kernel, with the throughput
-    /// and yield cells. Tails (p99) pass at rust/stock <= 1.00 with the interval's upper end
-    /// <= 1.05 here only. Outside CI: about half an hour on a 2-core host.
-    #[arg(long, conflicts_with_all = ["quick", "full", "smoke", "next"])]
-    bar: bool,
-
-    /// A handful of cells, one boot per kernel: checks the pipeline (CI), no statistics.
-    /// With --next: one short pair of cells a feature, one boot.
-    #[arg(long)]
-    smoke: bool,
-
-    /// Upstream's post-6.12 EEVDF changes (RUN_TO_PARITY_MIN_SLICE,
-    /// LAG_CLAMP_MAX_SLICE, NEXT_BUDDY_EEVDF, PROTECT_AT_PICK), each off against on, on the
-    /// rust kernel only: rt-app-shaped lag checks, long sleepers with mixed slices,
-    /// schbench-shaped wakeups and hackbench, a sched_change storm; sched_eevdf's counters
-    /// read around every cell. 6 boots x 2 runs a cell by default (6 to 13 minutes measured
-    /// on a 2-core host, 17 estimated): 12 runs give 95% intervals of a few percent for hackbench
-    /// and the msgr quantiles, wide ones for the rt-app tails. A kernel that lacks a feature
-    /// is an error before anything runs (see --feature-stand-in).
-    #[arg(long, conflicts_with_all = ["quick", "full"])]
-    next: bool,
-
-    /// The experiments of seeds 001 to 004 on the booted kernels, rust against
-    /// stock where stock can run them: a partial-slice sleeper beside 2-8 hogs (001),
-    /// massive_intr against an interactive load under `perf sched record` for EEVDF, EVDF
-    /// and EVDF + NO_RUN_TO_PARITY (002; the EVDF sets on rust alone), a long sleeper that
-    /// wakes on another CPU at 2 and 4 vCPUs (003), a fork-heavy job at 100% and 300% load
-    /// with cyclictest beside it (004). The report quotes each seed beside ours
-    /// (--results-page Documentation/reports/seeds.md). 3 boots x 2 runs a cell by default; with
-    /// --smoke one short cell of each, one boot a guest shape.
-    #[arg(long, conflicts_with_all = ["quick", "full", "next", "bar"])]
-    seeds: bool,
-
-    /// With --next: write sched_feat NAME as OTHER in every cell (`NAME=OTHER`; `NAME=NO_X`
-    /// writes X inverted), so that the pipeline runs on a kernel without NAME. Repeatable.
-    /// The report says so at its top: its numbers are then OTHER's, not NAME's.
-    #[arg(long = "feature-stand-in", value_parser = StandIn::parse, requires = "next")]
-    stand_ins: Vec<StandIn>,
-
-    /// Boots per kernel (default: smoke 1, quick 5, full 8). Boots are the independent
+/// What every study's run takes.
+#[derive(clap::Args, Debug)]
+struct Common {
+    /// Boots per kernel (default: smoke 1, quick 5, full 8, bar 6, next 6, seeds 3). Boots are the independent
     /// samples that catch boot-to-boot variation; each costs about 10 s of boot.
     #[arg(long)]
     boots_per_kernel: Option<u32>,
@@ -116,9 +151,9 @@ struct Args {
     #[arg(long)]
     inner_reps: Option<u32>,
 
-    /// Only these experiments (comma-separated: latency, throughput, fairness, scale; with
-    /// --next the features: run_to_parity_min_slice, lag_clamp_max_slice, next_buddy_eevdf,
-    /// protect_at_pick).
+    /// Only these experiments (comma-separated: `run` and `bar`: latency, throughput,
+    /// fairness, scale; `next`: run_to_parity_min_slice, lag_clamp_max_slice,
+    /// next_buddy_eevdf, protect_at_pick; `seeds`: seed001 to seed004).
     #[arg(long, value_delimiter = ',', value_parser = parse_experiment)]
     only: Vec<Experiment>,
 
@@ -175,16 +210,11 @@ struct Args {
     out_dir: Option<PathBuf>,
 
     /// Also write the report as this Markdown page (e.g. Documentation/reports/results.md), with its
-    /// plots in a directory named after it beside it (`results/`); with --next, the page of
-    /// the four features (Documentation/reports/next.md); with --bar, Documentation/reports/bar.md.
+    /// plots in a directory named after it beside it (`results/`); `next`: the page of the
+    /// four features (Documentation/reports/next.md); `bar`: Documentation/reports/bar.md;
+    /// `seeds`: Documentation/reports/seeds.md.
     #[arg(long, alias = "markdown")]
     results_page: Option<PathBuf>,
-
-    /// With --bar: skip the scheduler's instructions per switch (tools/insnprof under the
-    /// ping-pong after the boots: about a minute, and a few GB of QEMU logs, deleted, a
-    /// kernel). Without it the report has the guest's instructions per switch only.
-    #[arg(long)]
-    skip_insnprof: bool,
 
     /// Do not build: use the kernels and guest programs as they are.
     #[arg(long)]
@@ -193,10 +223,6 @@ struct Args {
     /// Print the plan and the time estimate, run nothing.
     #[arg(long)]
     dry_run: bool,
-
-    /// Regenerate the report from a raw.json of an earlier run (into that run's directory).
-    #[arg(long)]
-    from_raw: Option<PathBuf>,
 
     /// Bootstrap resamples for the ratios' intervals. More is smoother and slower (2000
     /// take milliseconds per row).
@@ -208,24 +234,66 @@ struct Args {
     seed: u64,
 }
 
-/// The matrix the flags ask for.
-fn matrix_kind(args: &Args) -> MatrixKind {
-    if args.bar {
-        return MatrixKind::Bar;
-    }
-    if args.seeds {
-        return if args.smoke {
-            MatrixKind::SeedsSmoke
-        } else {
-            MatrixKind::Seeds
+/// A study's run, as the subcommand asked for it.
+#[derive(Debug)]
+struct Args {
+    kind: MatrixKind,
+    stand_ins: Vec<StandIn>,
+    skip_insnprof: bool,
+    common: Common,
+}
+
+impl Args {
+    /// The run a subcommand asks for, or the raw.json `report` regenerates from.
+    fn from_cli(cli: Cli) -> Result<Args, (PathBuf, Option<PathBuf>)> {
+        let (kind, stand_ins, skip_insnprof, common) = match cli.study {
+            Study::Run {
+                full,
+                smoke,
+                common,
+                ..
+            } => {
+                let kind = if full {
+                    MatrixKind::Full
+                } else if smoke {
+                    MatrixKind::Smoke
+                } else {
+                    MatrixKind::Quick
+                };
+                (kind, Vec::new(), false, common)
+            }
+            Study::Bar {
+                skip_insnprof,
+                common,
+            } => (MatrixKind::Bar, Vec::new(), skip_insnprof, common),
+            Study::Next {
+                smoke,
+                stand_ins,
+                common,
+            } => {
+                let kind = if smoke {
+                    MatrixKind::NextSmoke
+                } else {
+                    MatrixKind::Next
+                };
+                (kind, stand_ins, false, common)
+            }
+            Study::Seeds { smoke, common } => {
+                let kind = if smoke {
+                    MatrixKind::SeedsSmoke
+                } else {
+                    MatrixKind::Seeds
+                };
+                (kind, Vec::new(), false, common)
+            }
+            Study::Report { raw, results_page } => return Err((raw, results_page)),
         };
-    }
-    match (args.next, args.full, args.smoke) {
-        (true, _, true) => MatrixKind::NextSmoke,
-        (true, _, false) => MatrixKind::Next,
-        (false, true, _) => MatrixKind::Full,
-        (false, false, true) => MatrixKind::Smoke,
-        (false, false, false) => MatrixKind::Quick,
+        Ok(Args {
+            kind,
+            stand_ins,
+            skip_insnprof,
+            common,
+        })
     }
 }
 
@@ -237,9 +305,9 @@ fn parse_experiment(s: &str) -> Result<Experiment, String> {
         .or_else(|| seeds::parse(s))
         .ok_or_else(|| {
             format!(
-                "unknown experiment '{s}' (latency, throughput, fairness, scale; with --next: \
+                "unknown experiment '{s}' (latency, throughput, fairness, scale; with next: \
                  run_to_parity_min_slice, lag_clamp_max_slice, next_buddy_eevdf, \
-                 protect_at_pick; with --seeds: seed001, seed002, seed003, seed004)"
+                 protect_at_pick; with seeds: seed001, seed002, seed003, seed004)"
             )
         })
 }
@@ -533,7 +601,7 @@ fn missing_features(cells: &[Cell], features: &str) -> Vec<(String, Vec<String>)
     missing
 }
 
-/// The `--next` report: report.md, summary.json and, if asked, the page; printed too.
+/// The `next` report: report.md, summary.json and, if asked, the page; printed too.
 fn finish_next(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
     let summary = next_report::summarise(raw);
     let md = next_report::markdown(raw, &summary, None);
@@ -543,7 +611,7 @@ fn finish_next(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()>
         serde_json::to_string_pretty(&summary)?,
     )?;
     if let Some(page) = results_page {
-        let header = "<!-- Generated by eevdf-lab --next --results-page from a real run: do \
+        let header = "<!-- Generated by eevdf-lab next --results-page from a real run: do \
                       not edit. -->\n";
         std::fs::write(page, next_report::markdown(raw, &summary, Some(header)))
             .with_context(|| format!("writing {}", page.display()))?;
@@ -572,7 +640,7 @@ fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
         &rows,
         &images,
         results_page,
-        "<!-- Generated by eevdf-lab --results-page from a real run: do not edit. -->\n",
+        "<!-- Generated by eevdf-lab (run or bar) --results-page from a real run: do not edit. -->\n",
         |p| report::markdown(raw, &rows, p, &images),
     )?;
     println!(
@@ -616,17 +684,29 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn real_main() -> Result<bool> {
-    let args = Args::parse();
-    if let Some(p) = &args.from_raw {
-        let raw: Raw = serde_json::from_str(
-            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
-        )
-        .with_context(|| format!("parsing {}", p.display()))?;
-        let dir = p.parent().unwrap_or(Path::new("."));
-        return finish(&raw, dir, args.results_page.as_deref());
+impl std::ops::Deref for Args {
+    type Target = Common;
+    fn deref(&self) -> &Common {
+        &self.common
     }
-    let kind = matrix_kind(&args);
+}
+
+/// `eevdf-lab report RAW`: the run's report again from its records.
+fn report_from_raw(p: &Path, results_page: Option<&Path>) -> Result<bool> {
+    let raw: Raw = serde_json::from_str(
+        &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+    )
+    .with_context(|| format!("parsing {}", p.display()))?;
+    let dir = p.parent().unwrap_or(Path::new("."));
+    finish(&raw, dir, results_page)
+}
+
+fn real_main() -> Result<bool> {
+    let args = match Args::from_cli(Cli::parse()) {
+        Ok(a) => a,
+        Err((p, page)) => return report_from_raw(&p, page.as_deref()),
+    };
+    let kind = args.kind;
     let boots_per_kernel = args.boots_per_kernel.unwrap_or(match kind {
         MatrixKind::Smoke | MatrixKind::NextSmoke | MatrixKind::SeedsSmoke => 1,
         MatrixKind::Next => 6,
@@ -653,7 +733,7 @@ fn real_main() -> Result<bool> {
         kernels.retain(|&k| k == Kernel::Rust);
         if kernels.is_empty() {
             bail!(
-                "--next runs on the rust kernel only (its features are the Rust core's): \
+                "next runs on the rust kernel only (its features are the Rust core's): \
                  --kernels rust or --kernels distro-rust"
             );
         }
@@ -827,41 +907,73 @@ mod tests {
         assert!(a.starts_with("20"));
     }
 
+    /// The run a command line asks for (an error for `report`, or a bad line).
+    fn parse(argv: &[&str]) -> Result<Args, String> {
+        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        Args::from_cli(cli).map_err(|(p, _)| format!("report {}", p.display()))
+    }
+
     #[test]
     fn cli_parses() {
-        let a =
-            Args::try_parse_from(["eevdf-lab", "--only", "latency,scale", "--kernels", "stock"])
-                .unwrap();
+        let a = parse(&[
+            "eevdf-lab",
+            "run",
+            "--only",
+            "latency,scale",
+            "--kernels",
+            "stock",
+        ])
+        .unwrap();
         assert_eq!(a.only, vec![Experiment::Latency, Experiment::Scale]);
         assert_eq!(
             plan::resolve_kernels(&a.kernels),
             Ok((Pair::Tiny, vec![Kernel::Stock]))
         );
-        assert!(Args::try_parse_from(["eevdf-lab", "--quick", "--full"]).is_err());
-        assert!(Args::try_parse_from(["eevdf-lab", "--only", "nope"]).is_err());
-        assert!(Args::try_parse_from(["eevdf-lab", "--kernels", "debug"]).is_err());
+        assert!(parse(&["eevdf-lab", "run", "--quick", "--full"]).is_err());
+        assert!(parse(&["eevdf-lab", "run", "--only", "nope"]).is_err());
+        assert!(parse(&["eevdf-lab", "run", "--kernels", "debug"]).is_err());
+        // No study named: an error, not a default.
+        assert!(parse(&["eevdf-lab"]).is_err());
+        // The old mode flags are gone.
+        assert!(parse(&["eevdf-lab", "--bar"]).is_err());
     }
 
     #[test]
-    fn cli_next() {
-        let kind = |argv: &[&str]| Args::try_parse_from(argv).map(|a| matrix_kind(&a));
-        assert_eq!(kind(&["eevdf-lab", "--next"]).unwrap(), MatrixKind::Next);
+    fn cli_studies() {
+        let kind = |argv: &[&str]| parse(argv).map(|a| a.kind);
+        assert_eq!(kind(&["eevdf-lab", "next"]).unwrap(), MatrixKind::Next);
         assert_eq!(
-            kind(&["eevdf-lab", "--next", "--smoke"]).unwrap(),
+            kind(&["eevdf-lab", "next", "--smoke"]).unwrap(),
             MatrixKind::NextSmoke
         );
-        assert_eq!(kind(&["eevdf-lab", "--smoke"]).unwrap(), MatrixKind::Smoke);
-        assert_eq!(kind(&["eevdf-lab"]).unwrap(), MatrixKind::Quick);
-        assert_eq!(kind(&["eevdf-lab", "--bar"]).unwrap(), MatrixKind::Bar);
-        assert!(kind(&["eevdf-lab", "--bar", "--quick"]).is_err());
-        assert!(kind(&["eevdf-lab", "--bar", "--next"]).is_err());
-        assert!(kind(&["eevdf-lab", "--next", "--full"]).is_err());
-        assert!(kind(&["eevdf-lab", "--next", "--quick"]).is_err());
-        // Stand-ins only with --next, and only as NAME=OTHER.
-        assert!(kind(&["eevdf-lab", "--feature-stand-in", "A=B"]).is_err());
-        let a = Args::try_parse_from([
+        assert_eq!(
+            kind(&["eevdf-lab", "run", "--smoke"]).unwrap(),
+            MatrixKind::Smoke
+        );
+        assert_eq!(kind(&["eevdf-lab", "run"]).unwrap(), MatrixKind::Quick);
+        assert_eq!(
+            kind(&["eevdf-lab", "run", "--full"]).unwrap(),
+            MatrixKind::Full
+        );
+        assert_eq!(kind(&["eevdf-lab", "bar"]).unwrap(), MatrixKind::Bar);
+        assert_eq!(kind(&["eevdf-lab", "seeds"]).unwrap(), MatrixKind::Seeds);
+        assert_eq!(
+            kind(&["eevdf-lab", "seeds", "--smoke"]).unwrap(),
+            MatrixKind::SeedsSmoke
+        );
+        // A study's own flags belong to it alone.
+        assert!(kind(&["eevdf-lab", "bar", "--quick"]).is_err());
+        assert!(kind(&["eevdf-lab", "next", "--full"]).is_err());
+        assert!(kind(&["eevdf-lab", "run", "--skip-insnprof"]).is_err());
+        assert!(kind(&["eevdf-lab", "run", "--feature-stand-in", "A=B"]).is_err());
+        assert!(
+            parse(&["eevdf-lab", "bar", "--skip-insnprof"])
+                .unwrap()
+                .skip_insnprof
+        );
+        let a = parse(&[
             "eevdf-lab",
-            "--next",
+            "next",
             "--feature-stand-in",
             "NEXT_BUDDY_EEVDF=NEXT_BUDDY",
             "--only",
@@ -882,8 +994,11 @@ mod tests {
             a.results_page.as_deref(),
             Some(Path::new("Documentation/reports/next.md"))
         );
-        assert!(
-            Args::try_parse_from(["eevdf-lab", "--next", "--feature-stand-in", "a=b"]).is_err()
+        assert!(parse(&["eevdf-lab", "next", "--feature-stand-in", "a=b"]).is_err());
+        // `report` names its raw.json.
+        assert_eq!(
+            parse(&["eevdf-lab", "report", "results/x/raw.json"]).unwrap_err(),
+            "report results/x/raw.json"
         );
     }
 
@@ -918,23 +1033,23 @@ mod tests {
     #[test]
     fn cli_kernel_pairs() {
         let pair_of = |argv: &[&str]| {
-            let a = Args::try_parse_from(argv).unwrap();
+            let a = parse(argv).unwrap();
             plan::resolve_kernels(&a.kernels)
         };
         assert_eq!(
-            pair_of(&["eevdf-lab"]),
+            pair_of(&["eevdf-lab", "run"]),
             Ok((Pair::Tiny, vec![Kernel::Rust, Kernel::Stock]))
         );
         assert_eq!(
-            pair_of(&["eevdf-lab", "--kernels", "distro"]),
+            pair_of(&["eevdf-lab", "run", "--kernels", "distro"]),
             Ok((Pair::Distro, vec![Kernel::Rust, Kernel::Stock]))
         );
         assert_eq!(
-            pair_of(&["eevdf-lab", "--kernels", "distro-stock"]),
+            pair_of(&["eevdf-lab", "run", "--kernels", "distro-stock"]),
             Ok((Pair::Distro, vec![Kernel::Stock]))
         );
         // A mix parses item by item; resolving it is the error (exit 2, before any build).
-        let e = pair_of(&["eevdf-lab", "--kernels", "rust,distro-stock"]).unwrap_err();
+        let e = pair_of(&["eevdf-lab", "run", "--kernels", "rust,distro-stock"]).unwrap_err();
         assert!(e.contains("mixes the tiny pair (rust) with the distro pair (distro-stock)"));
     }
 

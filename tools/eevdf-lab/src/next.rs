@@ -1,4 +1,4 @@
-//! `--next`: upstream's post-6.12 EEVDF changes as sched_feat toggles of the rust kernel
+//! `next`: upstream's post-6.12 EEVDF changes as sched_feat toggles of the rust kernel
 //! (Documentation/upstream-next-research.md), each measured off against on.
 //!
 //! One table row a feature ([`NextFeature`]): its name and bit, what it does, the upstream
@@ -119,7 +119,7 @@ fn lag_cases(smoke: bool) -> Vec<Workload> {
     v
 }
 
-/// The cells of `--next` (or `--next --smoke`), limited to the features in `only` (all
+/// The cells of `next` (or `next --smoke`), limited to the features in `only` (all
 /// when it holds none).
 pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
     use NextFeature as N;

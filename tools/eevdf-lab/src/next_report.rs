@@ -1,4 +1,4 @@
-//! The `--next` report: for each of upstream's post-6.12 features, what it is, where it came
+//! The `next` report: for each of upstream's post-6.12 features, what it is, where it came
 //! from, how to toggle it, upstream's claim, our measurement (its cells off against on) and
 //! where the two agree. The same text is report.md, the terminal's summary and, with
 //! `--results-page` (`--markdown`), Documentation/reports/next.md.
@@ -72,7 +72,7 @@ pub const MIN_RUNS: usize = verdict::MIN_RUNS;
 /// moves a few percent with the work done.
 pub const MOVED_BY: f64 = 0.1;
 
-/// The summary of a `--next` run: its rows and what could not be measured.
+/// The summary of a `next` run: its rows and what could not be measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
     pub rows: Vec<PairRow>,
@@ -787,7 +787,7 @@ pub fn markdown(raw: &Raw, s: &Summary, page_header: Option<&str>) -> String {
     let _ = writeln!(
         out,
         "The project brings four changes of upstream's EEVDF after 6.12 to the Rust core as \
-         sched_feat toggles, all default off. `eevdf-lab --next` runs each against its \
+         sched_feat toggles, all default off. `eevdf-lab next` runs each against its \
          absence on the rust kernel: every pair of cells differs only in the feature. Run \
          {} UTC, {} boots × {} runs per boot ({runs} runs a cell), {} vCPU ({}); kernel \
          `{}` (`uname -r` {}). Reproduce with:\n\n```sh\n{}\n```\n",
@@ -798,7 +798,7 @@ pub fn markdown(raw: &Raw, s: &Summary, page_header: Option<&str>) -> String {
         TimingInfo::describe(raw.timing),
         raw.pair.build(Kernel::Rust),
         rust.map_or("-", |b| b.info.uname.as_str()),
-        raw.command
+        crate::report::reproduce(raw)
     );
     if !raw.stand_ins.is_empty() {
         let list: Vec<String> = raw

@@ -1,5 +1,5 @@
 //! The experiment matrix (kernel × feature set × workload), how its cells are batched into
-//! boots, and the guest script each boot runs. The `--next` matrix's cells are in
+//! boots, and the guest script each boot runs. The `next` matrix's cells are in
 //! `next.rs`.
 
 use crate::feature::NextFeature;
@@ -167,9 +167,9 @@ pub enum Experiment {
     Throughput,
     Fairness,
     Scale,
-    /// `--next`: one of upstream's post-6.12 EEVDF features, off against on.
+    /// `next`: one of upstream's post-6.12 EEVDF features, off against on.
     Next(NextFeature),
-    /// `--seeds`: seed N's experiment (1 to 4; seed 000's is the latency experiment).
+    /// `seeds`: seed N's experiment (1 to 4; seed 000's is the latency experiment).
     Seed(u8),
 }
 
@@ -560,7 +560,7 @@ impl StormChange {
     }
 }
 
-/// Which side of a `--next` feature's pair a cell is: the two cells of a pair differ only
+/// Which side of a `next` feature's pair a cell is: the two cells of a pair differ only
 /// in that feature.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ab {
@@ -576,8 +576,8 @@ pub struct Cell {
     pub experiment: Experiment,
     pub features: FeatureSet,
     pub workload: Workload,
-    /// The `--next` cells' side of their pair (None in the other matrices, and in runs
-    /// from before `--next`).
+    /// The `next` cells' side of their pair (None in the other matrices, and in runs
+    /// from before `next`).
     #[serde(default)]
     pub ab: Option<Ab>,
     /// The guest's vCPUs for this cell; None: the run's `--cpus`. Cells with their own
@@ -977,7 +977,7 @@ impl Cell {
         }
     }
 
-    /// Whether the cell runs with schedstats on (`kernel.sched_schedstats=1`): the `--next`
+    /// Whether the cell runs with schedstats on (`kernel.sched_schedstats=1`): the `next`
     /// cells only, because sched_eevdf's counters, whose deltas those cells report, count
     /// only then (both cells of a pair pay the same cost). Every other cell runs with them
     /// off, the kernels' default: schedstats cost both kernels instructions on every switch
@@ -991,7 +991,7 @@ impl Cell {
     }
 
     /// Whether the guest reads sched_eevdf's counters before and after the cell (the
-    /// `--next` cells, which report their deltas; they run with schedstats on, without
+    /// `next` cells, which report their deltas; they run with schedstats on, without
     /// which the counters do not count).
     pub fn counters(&self) -> bool {
         self.ab.is_some()
@@ -1012,18 +1012,18 @@ pub enum MatrixKind {
     Quick,
     /// Everything the issue lists.
     Full,
-    /// `--next`: upstream's post-6.12 EEVDF features, each off against on, on the rust
+    /// `next`: upstream's post-6.12 EEVDF features, each off against on, on the rust
     /// kernel only (src/next.rs).
     Next,
-    /// `--next --smoke`: one pair of short cells per feature, one boot.
+    /// `next --smoke`: one pair of short cells per feature, one boot.
     NextSmoke,
-    /// `--bar`: the performance bar decided: the waker's latency cells (EEVDF,
+    /// `bar`: the performance bar decided: the waker's latency cells (EEVDF,
     /// against hackbench and inside its share, three slices) long enough to pool at least
     /// [`BAR_WAKEUPS`] wakeups a kernel and cell, and the throughput cells.
     Bar,
-    /// `--seeds`: the experiments of seeds 001 to 004 on the booted kernels (src/seeds.rs).
+    /// `seeds`: the experiments of seeds 001 to 004 on the booted kernels (src/seeds.rs).
     Seeds,
-    /// `--seeds --smoke`: one short cell of each, one boot a guest shape.
+    /// `seeds --smoke`: one short cell of each, one boot a guest shape.
     SeedsSmoke,
 }
 
@@ -1039,33 +1039,33 @@ pub const MIXED_WARMUP_MS: u64 = 300;
 /// its CPU per wakeup over this period.
 pub const WAKER_PERIOD_US: u64 = 1000;
 
-/// Wakeups the `--bar` matrix pools a kernel and latency cell, at the least.
+/// Wakeups the `bar` matrix pools a kernel and latency cell, at the least.
 pub const BAR_WAKEUPS: u64 = 50_000;
 
-/// `--bar`'s boots a kernel and runs a boot: 12 runs a cell.
+/// `bar`'s boots a kernel and runs a boot: 12 runs a cell.
 pub const BAR_BOOTS: u32 = 6;
 pub const BAR_INNER_REPS: u32 = 2;
 
-/// How long each `--bar` in-share latency run lasts, ms: the waker wakes once a millisecond,
+/// How long each `bar` in-share latency run lasts, ms: the waker wakes once a millisecond,
 /// so 12 runs pool 62,400 wakeups.
 pub const BAR_RUN_MS: u64 = 5200;
-/// hackbench's loops in the `--bar` latency cells. Over its share the waker misses most
-/// periods: `-l 220` ran about 4.6 s and gave 1618-1808 wakeups a run, and a whole `--bar`
+/// hackbench's loops in the `bar` latency cells. Over its share the waker misses most
+/// periods: `-l 220` ran about 4.6 s and gave 1618-1808 wakeups a run, and a whole `bar`
 /// run at `-l 600` pooled 48,194 (10x, the fewest) to 54,057 (0.1x) over 12 runs, 80 a loop
 /// at 10x. So -l 700: 56,000 at the fewest.
 const BAR_HB_LOOPS: u32 = 700;
-/// Wakeups a hackbench loop gave the `--bar` waker over 12 runs, at the fewest (the
+/// Wakeups a hackbench loop gave the `bar` waker over 12 runs, at the fewest (the
 /// measurement above: 48,194 / 600).
 #[cfg(test)]
 const BAR_WAKEUPS_PER_HB_LOOP_12: f64 = 48194.0 / 600.0;
 
 impl MatrixKind {
-    /// The `--next` matrices.
+    /// The `next` matrices.
     pub fn is_next(self) -> bool {
         matches!(self, MatrixKind::Next | MatrixKind::NextSmoke)
     }
 
-    /// The `--seeds` matrices.
+    /// The `seeds` matrices.
     pub fn is_seeds(self) -> bool {
         matches!(self, MatrixKind::Seeds | MatrixKind::SeedsSmoke)
     }
@@ -1113,7 +1113,7 @@ pub fn seed_title(n: u8) -> &'static str {
 }
 
 /// The cells of one of the main matrices (smoke, quick, full, bar), in run order, limited
-/// to `only` experiments (all when empty). The `--next` and `--seeds` matrices are their
+/// to `only` experiments (all when empty). The `next` and `seeds` matrices are their
 /// studies' (`crate::studies::matrix` chooses); asked for one of those, this has no cells.
 pub fn main_matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     use Experiment as E;
@@ -1653,7 +1653,7 @@ mod tests {
         assert!(only.iter().all(|c| c.experiment == Experiment::Scale) && !only.is_empty());
     }
 
-    /// `--bar` pools at least BAR_WAKEUPS wakeups a kernel in every latency cell: the hog
+    /// `bar` pools at least BAR_WAKEUPS wakeups a kernel in every latency cell: the hog
     /// cells run BAR_RUN_MS, the hackbench cells BAR_HB_LOOPS loops (the waker measured
     /// there gets a wakeup in about a third of its periods).
     #[test]

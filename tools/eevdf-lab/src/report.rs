@@ -43,7 +43,7 @@ pub struct BootRun {
 }
 
 /// Everything a run measured: raw.json. The report is a pure function of it
-/// (`eevdf-lab --from-raw raw.json` regenerates it).
+/// (`eevdf-lab report raw.json` regenerates it).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Raw {
     pub started_utc: String,
@@ -70,7 +70,7 @@ pub struct Raw {
     #[serde(default)]
     pub stand_ins: Vec<StandIn>,
     /// The scheduler's instructions per switch by kernel, from tools/insnprof after the
-    /// boots (`--bar`; absent otherwise and in runs from before it).
+    /// boots (`bar`; absent otherwise and in runs from before it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub insnprof: Vec<InsnProf>,
 }
@@ -150,7 +150,7 @@ fn bar_pass_within(better: Better, r: &Estimate, tolerance: f64) -> Option<bool>
 /// How the bar judges `metric` in a run of matrix `kind`, or `None` where it does
 /// not apply: the means and times (hackbench, ping-pong, the waker's average latency and run
 /// delay) pass at rust/stock <= 1.00 with the interval's upper end <= 1.02; the tail (the
-/// p99 of the pooled wakeups) only in `--bar`, which pools at least 50,000 wakeups a kernel
+/// p99 of the pooled wakeups) only in `bar`, which pools at least 50,000 wakeups a kernel
 /// and cell, with the upper end <= 1.05 (the median of the runs' p99s is descriptive); the
 /// deterministic rows (instructions a switch) at rust <= stock.
 pub fn bar_for(kind: MatrixKind, metric: &str, r: &Estimate) -> Option<bool> {
@@ -285,7 +285,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
 }
 
 /// The fair class's instructions per switch of the ping-pong, as tools/insnprof counted
-/// them after the run's boots (`--bar`), beside `pp_row` (the ping-pong's guest
+/// them after the run's boots (`bar`), beside `pp_row` (the ping-pong's guest
 /// instructions): one deterministic count a kernel (its interval is the count itself), and
 /// their ratio, whose bar is rust <= stock.
 fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
@@ -744,7 +744,7 @@ struct WakerPool {
 type WakerPools = BTreeMap<(usize, Kernel), WakerPool>;
 
 /// [`WakerPools`] of `raw`: the one pass over the waker's records that the pooled p99 and
-/// the `--bar` table of pools read.
+/// the `bar` table of pools read.
 fn waker_pools(raw: &Raw) -> WakerPools {
     let index = cell_index(raw);
     let mut pools = WakerPools::new();
@@ -767,7 +767,7 @@ fn waker_pools(raw: &Raw) -> WakerPools {
     pools
 }
 
-/// `--bar`: the wakeups each latency cell pooled a kernel, against the [`BAR_WAKEUPS`] that
+/// `bar`: the wakeups each latency cell pooled a kernel, against the [`BAR_WAKEUPS`] that
 /// its p99 row needs to be judged.
 fn pools(raw: &Raw) -> String {
     let n = waker_pools(raw);
@@ -988,6 +988,31 @@ pub fn bar_summary(raw: &Raw, rows: &[Row]) -> String {
     s
 }
 
+/// The command that reproduces `raw`'s run: as recorded, or, for a run recorded before the
+/// lab had subcommands (`eevdf-lab --bar ...`), the same run in today's form (`eevdf-lab
+/// bar ...`).
+pub fn reproduce(raw: &Raw) -> String {
+    let words: Vec<&str> = raw.command.split_whitespace().collect();
+    let studies = ["run", "bar", "next", "seeds", "report"];
+    if words.len() < 2 || studies.contains(&words[1]) {
+        return raw.command.clone();
+    }
+    let study = match raw.matrix {
+        MatrixKind::Bar => "bar",
+        MatrixKind::Next | MatrixKind::NextSmoke => "next",
+        MatrixKind::Seeds | MatrixKind::SeedsSmoke => "seeds",
+        MatrixKind::Quick | MatrixKind::Full | MatrixKind::Smoke => "run",
+    };
+    let mut out = vec![words[0], study];
+    out.extend(
+        words[1..]
+            .iter()
+            .copied()
+            .filter(|w| !matches!(*w, "--bar" | "--next" | "--seeds")),
+    );
+    out.join(" ")
+}
+
 /// The report's start: its title, the run (when, which matrix, how to reproduce it), the
 /// kernel pair and the kernels, and the boots that failed.
 pub fn preamble(raw: &Raw, title: &str) -> String {
@@ -1018,7 +1043,7 @@ pub fn preamble(raw: &Raw, title: &str) -> String {
         raw.boots_per_kernel,
         raw.inner_reps,
         TimingInfo::describe(raw.timing),
-        raw.command
+        reproduce(raw)
     );
     let _ = writeln!(
         s,
@@ -1636,6 +1661,36 @@ mod tests {
         );
         assert!(md.contains("```sh\neevdf-lab\n```") && md.contains("![ratios.png](ratios.png)"));
         assert!(md.contains("**The bar, computed from the rows below:** 1 rows pass, 0 FAIL"));
+    }
+
+    #[test]
+    fn reproduce_speaks_subcommands() {
+        let mut raw = raw_with(&[]);
+        let case = |raw: &mut Raw, kind, cmd: &str| {
+            raw.matrix = kind;
+            raw.command = cmd.into();
+            reproduce(raw)
+        };
+        assert_eq!(
+            case(
+                &mut raw,
+                MatrixKind::Bar,
+                "target/release/eevdf-lab --bar --no-build --results-page P"
+            ),
+            "target/release/eevdf-lab bar --no-build --results-page P"
+        );
+        assert_eq!(
+            case(&mut raw, MatrixKind::NextSmoke, "eevdf-lab --next --smoke"),
+            "eevdf-lab next --smoke"
+        );
+        assert_eq!(
+            case(&mut raw, MatrixKind::Quick, "eevdf-lab --no-build"),
+            "eevdf-lab run --no-build"
+        );
+        assert_eq!(
+            case(&mut raw, MatrixKind::Seeds, "eevdf-lab seeds --no-build"),
+            "eevdf-lab seeds --no-build"
+        );
     }
 
     #[test]

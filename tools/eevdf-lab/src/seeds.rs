@@ -1,7 +1,7 @@
-//! The `--seeds` matrix: the experiments of seeds 001 to 004 (../shared/seeds/, quoted in
+//! The `seeds` matrix: the experiments of seeds 001 to 004 (../shared/seeds/, quoted in
 //! the report) on the booted kernels, Rust against stock where stock can run them. Seed
 //! 000's latency-against-throughput experiment is the main matrix's (`--quick`, `--full`,
-//! `--bar`).
+//! `bar`).
 //!
 //! - **001** (FreeBSD ULE's partial-slice starvation): a task that runs 100 µs and sleeps
 //!   1 ms (a seventh of its 0.7 ms base slice on one vCPU) beside 2, 4 and 8 hogs on one
