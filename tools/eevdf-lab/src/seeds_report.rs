@@ -433,21 +433,21 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
     };
     s.push_str("\n**Agreement, the seed's own case.**");
     for k in [Kernel::Stock, Kernel::Rust] {
-        let mut below_ule = 0;
-        let mut n = 0;
-        let mut vs_fix = Vec::new();
+        let (mut below_ule, mut n) = (0, 0);
+        // Against the fix's 136%: counts by side, and the cells that are not above it.
+        let (mut above_fix, mut below_fix) = (0, 0);
+        let mut other = Vec::new();
         for &(ci, c) in cells {
             let Some(e) = slow(ci, k) else { continue };
             n += 1;
             if verdict::against(&e, S001_ULE_PCT) == Verdict::Below {
                 below_ule += 1;
             }
-            vs_fix.push(format!(
-                "{} ({}) {}",
-                c.label(),
-                c.features.name(),
-                verdict::against(&e, S001_ULE_FIXED_PCT).say("below", "above")
-            ));
+            match verdict::against(&e, S001_ULE_FIXED_PCT) {
+                Verdict::Above => above_fix += 1,
+                Verdict::Below => below_fix += 1,
+                v => other.push(format!("{} ({}): {v}", c.label(), c.features.name())),
+            }
         }
         if n == 0 {
             continue;
@@ -455,19 +455,52 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
         let _ = write!(
             s,
             " On {}, the job's slowdown was below ULE's {S001_ULE_PCT}% in {below_ule} of {n} \
-             cells; against the {S001_ULE_FIXED_PCT}% of ULE with the fix: {}.",
+             cells, and against the {S001_ULE_FIXED_PCT}% of ULE with the fix above it in \
+             {above_fix} and below it in {below_fix}{}.",
             k.name(),
-            vs_fix.join("; ")
+            if other.is_empty() {
+                String::new()
+            } else {
+                format!(" (undecided: {})", other.join("; "))
+            }
         );
     }
-    let mut hogs: Vec<&str> = cells
-        .iter()
-        .filter_map(|(_, c)| match &c.workload {
-            Workload::PipeJob { hogs, .. } => Some(hogs.as_str()),
-            _ => None,
-        })
-        .collect();
-    hogs.dedup();
+    // Where the two kernels' slowdowns part, by interval.
+    let mut parted = Vec::new();
+    for &(ci, c) in cells {
+        if let (Some(st), Some(ru)) = (slow(ci, Kernel::Stock), slow(ci, Kernel::Rust)) {
+            let v = verdict::between(&ru, &st);
+            if v == Verdict::Below || v == Verdict::Above {
+                parted.push(format!(
+                    "{} ({}): rust {}% against stock {}%, {}",
+                    c.label(),
+                    c.features.name(),
+                    verdict::show(&ru, 0),
+                    verdict::show(&st, 0),
+                    v.say("lower", "higher")
+                ));
+            }
+        }
+    }
+    let _ = write!(
+        s,
+        " The kernels' slowdowns part (intervals apart) in {} of {} cells{}",
+        parted.len(),
+        cells.len(),
+        if parted.is_empty() {
+            ".".to_string()
+        } else {
+            format!(": {}.", parted.join("; "))
+        }
+    );
+    let mut hogs: Vec<&str> = Vec::new();
+    for (_, c) in cells {
+        if let Workload::PipeJob { hogs: h, .. } = &c.workload {
+            if !hogs.contains(&h.as_str()) {
+                hogs.push(h);
+            }
+        }
+    }
     let short = seeds::S001_SHORT_SLICE_US;
     for h in hogs {
         let words = crate::plan::pipejob_hogs(h).0;
@@ -1547,17 +1580,26 @@ mod tests {
         };
         let t = pipejob_001(&rows_with(2.0, 1.2), &cells);
         assert!(t.contains("below ULE's 2005% in 8 of 8 cells"), "{t}");
+        assert!(t.contains("above it in 4 and below it in 4"), "{t}");
+        assert!(t.contains("part (intervals apart) in 0 of 8 cells."), "{t}");
         assert!(
             t.contains("120 [115, 125]% against 200 [195, 205]%, faster"),
             "{t}"
         );
         assert!(t.contains("undecided"), "RUN_TO_PARITY off against on: {t}");
+        // Rust a third faster than stock in every cell: the kernels part, named.
+        let apart: Vec<Row> = rows_with(2.0, 1.2)
+            .into_iter()
+            .map(|mut r| {
+                let k = r.kernels.get_mut(&Kernel::Rust).unwrap();
+                *k = est(k.value / 1.5, k.lo / 1.5, k.hi / 1.5, 6);
+                r
+            })
+            .collect();
+        let t = pipejob_001(&apart, &cells);
+        assert!(t.contains("part (intervals apart) in 8 of 8 cells"), "{t}");
         assert!(
-            t.contains("the consumer at a 100 us slice, 2 vCPUs (EEVDF) below"),
-            "{t}"
-        );
-        assert!(
-            t.contains("the consumer at the base slice, 2 vCPUs (EEVDF) above"),
+            t.contains("rust 133 [130, 137]% against stock 200 [195, 205]%, lower"),
             "{t}"
         );
         // Flipped: the short slice slower, and a slowdown beyond ULE's.
