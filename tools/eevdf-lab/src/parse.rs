@@ -178,7 +178,14 @@ fn close(mut o: Outcome, rc: Option<String>) -> Outcome {
         match rc.as_deref() {
             None => o.status = Status::Failed("no end line (guest stopped or timed out)".into()),
             Some("0") => {
-                if o.records.is_empty() && o.hackbench_s.is_empty() {
+                // A result: a record, a hackbench time, or cyclictest's summary (seed
+                // 004's idle baseline has nothing else).
+                let cyclictest = o
+                    .text
+                    .iter()
+                    .filter_map(|l| l.strip_prefix("cyclictest "))
+                    .any(|l| cyclictest_line(l).is_some());
+                if o.records.is_empty() && o.hackbench_s.is_empty() && !cyclictest {
                     o.status = Status::Failed("no result".into());
                 }
             }
@@ -704,5 +711,30 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
             Some((1831.0, 2413.0, 12687.0))
         );
         assert_eq!(cyclictest_line("T: 0 ( 1) no numbers"), None);
+    }
+
+    /// Seed 004's idle baseline prints cyclictest's summary and nothing else: a result;
+    /// with no summary either, no result.
+    #[test]
+    fn cyclictest_alone_is_a_result() {
+        let cell = |body: &str| {
+            format!(
+                "@@cell cyclictest-idle@2cpu/EEVDF begin rep=0\n{body}@@cell \
+                 cyclictest-idle@2cpu/EEVDF end rc=0\n"
+            )
+        };
+        let (_, o) = parse_boot(&cell(
+            "T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   60 Max:    900\n",
+        ));
+        assert_eq!(o[0].status, Status::Ok);
+        let cells = matrix(MatrixKind::Seeds, &[]);
+        let c = cells
+            .iter()
+            .find(|c| c.id() == "cyclictest-idle@2cpu/EEVDF")
+            .unwrap();
+        let m: BTreeMap<String, f64> = metrics(c, &o[0]).into_iter().collect();
+        assert_eq!(m["cyc_avg_us"], 60.0);
+        let (_, o) = parse_boot(&cell("nothing\n"));
+        assert_eq!(o[0].status, Status::Failed("no result".into()));
     }
 }

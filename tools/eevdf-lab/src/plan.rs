@@ -468,11 +468,14 @@ pub enum Workload {
         loops: u32,
         sleeper_rounds: u32,
     },
-    /// Seed 004: eevdf-forkjob's `jobs` slots over `files` files, with `cyclictest
-    /// --policy=other` beside it on CPU 0 (stopped when the job ends).
+    /// Seed 004: eevdf-forkjob's `jobs` slots over `files` files at `nice`, with
+    /// `cyclictest --policy=other` beside it on CPU 0 (stopped when the job ends); with no
+    /// jobs, cyclictest alone for as long (the idle baseline).
     ForkJob {
         jobs: u32,
         files: u32,
+        #[serde(default)]
+        nice: i32,
     },
     /// Seed 001's own case: eevdf-pipejob, a CPU-bound pipe consumer on CPU 1 fed by a
     /// producer on CPU 0 (`mib` MiB), timed alone and then beside the hogs `hogs` on CPU 1
@@ -683,8 +686,14 @@ impl Cell {
                     format!("hackbench -g {groups} alone")
                 }
             }
-            Workload::ForkJob { jobs, files } => {
-                format!("fork job -j {jobs}, {files} files, cyclictest beside")
+            Workload::ForkJob { jobs: 0, .. } => "cyclictest alone (the idle baseline)".into(),
+            Workload::ForkJob { jobs, files, nice } => {
+                let at = if *nice == 0 {
+                    String::new()
+                } else {
+                    format!(" at nice {nice}")
+                };
+                format!("fork job -j {jobs}{at}, {files} files, cyclictest beside")
             }
             Workload::PipeJob {
                 hogs,
@@ -762,7 +771,9 @@ impl Cell {
                     "alone"
                 }
             ),
-            Workload::ForkJob { jobs, .. } => format!("forkjob-j{jobs}"),
+            Workload::ForkJob { jobs: 0, .. } => "cyclictest-idle".into(),
+            Workload::ForkJob { jobs, nice: 0, .. } => format!("forkjob-j{jobs}"),
+            Workload::ForkJob { jobs, nice, .. } => format!("forkjob-j{jobs}-n{nice}"),
             Workload::PipeJob {
                 hogs,
                 consumer_slice_us,
@@ -902,9 +913,15 @@ impl Cell {
                     hb
                 }
             }
-            Workload::ForkJob { jobs, files } => format!(
+            // The idle baseline: cyclictest for about as long as the 100% job takes.
+            Workload::ForkJob { jobs: 0, files, .. } => format!(
                 "/tmp/eevdf-beside stop 'cyclictest --policy=other -q -t 1 -a 0 -i 1000' \
-                 eevdf-forkjob --jobs {jobs} --files {files}"
+                 sleep {}",
+                (*files as u64 * 30 / 2 / 1000).max(1)
+            ),
+            Workload::ForkJob { jobs, files, nice } => format!(
+                "/tmp/eevdf-beside stop 'cyclictest --policy=other -q -t 1 -a 0 -i 1000' \
+                 eevdf-forkjob --jobs {jobs} --files {files} --nice {nice}"
             ),
             Workload::PipeJob {
                 hogs,

@@ -206,6 +206,25 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                         Workload::ForkJob {
                             jobs,
                             files: if smoke { 20 } else { 60 },
+                            nice: 0,
+                        },
+                    )
+                    .on_cpus(2),
+                );
+            }
+        }
+        if !smoke {
+            // The seed's interactivity test ran the build at nice 19; and cyclictest with
+            // no job at all, the baseline the others are read against.
+            for (jobs, nice) in [(6, 19), (0, 0)] {
+                cells.push(
+                    Cell::new(
+                        Experiment::Seed(4),
+                        FeatureSet::eevdf(),
+                        Workload::ForkJob {
+                            jobs,
+                            files: 60,
+                            nice,
                         },
                     )
                     .on_cpus(2),

@@ -1251,18 +1251,33 @@ fn section_004(raw: &Raw, rows: &[Row], s: &mut String) {
          | load | set | completion, stock (s) | completion, rust (s) | rust/stock | cyclictest avg, \
          stock / rust (µs) | cyclictest max, stock / rust (µs) |\n|---|---|---|---|---|---|---|"
     );
-    // (load %, feature set) -> cell, for the agreement.
+    // (load %, feature set) -> cell of the nice-0 jobs, for the agreement; the nice 19 job
+    // and the idle baseline beside them.
     let mut at: Vec<(u32, String, usize)> = Vec::new();
+    let (mut niced, mut idle) = (None, None);
     for &(ci, c) in &cells {
-        let Workload::ForkJob { jobs, .. } = c.workload else {
+        let Workload::ForkJob { jobs, nice, .. } = c.workload else {
             continue;
         };
         let load = 100 * jobs / c.cpus_in(raw.cpus).max(1);
-        at.push((load, c.features.name().to_string(), ci));
+        let load_words = match (jobs, nice) {
+            (0, _) => "idle (no job)".to_string(),
+            (_, 0) => {
+                at.push((load, c.features.name().to_string(), ci));
+                format!("{load}%")
+            }
+            (_, n) => {
+                niced = Some((ci, load, n));
+                format!("{load}%, the job at nice {n}")
+            }
+        };
+        if jobs == 0 {
+            idle = Some(ci);
+        }
         let na = unavailable(rows, raw, ci);
         let _ = writeln!(
             s,
-            "| {load}% | {} | {} | {} | {} | {} / {} | {} / {} |",
+            "| {load_words} | {} | {} | {} | {} | {} / {} | {} / {} |",
             c.features.name(),
             na.clone()
                 .unwrap_or_else(|| est(rows, ci, "forkjob_s", Kernel::Stock)),
@@ -1275,6 +1290,62 @@ fn section_004(raw: &Raw, rows: &[Row], s: &mut String) {
         );
     }
     s.push_str(&agreement_004(raw, rows, &at));
+    s.push_str(&baselines_004(rows, &at, niced, idle));
+}
+
+/// Seed 004's baselines, computed: cyclictest's average beside the nice-0 job at the
+/// nice 19 job's load against beside the nice 19 job (what the seed's niced build spares a
+/// SCHED_OTHER task), and each against cyclictest on the idle guest, per kernel.
+fn baselines_004(
+    rows: &[Row],
+    at: &[(u32, String, usize)],
+    niced: Option<(usize, u32, i32)>,
+    idle: Option<usize>,
+) -> String {
+    let mut s = String::new();
+    for k in [Kernel::Stock, Kernel::Rust] {
+        let avg = |ci: usize| est_of(rows, ci, "cyc_avg_us", k);
+        let idle_e = idle.and_then(avg);
+        if let Some((ni, load, nice)) = niced {
+            let plain = at
+                .iter()
+                .find(|(l, set, _)| *l == load && set == "EEVDF")
+                .and_then(|x| avg(x.2));
+            if let (Some(n), Some(p)) = (avg(ni), plain) {
+                let _ = write!(
+                    s,
+                    " On {}, cyclictest's average beside the {load}% job at nice {nice}: {} µs \
+                     against {} at nice 0, {}.",
+                    k.name(),
+                    verdict::show(&n, 0),
+                    verdict::show(&p, 0),
+                    verdict::between(&n, &p).say("lower at nice 19", "higher at nice 19")
+                );
+            }
+        }
+        if let Some(i) = idle_e {
+            let mut vs = Vec::new();
+            for (load, _, ci) in at.iter().filter(|x| x.1 == "EEVDF") {
+                if let Some(e) = avg(*ci) {
+                    vs.push(format!(
+                        "{load}% {}",
+                        verdict::between(&e, &i).say("below it", "above it")
+                    ));
+                }
+            }
+            let _ = write!(
+                s,
+                " On {}, cyclictest alone (the idle baseline) averaged {} µs; beside the job: {}.",
+                k.name(),
+                verdict::show(&i, 0),
+                vs.join(", ")
+            );
+        }
+    }
+    if s.is_empty() {
+        return s;
+    }
+    format!("\n**Baselines.**{s}\n")
 }
 
 /// Seed 004's throughput verdict: the completion time at `hi`% load over `lo`%, a kernel's
@@ -1660,6 +1731,40 @@ mod tests {
         assert!(cyclictest_004(100, "average", &a, &b).contains("(×6.30), higher with EVDF"));
         assert!(cyclictest_004(100, "average", &b, &a).contains("lower with EVDF"));
         assert!(cyclictest_004(100, "maximum", &a, &a).contains("undecided"));
+    }
+
+    #[test]
+    fn seed_004_baselines_follow_their_rows() {
+        let e = |v: f64| est(v, v * 0.95, v * 1.05, 6);
+        let rows = vec![
+            row_of(0, "cyc_avg_us", e(140.0), e(140.0)),
+            row_of(1, "cyc_avg_us", e(240.0), e(240.0)),
+            row_of(2, "cyc_avg_us", e(90.0), e(90.0)),
+            row_of(3, "cyc_avg_us", e(60.0), e(60.0)),
+        ];
+        let at = vec![(100, "EEVDF".to_string(), 0), (300, "EEVDF".to_string(), 1)];
+        let t = baselines_004(&rows, &at, Some((2, 300, 19)), Some(3));
+        assert!(
+            t.contains(
+                "at nice 19: 90 [86, 94] µs against 240 [228, 252] at nice 0, lower at nice 19"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("beside the job: 100% above it, 300% above it"),
+            "{t}"
+        );
+        // The nice 19 job no kinder than the nice-0 one, and the idle baseline as busy as
+        // the job: undecided, and named so.
+        let rows = vec![
+            row_of(0, "cyc_avg_us", e(140.0), e(140.0)),
+            row_of(1, "cyc_avg_us", e(240.0), e(240.0)),
+            row_of(2, "cyc_avg_us", e(240.0), e(240.0)),
+            row_of(3, "cyc_avg_us", e(140.0), e(140.0)),
+        ];
+        let t = baselines_004(&rows, &at, Some((2, 300, 19)), Some(3));
+        assert!(t.contains("at nice 0, undecided"), "{t}");
+        assert!(t.contains("100% undecided"), "{t}");
     }
 
     #[test]
