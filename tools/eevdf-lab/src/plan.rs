@@ -1121,6 +1121,7 @@ impl StandIn {
 /// `seeds.rs`, so that the plan does not depend on the seeds' cells).
 pub fn seed_title(n: u8) -> &'static str {
     match n {
+        0 => "Seed 000: a waker's slice against hackbench, EEVDF against EVDF (LKML)",
         1 => "Seed 001: a partial-slice sleeper beside hogs (FreeBSD ULE)",
         2 => "Seed 002: massive_intr against an interactive load (EEVDF, EVDF)",
         3 => "Seed 003: a long sleeper that wakes on another CPU",

@@ -767,6 +767,11 @@ fn waker_pools(raw: &Raw) -> WakerPools {
     pools
 }
 
+/// The wakeups a latency cell's waker pooled over a kernel's successful runs.
+pub(crate) fn wakeups_pooled(raw: &Raw, ci: usize, k: Kernel) -> u64 {
+    waker_pools(raw).get(&(ci, k)).map_or(0, |p| p.wakeups)
+}
+
 /// `bar`: the wakeups each latency cell pooled a kernel, against the [`BAR_WAKEUPS`] that
 /// its p99 row needs to be judged.
 fn pools(raw: &Raw) -> String {

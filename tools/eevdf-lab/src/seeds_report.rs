@@ -213,6 +213,202 @@ fn hogs_001(c: &Cell) -> u64 {
     spec_001(c, true, "count").unwrap_or(0)
 }
 
+/// Peter Zijlstra's table (LKML, 2023-10-05, "Re: [PATCH 00/15] sched: EEVDF and latency-nice
+/// and/or slice-attr"): cyclictest's min / avg / max latency, µs, with its custom slice
+/// against hackbench at the base slice, by slice multiple: EEVDF, then EVDF.
+const S000_PETER: [(f64, [f64; 3], [f64; 3]); 3] = [
+    (10.0, [14.0, 692.0, 94633.0], [48.0, 188239.0, 961241.0]),
+    (1.0, [54.0, 522.0, 41475.0], [55.0, 673.0, 13297.0]),
+    (0.1, [18.0, 344.0, 20061.0], [24.0, 56.0, 860.0]),
+];
+
+/// Seed 000: the waker's latency by slice against hackbench, EEVDF, EVDF and BIAS_ELIGIBLE,
+/// beside Peter's table, with the verdicts of [`agreement_000`].
+fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
+    let Some(cells) = open_section(raw, 0, s) else {
+        return;
+    };
+    s.push_str(
+        "**The seed** (Peter Zijlstra, LKML, October 2023, on EVDF, EEVDF without the \
+         eligibility test): \"So while it improves the short slices, it completely blows up \
+         the large slices -- utterly slaughters the large slices in fact. And all the many \
+         variants of BIAS_ELIGIBLE that I've tried so far only manage to murder the high end \
+         while simultaneously not actually helping the low end\". His workload: \"hackbench vs \
+         cyclictest, where cyclictest gets a custom slice set, the big slice is 10 * normal, \
+         the middle slice is normal (equal to hackbench) and the short slice is normal / \
+         10\".\n\n**Ours**: the lab's waker (1 ms period, its own slice at 10x, 1x and 0.1x \
+         the base slice, read back from the kernel) beside `hackbench -g 2`, whose tasks run \
+         at the base slice, at 1 and 2 vCPUs; EVDF and BIAS_ELIGIBLE on the Rust kernel alone \
+         (stock 6.12 has neither). Latency from the waker's timer to its running, µs: \
+         medians over the runs of each run's minimum, average and maximum, and the wakeups \
+         pooled over the runs (a pooled p99 is judged on 50,000).\n\n| vCPUs | waker slice | \
+         features | min / avg / max, stock | min / avg / max, rust | wakeups pooled, stock / \
+         rust | Peter (min / avg / max) |\n|---|---|---|---|---|---|---|\n",
+    );
+    for &(ci, c) in &cells {
+        let Workload::Latency { slice_x, .. } = c.workload else {
+            continue;
+        };
+        let three = |k| {
+            ["lat_min_us", "lat_avg_us", "lat_max_us"]
+                .iter()
+                .map(|m| opt(med(rows, ci, m, k)))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        };
+        let peter = S000_PETER
+            .iter()
+            .find(|p| p.0 == slice_x)
+            .and_then(|p| match c.features.name() {
+                "EEVDF" => Some(p.1),
+                "EVDF" => Some(p.2),
+                _ => None,
+            })
+            .map_or("-".to_string(), |v| {
+                format!("{:.0} / {:.0} / {:.0}", v[0], v[1], v[2])
+            });
+        let _ = writeln!(
+            s,
+            "| {} | {slice_x}x | {} | {} | {} | {} / {} | {peter} |",
+            c.cpus_in(raw.cpus),
+            c.features.name(),
+            unavailable(rows, raw, ci).unwrap_or_else(|| three(Kernel::Stock)),
+            three(Kernel::Rust),
+            report::wakeups_pooled(raw, ci, Kernel::Stock),
+            report::wakeups_pooled(raw, ci, Kernel::Rust),
+        );
+    }
+    s.push_str(&agreement_000(raw, rows, &cells));
+}
+
+/// Seed 000's verdicts, on the Rust kernel: EVDF against EEVDF, and BIAS_ELIGIBLE against
+/// EEVDF, on the waker's average and maximum at each slice and vCPU count, by interval,
+/// each against the direction of Peter's table (EVDF: both higher at 10x, the average
+/// higher and the maximum lower at 1x, both lower at 0.1x) or of his words on
+/// BIAS_ELIGIBLE (the maximum higher at 10x, the average not lower at 0.1x).
+fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
+    let find = |cpus: u32, slice: f64, set: &str| {
+        cells.iter().find_map(|&(ci, c)| match c.workload {
+            Workload::Latency { slice_x, .. }
+                if slice_x == slice && c.cpus_in(raw.cpus) == cpus && c.features.name() == set =>
+            {
+                Some(ci)
+            }
+            _ => None,
+        })
+    };
+    let mut cpus: Vec<u32> = cells.iter().map(|(_, c)| c.cpus_in(raw.cpus)).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let mut s = String::from("\n**Agreement.**");
+    let (mut with, mut against, mut undecided) = (0, 0, 0);
+    let mut tally = |v: Verdict, peter_above: bool| -> String {
+        match (v, peter_above) {
+            (Verdict::Above, true) | (Verdict::Below, false) => {
+                with += 1;
+                "as Peter's".to_string()
+            }
+            (Verdict::Above, false) | (Verdict::Below, true) => {
+                against += 1;
+                "against Peter's".to_string()
+            }
+            (u, _) => {
+                undecided += 1;
+                u.to_string()
+            }
+        }
+    };
+    for &n in &cpus {
+        for &(slice, ee, ev) in &S000_PETER {
+            let (Some(e), Some(v)) = (find(n, slice, "EEVDF"), find(n, slice, "EVDF")) else {
+                continue;
+            };
+            for (m, what, i) in [("lat_avg_us", "average", 1), ("lat_max_us", "maximum", 2)] {
+                let (Some(a), Some(b)) = (
+                    est_of(rows, v, m, Kernel::Rust),
+                    est_of(rows, e, m, Kernel::Rust),
+                ) else {
+                    continue;
+                };
+                let word = tally(verdict::between(&a, &b), ev[i] > ee[i]);
+                let _ = write!(
+                    s,
+                    " At {n} vCPU{} and {slice}x, EVDF's {what} {} against EEVDF's {} µs \
+                     (Peter: {:.0} against {:.0}): {word}.",
+                    if n == 1 { "" } else { "s" },
+                    verdict::show(&a, 0),
+                    verdict::show(&b, 0),
+                    ev[i],
+                    ee[i],
+                );
+            }
+        }
+        // BIAS_ELIGIBLE, by Peter's words: the high end murdered (10x maximum higher), the
+        // low end not helped (0.1x average not lower).
+        for (slice, m, what, peter_above) in [
+            (10.0, "lat_max_us", "maximum", true),
+            (0.1, "lat_avg_us", "average", true),
+        ] {
+            let (Some(e), Some(b)) = (find(n, slice, "EEVDF"), find(n, slice, "BIAS_ELIGIBLE"))
+            else {
+                continue;
+            };
+            let (Some(x), Some(y)) = (
+                est_of(rows, b, m, Kernel::Rust),
+                est_of(rows, e, m, Kernel::Rust),
+            ) else {
+                continue;
+            };
+            let word = tally(verdict::between(&x, &y), peter_above);
+            let _ = write!(
+                s,
+                " At {n} vCPU{} and {slice}x, BIAS_ELIGIBLE's {what} {} against EEVDF's {} µs \
+                 (Peter: higher): {word}.",
+                if n == 1 { "" } else { "s" },
+                verdict::show(&x, 0),
+                verdict::show(&y, 0),
+            );
+        }
+    }
+    let _ = write!(
+        s,
+        " Of these comparisons, {with} go Peter's way, {against} against it and {undecided} \
+         are undecided."
+    );
+    // Where the kernels part under EEVDF, by the ratio's interval.
+    let mut parted = Vec::new();
+    for &(ci, c) in cells {
+        if c.features.name() != "EEVDF" {
+            continue;
+        }
+        for m in ["lat_avg_us", "lat_max_us"] {
+            if let Some(x) = row(rows, ci, m).and_then(|r| r.ratio.as_ref()) {
+                let v = verdict::against(x, 1.0);
+                if v == Verdict::Below || v == Verdict::Above {
+                    parted.push(format!(
+                        "{} `{m}` rust/stock {}",
+                        c.label(),
+                        verdict::show(x, 3)
+                    ));
+                }
+            }
+        }
+    }
+    let _ = write!(
+        s,
+        " Under EEVDF the two kernels part (the ratio's interval excludes 1) in {} of the \
+         rows{}",
+        parted.len(),
+        if parted.is_empty() {
+            ".".into()
+        } else {
+            format!(": {}.", parted.join("; "))
+        }
+    );
+    s.push_str("\n\n");
+    s
+}
+
 fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
     let Some(all) = open_section(raw, 1, s) else {
         return;
@@ -1453,10 +1649,11 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
     s.push_str(
         "\nEach seed's claim and numbers are quoted from `../shared/seeds/`; ours are medians \
          over the runs with 95% intervals `[lo, hi]` (Documentation/lab.md explains them), \
-         rust/stock a ratio of medians with a bootstrap interval. Seed 000 (latency against \
-         throughput) is the main matrix's: `eevdf-lab --quick`, Documentation/reports/results.md and \
-         Documentation/reports/bar.md.\n\n",
+         rust/stock a ratio of medians with a bootstrap interval. The main matrix runs seed \
+         000's cells too, beside its other experiments: `eevdf-lab run`, \
+         Documentation/reports/results.md and Documentation/reports/bar.md.\n\n",
     );
+    section_000(raw, rows, &mut s);
     section_001(raw, rows, &mut s);
     section_002(raw, rows, &mut s);
     section_003(raw, rows, &mut s);
@@ -1558,6 +1755,74 @@ mod tests {
             bar_pass: None,
             ideal: None,
         }
+    }
+
+    /// A run of the seeds' matrix with no boots: enough for the verdicts, which read rows.
+    fn raw_of(cells: Vec<Cell>) -> Raw {
+        Raw {
+            started_utc: "2026-01-01 00:00:00".into(),
+            command: "eevdf-lab seeds".into(),
+            matrix: MatrixKind::Seeds,
+            boots_per_kernel: 3,
+            inner_reps: 2,
+            cpus: 1,
+            timing: None,
+            confidence: 0.95,
+            bootstrap_resamples: 200,
+            seed: 1,
+            cells,
+            pair: crate::plan::Pair::Tiny,
+            kernels: vec![],
+            stand_ins: vec![],
+            insnprof: vec![],
+            boots: vec![],
+        }
+    }
+
+    #[test]
+    fn seed_000_verdicts_follow_their_rows() {
+        let raw = raw_of(matrix(MatrixKind::Seeds, &[Experiment::Seed(0)]));
+        let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
+        assert_eq!(cells.len(), 18, "3 sets x 3 slices x 1 and 2 vCPUs");
+        // EVDF's average and maximum `evdf` times EEVDF's at every slice; BIAS the same as
+        // EEVDF.
+        let rows_with = |evdf: f64| -> Vec<Row> {
+            let mut rows = Vec::new();
+            for &(ci, c) in &cells {
+                let f = if c.features.name() == "EVDF" {
+                    evdf
+                } else {
+                    1.0
+                };
+                for (m, v) in [("lat_avg_us", 500.0), ("lat_max_us", 20000.0)] {
+                    let e = est(v * f, v * f * 0.95, v * f * 1.05, 6);
+                    rows.push(row_of(ci, m, e, e));
+                }
+            }
+            rows
+        };
+        // EVDF higher everywhere: Peter's way at 10x (both) and at 1x (the average), against
+        // it at 1x (the maximum) and 0.1x (both); the BIAS rows undecided: per vCPU count 3
+        // with, 3 against, 2 undecided.
+        let t = agreement_000(&raw, &rows_with(3.0), &cells);
+        assert!(
+            t.contains("6 go Peter's way, 6 against it and 4 are undecided"),
+            "{t}"
+        );
+        assert!(t.contains("At 1 vCPU and 10x, EVDF's average 1500 [1425, 1575] against EEVDF's 500 [475, 525] µs (Peter: 188239 against 692): as Peter's."), "{t}");
+        // Flipped: EVDF lower everywhere.
+        let t = agreement_000(&raw, &rows_with(0.3), &cells);
+        assert!(
+            t.contains("6 go Peter's way, 6 against it and 4 are undecided"),
+            "{t}"
+        );
+        assert!(t.contains("At 1 vCPU and 0.1x, EVDF's average 150 [142, 158] against EEVDF's 500 [475, 525] µs (Peter: 56 against 344): as Peter's."), "{t}");
+        // Equal: every comparison undecided.
+        let t = agreement_000(&raw, &rows_with(1.0), &cells);
+        assert!(
+            t.contains("0 go Peter's way, 0 against it and 16 are undecided"),
+            "{t}"
+        );
     }
 
     #[test]
