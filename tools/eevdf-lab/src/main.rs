@@ -398,24 +398,27 @@ fn build(root: &Path, pair: Pair, kernels: &[Kernel], perf: bool) -> Result<()> 
     )
 }
 
-/// Debian's configuration of the kernel, the distro pair's start ($DEBIAN_CONFIG in
-/// tools/lib.sh).
-const DEBIAN_CONFIG: &str = "/usr/src/linux-config-6.12/config.amd64_none_amd64.xz";
-
 /// The files tools/build-kernel.sh hashes into a build's `.fragments`, in its order:
-/// Debian's config (distro pair only), the config fragments, the patch series stamp.
-fn config_inputs(root: &Path, cache: &Path, pair: Pair, k: Kernel) -> Vec<PathBuf> {
+/// Debian's config (distro pair only: `$DEBIAN_CONFIG`), the config fragments, the patch
+/// series stamp in the tree of `$KERNEL_VERSION`. Both pins come from tools/lib.sh; without
+/// them, None.
+fn config_inputs(root: &Path, cache: &Path, pair: Pair, k: Kernel) -> Option<Vec<PathBuf>> {
+    let pin = |name| hostkit::paths::lib_sh_value(root, name).ok();
     let mut files = Vec::new();
     if pair.starts_from_debian() {
-        files.push(PathBuf::from(DEBIAN_CONFIG));
+        files.push(PathBuf::from(pin("DEBIAN_CONFIG")?));
     }
     files.extend(
         pair.fragments(k)
             .iter()
             .map(|f| root.join("kernel/configs").join(format!("{f}.config"))),
     );
-    files.push(cache.join("src/linux-6.12.117/.sched_eevdf-series"));
-    files
+    files.push(
+        cache
+            .join(format!("src/linux-{}", pin("KERNEL_VERSION")?))
+            .join(".sched_eevdf-series"),
+    );
+    Some(files)
 }
 
 /// Whether the build in `dir` was configured from the repository's current fragments and
@@ -423,7 +426,7 @@ fn config_inputs(root: &Path, cache: &Path, pair: Pair, k: Kernel) -> Vec<PathBu
 /// that hash in `.fragments` (a `--no-build` run may boot an image built from an older
 /// series). None when an input or the stored hash is missing.
 fn build_is_current(root: &Path, pair: Pair, k: Kernel, dir: &Path) -> Option<bool> {
-    let files = config_inputs(root, &cache_dir(), pair, k);
+    let files = config_inputs(root, &cache_dir(), pair, k)?;
     if !files.iter().all(|f| f.is_file()) {
         return None;
     }
@@ -1055,39 +1058,49 @@ mod tests {
 
     #[test]
     fn config_inputs_follow_build_kernel_sh() {
-        let (root, cache) = (Path::new("/r"), Path::new("/c"));
-        let series = "/c/src/linux-6.12.117/.sched_eevdf-series";
+        // A repository whose tools/lib.sh pins the versions, as the real one does.
+        let dir = std::env::temp_dir().join(format!("eevdf-lab-pins-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("tools")).unwrap();
+        std::fs::write(
+            dir.join("tools/lib.sh"),
+            "KERNEL_VERSION=6.99.1\nDEBIAN_CONFIG=/d/config.xz\n",
+        )
+        .unwrap();
+        let (root, cache) = (dir.as_path(), Path::new("/c"));
+        let series = "/c/src/linux-6.99.1/.sched_eevdf-series";
+        let r = |f: &str| format!("{}/kernel/configs/{f}", dir.display());
         let names = |pair, k| -> Vec<String> {
             config_inputs(root, cache, pair, k)
+                .unwrap()
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect()
         };
         assert_eq!(
             names(Pair::Tiny, Kernel::Rust),
-            [
-                "/r/kernel/configs/base.config",
-                "/r/kernel/configs/eevdf.config",
-                series
-            ]
+            [r("base.config"), r("eevdf.config"), series.to_string()]
         );
         assert_eq!(
             names(Pair::Distro, Kernel::Rust),
             [
-                DEBIAN_CONFIG,
-                "/r/kernel/configs/distro.config",
-                "/r/kernel/configs/eevdf.config",
-                series
+                "/d/config.xz".to_string(),
+                r("distro.config"),
+                r("eevdf.config"),
+                series.to_string()
             ]
         );
         assert_eq!(
             names(Pair::Distro, Kernel::Stock),
             [
-                DEBIAN_CONFIG,
-                "/r/kernel/configs/distro.config",
-                "/r/kernel/configs/stock.config",
-                series
+                "/d/config.xz".to_string(),
+                r("distro.config"),
+                r("stock.config"),
+                series.to_string()
             ]
         );
+        // Without the pins there are no inputs to compare, and no claim of currency.
+        std::fs::write(dir.join("tools/lib.sh"), "KSRC=$HOME\n").unwrap();
+        assert_eq!(config_inputs(root, cache, Pair::Tiny, Kernel::Rust), None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
