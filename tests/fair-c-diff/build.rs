@@ -16,10 +16,16 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The kernel version whose fair.c is the judge.
-const KERNEL_VERSION: &str = "6.12.117";
-/// The tarball's top directory.
-const TARBALL_TOP: &str = "linux-source-6.12";
+/// A version pin of tools/lib.sh, the one place that sets them (`KERNEL_VERSION`,
+/// `KERNEL_TARBALL`).
+fn pin(name: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("tools/lib.sh").display()
+    );
+    hostkit::paths::lib_sh_value(&root, name).unwrap_or_else(|e| panic!("{e}"))
+}
 /// The tree's files the build reads.
 const TREE_FILES: &[&str] = &[
     "Makefile",
@@ -246,8 +252,9 @@ fn run() -> Result<(), String> {
 }
 
 fn missing(file: &str, name: &str, what: &str) -> String {
+    let kernel_version = pin("KERNEL_VERSION");
     format!(
-        "{what} `{name}` not found in {file} of the {KERNEL_VERSION} tarball: the extraction \
+        "{what} `{name}` not found in {file} of the {kernel_version} tarball: the extraction \
          list in tests/fair-c-diff/build.rs no longer matches the source"
     )
 }
@@ -264,13 +271,20 @@ fn source_tree(out: &Path) -> Result<PathBuf, String> {
         }
         return Ok(dir);
     }
-    let tarball =
-        env::var("KERNEL_TARBALL").unwrap_or_else(|_| "/usr/src/linux-source-6.12.tar.xz".into());
+    let kernel_version = pin("KERNEL_VERSION");
+    let tarball = env::var("KERNEL_TARBALL").unwrap_or_else(|_| pin("KERNEL_TARBALL"));
     println!("cargo:rerun-if-changed={tarball}");
+    // The tarball's top directory: its name without `.tar.xz` (linux-source-6.12).
+    let top = Path::new(&tarball)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".tar.xz"))
+        .ok_or_else(|| format!("{tarball}: not a .tar.xz"))?
+        .to_string();
     if !Path::new(&tarball).is_file() {
         return Err(format!(
-            "{tarball} not found: install Debian's linux-source-6.12 ({KERNEL_VERSION}; \
-             `bash tools/setup.sh` does), or set $FAIR_C_DIFF_SRC to an unpacked tree"
+            "{tarball} not found: install Debian's {top} ({kernel_version}; `bash \
+             tools/setup.sh` does), or set $FAIR_C_DIFF_SRC to an unpacked tree"
         ));
     }
     let dest = out.join("src");
@@ -284,7 +298,7 @@ fn source_tree(out: &Path) -> Result<PathBuf, String> {
         .arg("-C")
         .arg(&dest)
         .arg("--strip-components=1")
-        .args(TREE_FILES.iter().map(|f| format!("{TARBALL_TOP}/{f}")))
+        .args(TREE_FILES.iter().map(|f| format!("{top}/{f}")))
         .status()
         .map_err(|e| format!("tar: {e}"))?;
     if !status.success() {
@@ -311,9 +325,10 @@ fn check_version(src: &Path) -> Result<(), String> {
         field("PATCHLEVEL"),
         field("SUBLEVEL")
     );
-    if v != KERNEL_VERSION {
+    let kernel_version = pin("KERNEL_VERSION");
+    if v != kernel_version {
         return Err(format!(
-            "the source is Linux {v}, the harness judges by {KERNEL_VERSION}"
+            "the source is Linux {v}, the harness judges by {kernel_version}"
         ));
     }
     Ok(())
