@@ -23,6 +23,7 @@
 
 mod feature;
 mod insnprof;
+mod metrics;
 mod next;
 mod next_report;
 mod parse;

@@ -195,44 +195,13 @@ fn close(mut o: Outcome, rc: Option<String>) -> Outcome {
     o
 }
 
-/// Whether a smaller or larger value of a metric is better, for the performance bar.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Better {
-    Lower,
-    Higher,
-    /// Descriptive (e.g. a share that should match an ideal): no bar.
-    Neither,
-}
+pub use crate::metrics::Better;
 
-/// The metric's unit and direction, and whether the performance bar applies.
+/// The metric's unit and direction, and whether the performance bar applies: its
+/// entry in [`crate::metrics::METRICS`] (none: no unit, no bar; `metrics_are_known` keeps
+/// the sources' names in the table).
 pub fn metric_meta(name: &str) -> (&'static str, Better, bool) {
-    match name {
-        "hackbench_s" => ("s", Better::Lower, true),
-        "lat_avg_us" => ("µs", Better::Lower, true),
-        // Tails: a bar only in --bar, on the pooled p99, with its own tolerance
-        // (report::bar_for).
-        "lat_p99_us" | "lat_p99_pooled_us" => ("µs", Better::Lower, true),
-        "lat_min_us" | "lat_max_us" => ("µs", Better::Lower, false),
-        // The waker's wait on the runqueue per wakeup (schedstat run_delay): the part of the
-        // latency the pick decides, without timer lateness or host stalls of an idle vCPU.
-        "run_delay_avg_us" => ("µs", Better::Lower, true),
-        // The waker's CPU per wakeup over its period, % of a CPU: its regime, not a result.
-        "need_pct" | "waker_share_pct" => ("% of a CPU", Better::Neither, false),
-        "ctxsw_per_s" => ("/s", Better::Neither, false),
-        "switches_per_s" => ("/s", Better::Higher, false),
-        "pingpong_switches_per_s" => ("/s", Better::Higher, true),
-        "ns_per_switch" => ("ns", Better::Lower, false),
-        // Derived under icount on one vCPU (report::with_instructions): the guest's
-        // instructions a switch, whose bar is rust <= stock.
-        "pingpong_insns_per_switch" | "yield_insns_per_switch" | "sched_insns_per_switch" => {
-            ("instructions", Better::Lower, true)
-        }
-        "max_err_pp" => ("pp", Better::Lower, false),
-        "pipejob_alone_s" | "pipejob_loaded_s" => ("s", Better::Lower, false),
-        "pipejob_slowdown" => ("x alone", Better::Lower, false),
-        n if n.starts_with("share_") => ("", Better::Neither, false),
-        _ => ("", Better::Neither, false),
-    }
+    crate::metrics::find(name).map_or(("", Better::Neither, false), |m| (m.unit, m.better, m.bar))
 }
 
 /// The named metrics of one successful outcome, in display order.
