@@ -500,7 +500,19 @@ pub fn ideal_shares(outcomes: &[&Outcome]) -> BTreeMap<String, f64> {
 mod tests {
     use super::*;
     use crate::plan::{Experiment, MatrixKind};
-    use crate::studies::matrix;
+    /// The cells of a matrix of `kind`, from its study's own module (not through
+    /// `studies`, which sits above this one).
+    fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<crate::plan::Cell> {
+        match kind {
+            MatrixKind::Seeds | MatrixKind::SeedsSmoke => {
+                crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only)
+            }
+            MatrixKind::Next | MatrixKind::NextSmoke => {
+                crate::next::matrix(kind == MatrixKind::NextSmoke, only)
+            }
+            _ => crate::plan::main_matrix(kind, only),
+        }
+    }
 
     const OUT: &str = "\
 @@info uname=6.12.117 cpus=2 base_slice_ns=1400000

@@ -1132,7 +1132,7 @@ pub fn seed_title(n: u8) -> &'static str {
 
 /// The cells of one of the main matrices (smoke, quick, full, bar), in run order, limited
 /// to `only` experiments (all when empty). The `next` and `seeds` matrices are their
-/// studies' (`crate::studies::matrix` chooses); asked for one of those, this has no cells.
+/// studies' (`crate::studies::study` chooses); asked for one of those, this has no cells.
 pub fn main_matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     use Experiment as E;
     use FeatureSet as F;

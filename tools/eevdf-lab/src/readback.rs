@@ -224,8 +224,8 @@ pub fn table<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::main_matrix as matrix;
     use crate::plan::{Experiment, FeatureSet, MatrixKind};
-    use crate::studies::matrix;
     use eevdf_guest::WakerResult;
 
     fn cell(slice_x: f64, load_slice_x: Option<f64>) -> Cell {

@@ -1352,7 +1352,7 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::studies::matrix;
+    use crate::plan::main_matrix as matrix;
     use eevdf_guest::{PingPongResult, Record};
 
     fn outcome(id: &str, rate: f64) -> Outcome {

@@ -1737,7 +1737,6 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
 mod tests {
     use super::*;
     use crate::plan::MatrixKind;
-    use crate::studies::matrix;
     use crate::verdict::est;
     use std::collections::BTreeMap;
 
@@ -1781,7 +1780,7 @@ mod tests {
 
     #[test]
     fn seed_000_verdicts_follow_their_rows() {
-        let raw = raw_of(matrix(MatrixKind::Seeds, &[Experiment::Seed(0)]));
+        let raw = raw_of(crate::seeds::matrix(false, &[Experiment::Seed(0)]));
         let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
         assert_eq!(cells.len(), 18, "3 sets x 3 slices x 1 and 2 vCPUs");
         // EVDF's average and maximum `evdf` times EEVDF's at every slice; BIAS the same as
@@ -1827,7 +1826,7 @@ mod tests {
 
     #[test]
     fn seed_001_verdicts_follow_their_rows() {
-        let cells = matrix(MatrixKind::Seeds, &[Experiment::Seed(1)]);
+        let cells = crate::seeds::matrix(false, &[Experiment::Seed(1)]);
         let cells: Vec<(usize, &Cell)> = cells
             .iter()
             .enumerate()
@@ -1885,7 +1884,7 @@ mod tests {
 
     #[test]
     fn seed_001_pipe_job_verdicts_follow_their_rows() {
-        let all = matrix(MatrixKind::Seeds, &[Experiment::Seed(1)]);
+        let all = crate::seeds::matrix(false, &[Experiment::Seed(1)]);
         let cells: Vec<(usize, &Cell)> = all
             .iter()
             .enumerate()
