@@ -890,7 +890,7 @@ mod tests {
     use super::*;
     use crate::next::matrix;
     use crate::parse::{BootInfo, Outcome};
-    use crate::plan::{Cell, MatrixKind, Pair};
+    use crate::plan::{Cell, MatrixKind};
     use crate::report::BootRun;
 
     /// A run of `boots`, each with the outcomes `outcome(boot, cell)` gives (None: the cell
@@ -899,18 +899,9 @@ mod tests {
         Raw {
             started_utc: "2026-12-01 00:00:00".into(),
             command: "target/release/eevdf-lab --next".into(),
-            matrix: MatrixKind::Next,
             boots_per_kernel: boots,
-            inner_reps: 1,
-            cpus: 1,
             timing: Some(TimingInfo::Icount { shift: 3 }),
-            confidence: 0.95,
             bootstrap_resamples: 500,
-            seed: 1,
-            pair: Pair::Tiny,
-            kernels: vec![],
-            stand_ins: vec![],
-            insnprof: vec![],
             boots: (0..boots)
                 .map(|b| BootRun {
                     kernel: Kernel::Rust,
@@ -925,7 +916,7 @@ mod tests {
                     outcomes: cells.iter().filter_map(|c| outcome(b, c)).collect(),
                 })
                 .collect(),
-            cells,
+            ..Raw::for_test(MatrixKind::Next, cells)
         }
     }
 

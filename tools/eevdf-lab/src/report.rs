@@ -75,6 +75,32 @@ pub struct Raw {
     pub insnprof: Vec<InsnProf>,
 }
 
+#[cfg(test)]
+impl Raw {
+    /// A run of `matrix` over `cells` with no boots yet, for the tests' fixtures: one vCPU,
+    /// the tiny pair, 95% intervals from 200 resamples; struct update syntax sets the rest.
+    pub(crate) fn for_test(matrix: MatrixKind, cells: Vec<Cell>) -> Raw {
+        Raw {
+            started_utc: "2026-01-01 00:00:00".into(),
+            command: "eevdf-lab".into(),
+            matrix,
+            boots_per_kernel: 1,
+            inner_reps: 1,
+            cpus: 1,
+            timing: None,
+            confidence: 0.95,
+            bootstrap_resamples: 200,
+            seed: 1,
+            cells,
+            pair: Pair::Tiny,
+            kernels: vec![],
+            boots: vec![],
+            stand_ins: vec![],
+            insnprof: vec![],
+        }
+    }
+}
+
 /// How guest time runs (`--timing`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum Timing {
@@ -1401,21 +1427,9 @@ mod tests {
             o
         };
         let raw_of = |samples: u64| Raw {
-            started_utc: "2026-01-01 00:00:00".into(),
             command: "eevdf-lab --bar".into(),
-            matrix: MatrixKind::Bar,
             boots_per_kernel: 6,
             inner_reps: 2,
-            cpus: 1,
-            timing: None,
-            confidence: 0.95,
-            bootstrap_resamples: 200,
-            seed: 1,
-            cells: cells.clone(),
-            pair: Pair::Tiny,
-            kernels: vec![],
-            stand_ins: vec![],
-            insnprof: vec![],
             boots: (0..12)
                 .flat_map(|_| {
                     [
@@ -1424,6 +1438,7 @@ mod tests {
                     ]
                 })
                 .collect(),
+            ..Raw::for_test(MatrixKind::Bar, cells.clone())
         };
         let rows = summarise(&raw_of(5000));
         let i = rows
@@ -1506,22 +1521,9 @@ mod tests {
             })
             .collect();
         let mut raw = Raw {
-            started_utc: "2026-01-01 00:00:00".into(),
-            command: "eevdf-lab".into(),
-            matrix: MatrixKind::Quick,
-            boots_per_kernel: 1,
-            inner_reps: 1,
             cpus: 2,
-            timing: None,
-            confidence: 0.95,
-            bootstrap_resamples: 200,
-            seed: 1,
-            cells,
-            pair: Pair::Tiny,
-            kernels: vec![],
-            stand_ins: vec![],
-            insnprof: vec![],
             boots,
+            ..Raw::for_test(MatrixKind::Quick, cells)
         };
         let t = tables(&raw, &summarise(&raw));
         let line = |label: &str| {
@@ -1598,21 +1600,9 @@ mod tests {
         );
         let evdf_id = all.last().unwrap().id();
         Raw {
-            started_utc: "2026-01-01 00:00:00".into(),
-            command: "eevdf-lab".into(),
-            matrix: MatrixKind::Smoke,
             boots_per_kernel: 3,
-            inner_reps: 1,
             cpus: 2,
-            timing: None,
-            confidence: 0.95,
             bootstrap_resamples: 500,
-            seed: 1,
-            cells: all,
-            pair: Pair::Tiny,
-            kernels: vec![],
-            stand_ins: vec![],
-            insnprof: vec![],
             boots: rates
                 .iter()
                 .map(|&(k, r)| {
@@ -1626,6 +1616,7 @@ mod tests {
                     )
                 })
                 .collect(),
+            ..Raw::for_test(MatrixKind::Smoke, all)
         }
     }
 

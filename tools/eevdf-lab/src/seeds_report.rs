@@ -1756,31 +1756,12 @@ mod tests {
         }
     }
 
-    /// A run of the seeds' matrix with no boots: enough for the verdicts, which read rows.
-    fn raw_of(cells: Vec<Cell>) -> Raw {
-        Raw {
-            started_utc: "2026-01-01 00:00:00".into(),
-            command: "eevdf-lab seeds".into(),
-            matrix: MatrixKind::Seeds,
-            boots_per_kernel: 3,
-            inner_reps: 2,
-            cpus: 1,
-            timing: None,
-            confidence: 0.95,
-            bootstrap_resamples: 200,
-            seed: 1,
-            cells,
-            pair: crate::plan::Pair::Tiny,
-            kernels: vec![],
-            stand_ins: vec![],
-            insnprof: vec![],
-            boots: vec![],
-        }
-    }
-
     #[test]
     fn seed_000_verdicts_follow_their_rows() {
-        let raw = raw_of(crate::seeds::matrix(false, &[Experiment::Seed(0)]));
+        let raw = Raw::for_test(
+            MatrixKind::Seeds,
+            crate::seeds::matrix(false, &[Experiment::Seed(0)]),
+        );
         let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
         assert_eq!(cells.len(), 18, "3 sets x 3 slices x 1 and 2 vCPUs");
         // EVDF's average and maximum `evdf` times EEVDF's at every slice; BIAS the same as
