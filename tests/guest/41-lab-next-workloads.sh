@@ -12,7 +12,9 @@
 #                base slice.
 #   eevdf-storm  T (3 ms slice) changing its own slice every 200 us against C:
 #                thousands of changes, none failed; both ran (shares fill the
-#                CPU); T's runs and C's waits were seen.
+#                CPU); T's runs and C's waits were seen. Then T moving itself
+#                between two threaded cgroups: changes made, none failed, and
+#                the groups gone afterwards.
 . "$(dirname "$0")/lib/common.sh"
 s=/sys/kernel/debug/sched/base_slice_ns
 base=$(cat $s)
@@ -75,3 +77,13 @@ echo "$json" | grep -q '"target_runs":{' && echo "$json" | grep -q '"competitor_
 	fail "no runs or waits recorded: $json"
 ts=$(num target_share "$json") cs=$(num competitor_share "$json")
 ge "$ts" 0.2 && ge "$cs" 0.2 || fail "a hog starved: T $ts, C $cs"
+
+grep -q " /sys/fs/cgroup cgroup2 " /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup
+out=$(eevdf-storm --cpu 0 --change cgroup --warmup-ms 100 --duration-ms 300) ||
+	fail "eevdf-storm --change cgroup exited $?"
+json=$(echo "$out" | grep '^@@json') || fail "no result line (cgroup)"
+c=$(num changes "$json") e=$(num change_errors "$json")
+[ "$c" -ge 300 ] && [ "$e" = 0 ] || fail "cgroup moves: $c made, $e failed (want >= 300 and none)"
+if ls -d /sys/fs/cgroup/eevdf-storm-* >/dev/null 2>&1; then
+	fail "eevdf-storm left its cgroups behind"
+fi

@@ -201,7 +201,7 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         let changes: &[StormChange] = if smoke {
             &[StormChange::Slice]
         } else {
-            &[StormChange::Slice, StormChange::Nice]
+            &[StormChange::Slice, StormChange::Nice, StormChange::Cgroup]
         };
         for &change in changes {
             let w = Workload::Storm {
@@ -343,7 +343,11 @@ mod tests {
         assert!(f4
             .iter()
             .any(|c| c.features.writes() == ["NO_RUN_TO_PARITY_MIN_SLICE", "NO_PROTECT_AT_PICK"]));
-        assert_eq!(f4.len(), 2 * 2 * 2);
+        assert_eq!(
+            f4.len(),
+            3 * 2 * 2,
+            "slice, nice and cgroup storms, MIN_SLICE off and on"
+        );
         // --only keeps the classic experiments' meaning and selects features.
         let only = matrix(false, &[Experiment::Next(NextFeature::ProtectAtPick)]);
         assert_eq!(only.len(), f4.len());

@@ -1108,7 +1108,7 @@ mod tests {
             .lines()
             .filter(|l| l.starts_with("| T's longest uninterrupted run,"))
             .collect();
-        assert_eq!(lines.len(), 4, "{md}");
+        assert_eq!(lines.len(), 6, "{md}");
         for l in lines {
             if l.contains("MIN_SLICE on") {
                 assert!(l.ends_with("| agrees: same direction |"), "{l}");

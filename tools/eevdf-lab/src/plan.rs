@@ -552,6 +552,8 @@ pub enum StormChange {
     Slice,
     /// setpriority(), nice 0 and 1 alternately.
     Nice,
+    /// A move between two threaded cgroups (`sched_move_task()`).
+    Cgroup,
 }
 
 impl StormChange {
@@ -559,6 +561,7 @@ impl StormChange {
         match self {
             StormChange::Slice => "slice",
             StormChange::Nice => "nice",
+            StormChange::Cgroup => "cgroup",
         }
     }
 }
@@ -666,6 +669,7 @@ impl Cell {
             Workload::Storm { change, .. } => match change {
                 StormChange::Slice => "T's slice set every 200 us (sched_setattr)".into(),
                 StormChange::Nice => "T reniced 0/1 every 200 us".into(),
+                StormChange::Cgroup => "T moved between two cgroups every 200 us".into(),
             },
             Workload::Mixed {
                 compute,

@@ -13,6 +13,10 @@
 //!   same slice again" would test nothing; a 1 µs step changes the deadline by nothing
 //!   that matters.
 //! - `nice`: setpriority() alternating T's nice between 0 and 1 (a reweight as well).
+//! - `cgroup`: T moved between two threaded cgroups, `a` and `b`, under one made for the
+//!   run (`/sys/fs/cgroup/eevdf-storm-<pid>`, the cpu controller on; C stays in it): a
+//!   cgroup move of the running task, `sched_move_task()`. The groups are removed at the
+//!   end, the process moved back to the root.
 //!
 //! Who changes T (`--driver`): `self`, T itself every `--period-us` of wall time while it runs
 //! (on one CPU the only way to change a *running* T: a driver thread there runs only while
@@ -29,6 +33,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use eevdf_guest::{sys, Quantiles, Record, StormResult, TaskAttr};
 use std::os::unix::thread::JoinHandleExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 
@@ -95,6 +100,8 @@ enum Change {
     Slice,
     /// setpriority() alternating nice 0 and 1.
     Nice,
+    /// T moved between two threaded cgroups.
+    Cgroup,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +111,61 @@ enum Driver {
     SelfDriven,
     /// A driver thread on --driver-cpu changes T.
     Thread,
+}
+
+/// Two threaded cgroups, `a` and `b`, under a threaded domain made for this process (the cpu
+/// controller on, so that each has its own runqueue and a move is a group change); the
+/// process is in the domain. Dropping it moves the process back to the root and removes
+/// them.
+struct ThreadedGroups {
+    domain: PathBuf,
+}
+
+impl ThreadedGroups {
+    const ROOT: &'static str = "/sys/fs/cgroup";
+
+    fn new() -> Result<ThreadedGroups> {
+        let root = Path::new(Self::ROOT);
+        if !root.join("cgroup.controllers").is_file() {
+            bail!("--change cgroup needs cgroup2 at {}", Self::ROOT);
+        }
+        let write = |p: &Path, v: &str| {
+            std::fs::write(p, v).with_context(|| format!("writing {v} to {}", p.display()))
+        };
+        write(&root.join("cgroup.subtree_control"), "+cpu")?;
+        let g = ThreadedGroups {
+            domain: root.join(format!("eevdf-storm-{}", std::process::id())),
+        };
+        std::fs::create_dir(&g.domain).with_context(|| format!("mkdir {}", g.domain.display()))?;
+        write(&g.domain.join("cgroup.subtree_control"), "+cpu")?;
+        for leaf in ["a", "b"] {
+            let d = g.domain.join(leaf);
+            std::fs::create_dir(&d).with_context(|| format!("mkdir {}", d.display()))?;
+            write(&d.join("cgroup.type"), "threaded")?;
+        }
+        write(
+            &g.domain.join("cgroup.procs"),
+            &std::process::id().to_string(),
+        )?;
+        Ok(g)
+    }
+
+    fn threads_files(&self) -> [PathBuf; 2] {
+        ["a", "b"].map(|l| self.domain.join(l).join("cgroup.threads"))
+    }
+}
+
+impl Drop for ThreadedGroups {
+    fn drop(&mut self) {
+        let _ = std::fs::write(
+            Path::new(Self::ROOT).join("cgroup.procs"),
+            std::process::id().to_string(),
+        );
+        for leaf in ["a", "b"] {
+            let _ = std::fs::remove_dir(self.domain.join(leaf));
+        }
+        let _ = std::fs::remove_dir(&self.domain);
+    }
 }
 
 /// How long the hogs spin past the window for the main thread to read their clocks; a main
@@ -136,6 +198,8 @@ struct Changer {
     change: Change,
     slice_ns: u64,
     step_ns: u64,
+    /// With `Change::Cgroup`: the two groups' `cgroup.threads` files.
+    groups: Option<[PathBuf; 2]>,
 }
 
 impl Changer {
@@ -150,6 +214,10 @@ impl Changer {
                 sys::sched_setattr(tid, &mut a, 0)
             }
             Change::Nice => sys::set_nice(tid, second as i32),
+            Change::Cgroup => match &self.groups {
+                Some(g) => std::fs::write(&g[second as usize], tid.to_string()),
+                None => Err(std::io::Error::other("no cgroups set up")),
+            },
         }
     }
 }
@@ -228,10 +296,15 @@ fn main() -> Result<()> {
     let base_slice_ns =
         sys::base_slice_ns().with_context(|| format!("reading {}", sys::BASE_SLICE_PATH))?;
     let _ = sys::pin_to_cpu(0, if args.cpu == 0 { 1 } else { 0 });
+    // The cgroups outlive the run (the guard removes them at the end of main).
+    let groups = (args.change == Change::Cgroup)
+        .then(ThreadedGroups::new)
+        .transpose()?;
     let changer = Arc::new(Changer {
         change: args.change,
         slice_ns: args.target_slice_us * 1000,
         step_ns: args.slice_step_ns,
+        groups: groups.as_ref().map(ThreadedGroups::threads_files),
     });
     let t0 = sys::now_ns();
     let window_start = t0 + args.warmup_ms * 1_000_000;
