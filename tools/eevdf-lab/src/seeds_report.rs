@@ -241,7 +241,9 @@ fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
          at the base slice, at 1 and 2 vCPUs; EVDF and BIAS_ELIGIBLE on the Rust kernel alone \
          (stock 6.12 has neither). Latency from the waker's timer to its running, µs: \
          medians over the runs of each run's minimum, average and maximum, and the wakeups \
-         pooled over the runs (a pooled p99 is judged on 50,000).\n\n| vCPUs | waker slice | \
+         pooled over the runs (a pooled p99 is judged on 50,000). At 2 vCPUs the vCPUs \
+         share icount's one clock and run in turn (Documentation/lab.md), so those rows \
+         include QEMU's round robin; the 1-vCPU rows are the scheduler's alone.\n\n| vCPUs | waker slice | \
          features | min / avg / max, stock | min / avg / max, rust | wakeups pooled, stock / \
          rust | Peter (min / avg / max) |\n|---|---|---|---|---|---|---|\n",
     );
