@@ -377,6 +377,37 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
         " Of these comparisons, {with} go Peter's way, {against} against it and {undecided} \
          are undecided."
     );
+    // The wakeups the cells pooled, against the 50,000 a kernel's pool is meant to hold.
+    let short: Vec<String> = cells
+        .iter()
+        .flat_map(|&(ci, c)| {
+            [Kernel::Rust, Kernel::Stock]
+                .into_iter()
+                .filter_map(move |k| {
+                    let n = report::wakeups_pooled(raw, ci, k);
+                    (n > 0 && n < crate::plan::BAR_WAKEUPS).then(|| {
+                        format!(
+                            "{} ({}, {} vCPU{}, {}) {n}",
+                            c.label(),
+                            c.features.name(),
+                            c.cpus_in(raw.cpus),
+                            if c.cpus_in(raw.cpus) == 1 { "" } else { "s" },
+                            k.name()
+                        )
+                    })
+                })
+        })
+        .collect();
+    let _ = write!(
+        s,
+        " Cells and kernels that pooled fewer than {} wakeups: {}.",
+        crate::plan::BAR_WAKEUPS,
+        if short.is_empty() {
+            "none".to_string()
+        } else {
+            format!("{}: {}", short.len(), short.join("; "))
+        }
+    );
     // Where the kernels part under EEVDF, by the ratio's interval.
     let mut parted = Vec::new();
     for &(ci, c) in cells {
