@@ -385,16 +385,8 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
                 .into_iter()
                 .filter_map(move |k| {
                     let n = report::wakeups_pooled(raw, ci, k);
-                    (n > 0 && n < crate::plan::BAR_WAKEUPS).then(|| {
-                        format!(
-                            "{} ({}, {} vCPU{}, {}) {n}",
-                            c.label(),
-                            c.features.name(),
-                            c.cpus_in(raw.cpus),
-                            if c.cpus_in(raw.cpus) == 1 { "" } else { "s" },
-                            k.name()
-                        )
-                    })
+                    (n > 0 && n < crate::plan::BAR_WAKEUPS)
+                        .then(|| format!("{} ({}, {}) {n}", c.label(), c.features.name(), k.name()))
                 })
         })
         .collect();
