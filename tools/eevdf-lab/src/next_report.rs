@@ -357,9 +357,12 @@ fn verdict(expected: Effect, observed: Effect, measured: bool) -> String {
     match (expected, observed) {
         (_, Effect::Unknown) => "undecided: not measured".into(),
         (_, Effect::TooFew(n)) => Verdict::TooFew { have: n }.to_string(),
-        (Effect::NoChange, Effect::Overlap(_)) => {
-            "agrees: no change measured (the interval holds 1)".into()
-        }
+        // No change was expected and none is measured, but overlapping intervals do not
+        // show there is none: undecided, with what more runs could show.
+        (Effect::NoChange, Effect::Overlap(r)) => format!(
+            "undecided: no change measured, as expected (the interval holds 1; {})",
+            runs(r)
+        ),
         (Effect::NoChange, _) => "differs: a change where none was expected".into(),
         (e, o) if e == o => "agrees: same direction".into(),
         (_, Effect::Overlap(r)) if measured => {
@@ -1114,7 +1117,9 @@ mod tests {
                 assert!(l.ends_with("| agrees: same direction |"), "{l}");
             } else {
                 assert!(
-                    l.ends_with("| agrees: no change measured (the interval holds 1) |"),
+                    l.contains(
+                        "| undecided: no change measured, as expected (the interval holds 1; "
+                    ),
                     "{l}"
                 );
             }
@@ -1179,7 +1184,8 @@ mod tests {
         );
         assert_eq!(
             verdict(Effect::NoChange, effect(&e(0.99, 0.9, 1.1, 8)), false),
-            "agrees: no change measured (the interval holds 1)"
+            "undecided: no change measured, as expected (the interval holds 1; about 968 runs a \
+             side would decide a difference this size)"
         );
         assert_eq!(
             verdict(Effect::NoChange, effect(&e(0.5, 0.4, 0.6, 8)), false),
