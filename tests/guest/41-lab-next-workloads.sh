@@ -83,7 +83,9 @@ out=$(eevdf-storm --cpu 0 --change cgroup --warmup-ms 100 --duration-ms 300) ||
 	fail "eevdf-storm --change cgroup exited $?"
 json=$(echo "$out" | grep '^@@json') || fail "no result line (cgroup)"
 c=$(num changes "$json") e=$(num change_errors "$json")
-[ "$c" -ge 300 ] && [ "$e" = 0 ] || fail "cgroup moves: $c made, $e failed (want >= 300 and none)"
+# A move takes the cgroup locks: on a debug kernel far fewer fit in 300 ms than on the
+# tiny one (about 650 there); that moves are made and none fails is the point.
+[ "$c" -ge 30 ] && [ "$e" = 0 ] || fail "cgroup moves: $c made, $e failed (want >= 30 and none)"
 if ls -d /sys/fs/cgroup/eevdf-storm-* >/dev/null 2>&1; then
 	fail "eevdf-storm left its cgroups behind"
 fi
