@@ -51,6 +51,10 @@ pub struct Outcome {
     /// seed 004).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub text: Vec<String>,
+    /// The scheduler tunables the cell's feature set writes, as the guest read them back
+    /// after the run (`@@tunables FILE=VALUE...`), by file.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tunables: BTreeMap<String, u64>,
 }
 
 impl Outcome {
@@ -65,6 +69,7 @@ impl Outcome {
             counters: None,
             counters_before: None,
             text: Vec::new(),
+            tunables: BTreeMap::new(),
         }
     }
 }
@@ -150,6 +155,11 @@ pub fn parse_boot(out: &str) -> (BootInfo, Vec<Outcome>) {
                         }
                     }
                     _ => {}
+                }
+            } else if let Some(rest) = line.strip_prefix("@@tunables ") {
+                match parse_counters(rest) {
+                    Some(t) => o.tunables.extend(t),
+                    None => o.status = Status::Failed(format!("bad tunables line: {line}")),
                 }
             } else if let Some(rest) = line.strip_prefix("@@perf ") {
                 o.text.push(format!("perf {rest}"));
@@ -578,6 +588,7 @@ Time: 0.75
 @@counters before picks=100 lag_clamped=7 preempt_buddy=0
 Time: 0.25
 @@counters after picks=150 lag_clamped=3 preempt_buddy=12
+@@tunables migration_cost_ns=0
 @@cell hb-process-pipe-g1/on end rc=0
 @@cell hb-process-pipe-g1/off begin rep=0
 Time: 0.26
@@ -592,6 +603,8 @@ Time: 0.26
         // Went down: reset in between, so it counted its whole value since.
         assert_eq!(c["lag_clamped"], 3);
         assert_eq!(c["preempt_buddy"], 12);
+        assert_eq!(o[0].tunables["migration_cost_ns"], 0);
+        assert!(o[1].tunables.is_empty());
         // A cell without counter lines (stock, or no stats file) has none.
         assert_eq!(
             (o[1].status.clone(), o[1].counters.clone()),

@@ -209,6 +209,35 @@ pub struct FeatureSet {
     name: String,
     /// `NAME` sets a feature, `NO_NAME` clears it.
     writes: Vec<String>,
+    /// Scheduler tunables the set also writes, after the features: a file of
+    /// /sys/kernel/debug/sched (`migration_cost_ns`, `base_slice_ns`) and its value. The
+    /// guest reads each back into the run's record, and a run that did not hold them fails.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tunables: Vec<Tunable>,
+}
+
+/// One scheduler tunable of a feature set: a file of /sys/kernel/debug/sched and the value
+/// the cell writes to it.
+///
+/// # Invariants
+///
+/// `file` is of `a-z` and `_` only: it goes into a shell script unquoted.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Tunable {
+    pub file: String,
+    pub value: u64,
+}
+
+impl Tunable {
+    /// `file=value`, as the guest writes and reads it back.
+    pub fn write(&self) -> String {
+        format!("{}={}", self.file, self.value)
+    }
+}
+
+/// Whether `f` can name a tunable: `a-z` and `_`, not empty.
+fn valid_tunable(f: &str) -> bool {
+    !f.is_empty() && f.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
 }
 
 /// How raw.json spells a feature set: a name and its writes, or (runs from before the
@@ -216,7 +245,12 @@ pub struct FeatureSet {
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum FeatureSetRepr {
-    Writes { name: String, writes: Vec<String> },
+    Writes {
+        name: String,
+        writes: Vec<String>,
+        #[serde(default)]
+        tunables: Vec<Tunable>,
+    },
     Seed(SeedSet),
 }
 
@@ -236,9 +270,17 @@ impl From<FeatureSetRepr> for FeatureSet {
         match r {
             // A write that breaks the invariant (a hand-edited raw.json) is dropped and
             // shows in the name only: the report reads a raw.json, it never runs one.
-            FeatureSetRepr::Writes { name, writes } => FeatureSet {
+            FeatureSetRepr::Writes {
+                name,
+                writes,
+                tunables,
+            } => FeatureSet {
                 name,
                 writes: writes.into_iter().filter(|w| valid_write(w)).collect(),
+                tunables: tunables
+                    .into_iter()
+                    .filter(|t| valid_tunable(&t.file))
+                    .collect(),
             },
             FeatureSetRepr::Seed(s) => match s {
                 SeedSet::Eevdf => FeatureSet::eevdf(),
@@ -274,7 +316,31 @@ impl FeatureSet {
         FeatureSet {
             name: name.to_string(),
             writes: writes.iter().map(|w| w.to_string()).collect(),
+            tunables: Vec::new(),
         }
+    }
+
+    /// The same set, renamed `name`, that also writes `value` to the scheduler tunable
+    /// `file` (of /sys/kernel/debug/sched). Panics on a file name that is not `a-z_`: the
+    /// lab's own tables are the callers.
+    pub fn with_tunable(mut self, name: &str, file: &str, value: u64) -> FeatureSet {
+        assert!(valid_tunable(file), "{file:?}");
+        assert!(
+            !name.is_empty() && !name.contains(char::is_whitespace),
+            "{name:?}"
+        );
+        self.name = name.to_string();
+        // INVARIANT: checked just above.
+        self.tunables.push(Tunable {
+            file: file.to_string(),
+            value,
+        });
+        self
+    }
+
+    /// The tunables the set writes after its features, in order.
+    pub fn tunables(&self) -> &[Tunable] {
+        &self.tunables
     }
 
     /// The defaults.
@@ -361,6 +427,7 @@ impl FeatureSet {
         FeatureSet {
             name: self.name.clone(),
             writes,
+            tunables: self.tunables.clone(),
         }
     }
 }
@@ -1411,7 +1478,25 @@ has() { for f in $(cat $F); do [ "$f" = "$1" ] || [ "$f" = "NO_$1" ] && return 0
 shows() { for f in $(cat $F); do [ "$f" = "$1" ] && return 0; done; return 1; }
 # setf W...: write each W and check that it took; BAD is the first that did not.
 setf() { for w; do { echo "$w" > $F && shows "$w"; } 2>/dev/null || { BAD=$w; return 1; }; done; }
-restore() { for f in $ORIG; do echo "$f" > $F 2>/dev/null; done; }
+restore() { for f in $ORIG; do echo "$f" > $F 2>/dev/null; done; restoret; }
+# sett FILE=VALUE...: write each tunable of /sys/kernel/debug/sched and check that it took
+# (the old value is kept for restoret); BAD is the first that did not.
+T=/sys/kernel/debug/sched
+sett() {
+	for t; do
+		f=${t%%=*} v=${t#*=}
+		[ -w "$T/$f" ] || { BAD=$t; return 1; }
+		echo "$f $(cat "$T/$f")" >> /tmp/eevdf-tunables.orig
+		{ echo "$v" > "$T/$f" && [ "$(cat "$T/$f")" = "$v" ]; } 2>/dev/null || { BAD=$t; return 1; }
+	done
+}
+restoret() {
+	[ -f /tmp/eevdf-tunables.orig ] || return 0
+	while read -r f v; do echo "$v" > "$T/$f"; done < /tmp/eevdf-tunables.orig
+	rm -f /tmp/eevdf-tunables.orig
+}
+# tunables FILE...: the tunables as they are now, for the run's record.
+tunables() { s="@@tunables"; for f; do s="$s $f=$(cat "$T/$f")"; done; echo "$s"; }
 # counters WHEN: sched_eevdf's counters summed over the CPUs, NAME=VALUE, if the kernel has them.
 counters() {
 	[ -r $ST ] && awk -v w="$1" '$1 == "cpu" { for (i = 2; i <= NF; i++) n[i] = $i }
@@ -1476,9 +1561,14 @@ pub fn guest_script(boot: &Boot, cells: &[Cell]) -> String {
             if c.schedstats() {
                 run = format!("echo 1 > $SS\n{run}echo 0 > $SS\n");
             }
+            let tunables = c.features.tunables();
+            if !tunables.is_empty() {
+                let files: Vec<&str> = tunables.iter().map(|t| t.file.as_str()).collect();
+                run.push_str(&format!("tunables {}\n", files.join(" ")));
+            }
             run.push_str(&format!("echo \"@@cell {id} end rc=$rc\"\n"));
             let writes = c.features.writes();
-            if writes.is_empty() {
+            if writes.is_empty() && tunables.is_empty() {
                 s.push_str(&run);
                 continue;
             }
@@ -1489,10 +1579,15 @@ pub fn guest_script(boot: &Boot, cells: &[Cell]) -> String {
                     "{kw} ! has {need}; then\n\techo \"@@cell {id} unavailable {need}\"\n"
                 ));
             }
+            let kw = if guard.is_empty() { "if" } else { "elif" };
+            let mut sets = format!("setf {}", writes.join(" "));
+            if !tunables.is_empty() {
+                let t: Vec<String> = tunables.iter().map(Tunable::write).collect();
+                sets = format!("{sets} || ! sett {}", t.join(" "));
+            }
             s.push_str(&format!(
-                "{guard}elif ! setf {}; then\n\techo \"@@cell {id} end rc=99 (writing $BAD \
+                "{guard}{kw} ! {sets}; then\n\techo \"@@cell {id} end rc=99 (writing $BAD \
                  failed)\"\nelse\n{}fi\nrestore\n",
-                writes.join(" "),
                 run.lines().map(|l| format!("\t{l}\n")).collect::<String>()
             ));
         }
@@ -1841,6 +1936,91 @@ mod tests {
         let out = run_prelude_fn("counters", "ST=/nonexistent; counters after");
         assert_eq!(out, "");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// sett writes and checks each tunable, restoret puts the old values back, and
+    /// tunables reads them for the record; a file that is not there fails and names itself.
+    #[test]
+    fn prelude_writes_checks_and_restores_tunables() {
+        let dir = std::env::temp_dir().join(format!("eevdf-lab-tun-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("migration_cost_ns"), "500000\n").unwrap();
+        let _ = std::fs::remove_file("/tmp/eevdf-tunables.orig");
+        let fns: String = ["sett() {", "restoret() {", "tunables() {"]
+            .iter()
+            .map(|f| {
+                let start = PRELUDE.find(f).unwrap();
+                let end = PRELUDE[start..]
+                    .find("\n}\n")
+                    .map_or_else(|| PRELUDE[start..].find('\n').unwrap(), |e| e + 2);
+                format!("{}\n", &PRELUDE[start..start + end])
+            })
+            .collect();
+        let sh = |body: &str| {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("T={}\n{fns}{body}", dir.display()))
+                .output()
+                .expect("sh");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let out = sh(
+            "sett migration_cost_ns=0 && tunables migration_cost_ns; restoret; \
+                      tunables migration_cost_ns",
+        );
+        assert_eq!(
+            out,
+            "@@tunables migration_cost_ns=0\n@@tunables migration_cost_ns=500000\n"
+        );
+        let out = sh(
+            "sett migration_cost_ns=7 no_such_ns=1 || echo \"bad $BAD\"; restoret; \
+                      tunables migration_cost_ns",
+        );
+        assert_eq!(
+            out,
+            "bad no_such_ns=1\n@@tunables migration_cost_ns=500000\n"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_feature_set_with_tunables_writes_them_after_its_features() {
+        let f = FeatureSet::new("NB/on", &["NEXT_BUDDY"]).with_tunable(
+            "NB+sync/on",
+            "migration_cost_ns",
+            0,
+        );
+        assert_eq!(f.name(), "NB+sync/on");
+        assert_eq!(f.tunables()[0].write(), "migration_cost_ns=0");
+        let c = Cell::new(
+            Experiment::Throughput,
+            f.clone(),
+            Workload::PingPong { duration_ms: 100 },
+        );
+        let cells = [c];
+        let boots = plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9);
+        let s = guest_script(&boots[0], &cells);
+        let id = cells[0].id();
+        assert!(s.contains(&format!(
+            "elif ! setf NEXT_BUDDY || ! sett migration_cost_ns=0; then\n\techo \"@@cell {id} \
+             end rc=99 (writing $BAD failed)\""
+        )));
+        assert!(s.contains("\ttunables migration_cost_ns\n\techo \"@@cell "));
+        // Tunables alone still guard the run.
+        let t = FeatureSet::eevdf().with_tunable("EEVDF-bs3ms", "base_slice_ns", 3_000_000);
+        let cells = [Cell::new(
+            Experiment::Throughput,
+            t.clone(),
+            Workload::PingPong { duration_ms: 100 },
+        )];
+        let s = guest_script(&plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9)[0], &cells);
+        assert!(s.contains("if ! setf  || ! sett base_slice_ns=3000000; then"));
+        // raw.json keeps them, and a run recorded without them reads as none.
+        let back: FeatureSet = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+        let old: FeatureSet =
+            serde_json::from_str(r#"{"name":"on","writes":["NEXT_BUDDY"]}"#).unwrap();
+        assert!(old.tunables().is_empty());
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use crate::parse::{BootInfo, Outcome, Status};
 use crate::plan::{slices_name, Cell, Kernel, Workload};
 use eevdf_guest::{slice_held_ns, slice_request_ns, Record, TaskReadback};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// What a cell plans for one of its tasks: the policy, nice value and slice (ns) that
@@ -117,14 +117,45 @@ pub fn mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String>
     })
 }
 
+/// Why a run of `cell` did not hold the scheduler tunables its feature set writes, as
+/// `read` (the run's `@@tunables` read-back) shows them; `None` when it held them all.
+fn tunables_mismatch(cell: &Cell, read: &BTreeMap<String, u64>) -> Option<String> {
+    let why: Vec<String> = cell
+        .features
+        .tunables()
+        .iter()
+        .filter(|t| read.get(&t.file) != Some(&t.value))
+        .map(|t| match read.get(&t.file) {
+            Some(v) => format!("{} read back {v}, planned {}", t.file, t.value),
+            None => format!("{} not read back, planned {}", t.file, t.value),
+        })
+        .collect();
+    (!why.is_empty()).then(|| {
+        format!(
+            "cell {} did not run the tunables it names: {}",
+            cell.id(),
+            why.join("; ")
+        )
+    })
+}
+
 /// Fails every successful run in `outcomes` (one boot's) whose cell in `cells` plans
-/// slices that its read-back does not show; `info` gives the boot's base slice.
+/// slices or scheduler tunables that its read-back does not show; `info` gives the boot's
+/// base slice, which a cell's own `base_slice_ns` tunable replaces.
 pub fn check_boot(cells: &[Cell], info: &BootInfo, outcomes: &mut [Outcome]) {
     for o in outcomes.iter_mut().filter(|o| o.status == Status::Ok) {
         let Some(cell) = cells.iter().find(|c| c.id() == o.id) else {
             continue;
         };
-        if let Some(why) = mismatch(cell, info.base_slice_ns, &o.records) {
+        let base = cell
+            .features
+            .tunables()
+            .iter()
+            .find(|t| t.file == "base_slice_ns")
+            .map_or(info.base_slice_ns, |t| t.value);
+        if let Some(why) =
+            tunables_mismatch(cell, &o.tunables).or_else(|| mismatch(cell, base, &o.records))
+        {
             o.status = Status::Failed(why);
         }
     }
@@ -340,6 +371,28 @@ mod tests {
         check_boot(&[c], &info, &mut outcomes);
         assert!(matches!(&outcomes[0].status, Status::Failed(w) if w.contains("task pid 91")));
         assert_eq!(outcomes[1].status, Status::Ok);
+    }
+
+    /// A run whose tunables read back otherwise than planned, or not at all, fails.
+    #[test]
+    fn a_run_that_did_not_hold_its_tunables_fails() {
+        use crate::plan::{Experiment, FeatureSet};
+        let c = Cell::new(
+            Experiment::Throughput,
+            FeatureSet::eevdf().with_tunable("EEVDF-mc0", "migration_cost_ns", 0),
+            Workload::PingPong { duration_ms: 100 },
+        );
+        let mut outcomes: Vec<Outcome> = (0..3).map(|r| Outcome::new(&c.id(), r)).collect();
+        outcomes[0].tunables.insert("migration_cost_ns".into(), 0);
+        outcomes[1]
+            .tunables
+            .insert("migration_cost_ns".into(), 500_000);
+        check_boot(&[c], &BootInfo::default(), &mut outcomes);
+        assert_eq!(outcomes[0].status, Status::Ok);
+        assert!(matches!(&outcomes[1].status,
+            Status::Failed(w) if w.contains("migration_cost_ns read back 500000, planned 0")));
+        assert!(matches!(&outcomes[2].status,
+            Status::Failed(w) if w.contains("migration_cost_ns not read back")));
     }
 
     #[test]
