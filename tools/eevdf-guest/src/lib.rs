@@ -447,8 +447,13 @@ pub struct MsgrResult {
     /// Requests completed in the window.
     pub requests: u64,
     pub requests_per_s: f64,
-    /// Time from the messenger's wake of a worker to the worker running, per request.
+    /// Time from the start of the messenger's round to the worker running, per request.
     pub wakeup: Option<Quantiles>,
+    /// The messenger stamped once a round, before its first wake (`true`), not once a wake
+    /// (`false`: records from before 2026-12-03, whose latency left out the wakes and the
+    /// runs that came before a worker's own wake in its round).
+    #[serde(default)]
+    pub stamp_per_round: bool,
     /// A worker's attributes as the kernel holds them (every thread inherits the main
     /// thread's: SCHED_OTHER, the base slice, unless started otherwise).
     pub worker: TaskAttr,
@@ -1363,6 +1368,7 @@ mod tests {
             requests: 0,
             requests_per_s: 0.0,
             wakeup: None,
+            stamp_per_round: true,
             worker: TaskAttr {
                 policy: "other".into(),
                 nice: 0,
@@ -1375,6 +1381,13 @@ mod tests {
             worker_nivcsw: 0,
         });
         assert_eq!(Record::from_line(&r.to_line()).unwrap().unwrap(), r);
+        // A record from before the stamp moved to the round's start reads as per wake.
+        let old = r.to_line().replace(",\"stamp_per_round\":true", "");
+        assert!(old.len() < r.to_line().len());
+        let Some(Ok(Record::Msgr(m))) = Record::from_line(&old) else {
+            panic!("{old}")
+        };
+        assert!(!m.stamp_per_round);
     }
 
     #[test]

@@ -68,8 +68,9 @@ impl NextFeature {
                  not delayed becomes the next buddy unless the current buddy's deadline is \
                  earlier, and, being eligible, wins the pick at once (`PICK_BUDDY` is tested \
                  in the pick, before `RUN_TO_PARITY`'s protection); a `WF_SYNC` wakeup only \
-                 becomes the buddy unless the waker has run for the migration cost. Used \
-                 with 6.12's own `NEXT_BUDDY` on: the \"on\" cells set both."
+                 becomes the buddy unless the waker has run for the migration cost. Without \
+                 6.12's own `NEXT_BUDDY` only the restructure applies (6.19 as released); \
+                 the lab measures it two by two with `NEXT_BUDDY`."
             }
             NextFeature::ProtectAtPick => {
                 "Slice protection is set only when the pick chooses the task, not again by \

@@ -51,6 +51,18 @@ fn pair(
     })
 }
 
+/// NEXT_BUDDY_EEVDF's pairs (context, short name): with 6.12's NEXT_BUDDY off, the pair is
+/// 6.12's default against 6.19's as released (NEXT_BUDDY off, its restructured wakeup
+/// path); with it on, 6.12's NEXT_BUDDY against both on (6.19-rc1's default).
+pub const NB_OFF: (&str, &str) = ("NEXT_BUDDY off", "NB0");
+pub const NB_ON: (&str, &str) = ("NEXT_BUDDY on", "NB1");
+/// NEXT_BUDDY on and `migration_cost_ns` 0: 6.19's `preempt_sync()` reschedules for a
+/// WF_SYNC wakee with the earlier deadline once the waker has run for the migration cost,
+/// which the waker always has when that is 0 (see `wakeup_preempt_buddy` in the core).
+pub const NB_SYNC: (&str, &str) = ("NEXT_BUDDY on, migration_cost_ns 0", "NB1-mc0");
+/// The vCPUs of NEXT_BUDDY_EEVDF's cells.
+pub const NB_CPUS: u32 = 4;
+
 /// An eevdf-rtapp workload.
 fn rtapp(case: &str, what: &str, tasks: &[&str], hogs: &[&str], duration_ms: u64) -> Workload {
     Workload::RtApp {
@@ -165,6 +177,8 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         cells.extend(pair(N::LagClampMaxSlice, ("", ""), &[], &[], &[], &w));
     }
     if wanted(N::NextBuddyEevdf) {
+        // 4 vCPUs: a woken worker can find an idle CPU, as on upstream's machines, and the
+        // buddy decides only where it does not.
         let (shapes, d): (&[(u32, u32)], u64) = if smoke {
             (&[(1, 4)], 500)
         } else {
@@ -180,21 +194,35 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
             })
             .collect();
         let groups: &[u32] = if smoke { &[1] } else { &[1, 2, 4] };
-        ws.extend(groups.iter().map(|&g| Workload::Hackbench {
-            threads: false,
-            pipe: true,
-            groups: g,
-            loops: if smoke { 20 } else { 200 / g },
-        }));
+        let hb: Vec<Workload> = groups
+            .iter()
+            .map(|&g| Workload::Hackbench {
+                threads: false,
+                pipe: true,
+                groups: g,
+                loops: if smoke { 20 } else { 200 / g },
+            })
+            .collect();
+        ws.extend(hb.iter().cloned());
+        // The matrix is two by two, each pair one write apart: NEXT_BUDDY_EEVDF toggled
+        // with 6.12's NEXT_BUDDY off (6.12's default against 6.19's as released) and on
+        // (6.12's NEXT_BUDDY against 6.19-rc1's default, both on). The report derives
+        // NEXT_BUDDY's own pairs and upstream's comparison (both off against both on).
         for w in &ws {
-            cells.extend(pair(
-                N::NextBuddyEevdf,
-                ("", ""),
-                &[],
-                &["NEXT_BUDDY"],
-                &["NO_NEXT_BUDDY"],
-                w,
-            ));
+            for (ctx, base) in [(NB_OFF, "NO_NEXT_BUDDY"), (NB_ON, "NEXT_BUDDY")] {
+                let cells_of = pair(N::NextBuddyEevdf, ctx, &[base], &[], &[], w);
+                cells.extend(cells_of.map(|c| c.on_cpus(NB_CPUS)));
+            }
+        }
+        // Pipes wake with WF_SYNC: with migration_cost_ns 0 the reschedule of 6.19's
+        // preempt_sync() can fire (the waker has always run at least 0 ns).
+        for w in hb.iter().take(if smoke { 1 } else { 2 }) {
+            let cells_of = pair(N::NextBuddyEevdf, NB_SYNC, &["NEXT_BUDDY"], &[], &[], w);
+            cells.extend(cells_of.map(|mut c| {
+                let name = c.features.name().to_string();
+                c.features = c.features.with_tunable(&name, "migration_cost_ns", 0);
+                c.on_cpus(NB_CPUS)
+            }));
         }
     }
     if wanted(N::ProtectAtPick) {
@@ -316,13 +344,49 @@ mod tests {
         assert!(f1
             .iter()
             .any(|c| c.features.writes() == ["NO_RUN_TO_PARITY", "RUN_TO_PARITY_MIN_SLICE"]));
-        // Feature 3: the on cell writes both NEXT_BUDDY and NEXT_BUDDY_EEVDF; msgr and
-        // hackbench process pipes at three group counts.
+        // Feature 3: two by two, each pair one write apart (NEXT_BUDDY_EEVDF last), on 4
+        // vCPUs; msgr and hackbench process pipes at three group counts; the WF_SYNC pairs
+        // (hackbench -g 1 and -g 2) also write migration_cost_ns 0.
         let f3 = of(NextFeature::NextBuddyEevdf);
-        let on = f3.iter().find(|c| c.ab.as_ref().unwrap().on).unwrap();
-        assert_eq!(on.features.writes(), ["NEXT_BUDDY", "NEXT_BUDDY_EEVDF"]);
+        let writes = |ctx: &str, on: bool| -> Vec<Vec<String>> {
+            f3.iter()
+                .filter(|c| {
+                    c.ab.as_ref()
+                        .is_some_and(|a| a.context == ctx && a.on == on)
+                })
+                .map(|c| c.features.writes().to_vec())
+                .collect()
+        };
+        assert!(writes(NB_OFF.0, false)
+            .iter()
+            .all(|w| w == &["NO_NEXT_BUDDY", "NO_NEXT_BUDDY_EEVDF"]));
+        assert!(writes(NB_OFF.0, true)
+            .iter()
+            .all(|w| w == &["NO_NEXT_BUDDY", "NEXT_BUDDY_EEVDF"]));
+        assert!(writes(NB_ON.0, false)
+            .iter()
+            .all(|w| w == &["NEXT_BUDDY", "NO_NEXT_BUDDY_EEVDF"]));
+        assert!(writes(NB_ON.0, true)
+            .iter()
+            .all(|w| w == &["NEXT_BUDDY", "NEXT_BUDDY_EEVDF"]));
+        assert_eq!(writes(NB_OFF.0, true).len(), 5);
+        assert!(f3.iter().all(|c| c.cpus == Some(NB_CPUS)));
+        let sync: Vec<&&Cell> = f3
+            .iter()
+            .filter(|c| c.ab.as_ref().unwrap().context == NB_SYNC.0)
+            .collect();
+        assert_eq!(sync.len(), 4);
+        assert!(sync.iter().all(
+            |c| c.features.tunables()[0].write() == "migration_cost_ns=0"
+                && c.command().starts_with("hackbench")
+        ));
+        assert!(f3
+            .iter()
+            .filter(|c| c.ab.as_ref().unwrap().context != NB_SYNC.0)
+            .all(|c| c.features.tunables().is_empty()));
         let hb: Vec<u32> = f3
             .iter()
+            .filter(|c| c.ab.as_ref().unwrap().context == NB_ON.0)
             .filter_map(|c| match c.workload {
                 Workload::Hackbench {
                     groups,

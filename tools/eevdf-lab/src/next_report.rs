@@ -7,7 +7,7 @@
 //! with a distribution-free 95% interval, and on/off as a ratio of medians with a bootstrap
 //! 95% interval (each side resampled independently, fixed seed).
 
-use crate::next::NextFeature;
+use crate::next::{NextFeature, NB_OFF, NB_ON, NB_SYNC};
 use crate::parse::{self, metric_meta, Status, COUNTER_PREFIX};
 pub use crate::plan::StandIn;
 use crate::plan::{Experiment, Kernel};
@@ -119,7 +119,7 @@ pub fn summarise(raw: &Raw) -> Summary {
     problems.sort();
     problems.dedup();
     let mut rows = Vec::new();
-    for (feature, off, on) in pairs(raw) {
+    for (feature, off, on, context) in pairs(raw) {
         let c = &raw.cells[off];
         let workload_id = c.id().split('/').next().unwrap_or("").to_string();
         let metric_names = |ci: usize| -> Vec<String> {
@@ -189,7 +189,7 @@ pub fn summarise(raw: &Raw) -> Summary {
                 feature,
                 workload: c.label(),
                 workload_id: workload_id.clone(),
-                context: c.ab.as_ref().map_or(String::new(), |x| x.context.clone()),
+                context: context.clone(),
                 unit: unit_of(&metric).to_string(),
                 off: est(&a),
                 on: est(&b),
@@ -208,8 +208,19 @@ pub fn summarise(raw: &Raw) -> Summary {
     }
 }
 
-/// The (feature, off cell, on cell) pairs of the run's cells, in the cells' order.
-fn pairs(raw: &Raw) -> Vec<(NextFeature, usize, usize)> {
+/// NEXT_BUDDY_EEVDF's derived pairs' contexts: 6.12's NEXT_BUDDY toggled with
+/// NEXT_BUDDY_EEVDF off, and with it on (each one write, as the measured pairs are); both
+/// toggled together, upstream's comparison (6.18 against the v5 series with NEXT_BUDDY
+/// enabled: two writes); and `migration_cost_ns` 0 against the default, both on.
+pub const NB_TOGGLED_EEVDF_OFF: &str = "NEXT_BUDDY off → on, NEXT_BUDDY_EEVDF off";
+pub const NB_TOGGLED_EEVDF_ON: &str = "NEXT_BUDDY off → on, NEXT_BUDDY_EEVDF on";
+pub const NB_UPSTREAM: &str = "both off → both on (upstream's comparison, two writes)";
+pub const NB_SYNC_TOGGLED: &str = "migration_cost_ns default → 0, both on";
+
+/// The (feature, off cell, on cell, context) pairs of the run's cells, in the cells' order:
+/// each cell with its twin (same workload and context, the feature's other side), then
+/// NEXT_BUDDY_EEVDF's derived pairs, which compare cells of different contexts.
+fn pairs(raw: &Raw) -> Vec<(NextFeature, usize, usize, String)> {
     let mut v = Vec::new();
     for (i, c) in raw.cells.iter().enumerate() {
         let (Experiment::Next(f), Some(ab)) = (c.experiment, c.ab.as_ref()) else {
@@ -218,18 +229,48 @@ fn pairs(raw: &Raw) -> Vec<(NextFeature, usize, usize)> {
         if ab.on {
             continue;
         }
-        let twin = raw.cells.iter().position(|o| {
-            o.experiment == c.experiment
-                && o.workload == c.workload
-                && o.ab
-                    .as_ref()
-                    .is_some_and(|x| x.on && x.context == ab.context)
-        });
-        if let Some(j) = twin {
-            v.push((f, i, j));
+        if let Some(j) = cell_of(raw, f, &c.workload, &ab.context, true) {
+            v.push((f, i, j, ab.context.clone()));
         }
     }
+    let nb = NextFeature::NextBuddyEevdf;
+    let mut derived = Vec::new();
+    for &(f, off, on, ref ctx) in &v {
+        if f != nb || ctx != NB_OFF.0 {
+            continue;
+        }
+        let w = &raw.cells[off].workload;
+        let Some((nb_off, nb_on)) =
+            cell_of(raw, nb, w, NB_ON.0, false).zip(cell_of(raw, nb, w, NB_ON.0, true))
+        else {
+            continue;
+        };
+        derived.push((nb, off, nb_off, NB_TOGGLED_EEVDF_OFF.to_string()));
+        derived.push((nb, on, nb_on, NB_TOGGLED_EEVDF_ON.to_string()));
+        derived.push((nb, off, nb_on, NB_UPSTREAM.to_string()));
+        if let Some(sync) = cell_of(raw, nb, w, NB_SYNC.0, true) {
+            derived.push((nb, nb_on, sync, NB_SYNC_TOGGLED.to_string()));
+        }
+    }
+    v.extend(derived);
     v
+}
+
+/// The cell of `feature`'s pairs with `workload`, `context` and side `on`.
+fn cell_of(
+    raw: &Raw,
+    feature: NextFeature,
+    workload: &crate::plan::Workload,
+    context: &str,
+    on: bool,
+) -> Option<usize> {
+    raw.cells.iter().position(|o| {
+        o.experiment == Experiment::Next(feature)
+            && &o.workload == workload
+            && o.ab
+                .as_ref()
+                .is_some_and(|x| x.on == on && x.context == context)
+    })
 }
 
 fn unit_of(metric: &str) -> &'static str {
@@ -549,13 +590,17 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
     t
 }
 
-/// Feature 3: schbench's quantiles and RPS, hackbench.
+/// Feature 3: upstream's claims (schbench's RPS and quantiles, hackbench) against
+/// upstream's comparison, both off against both on (6.18 against the v5 series with
+/// NEXT_BUDDY enabled); then each workload's two by two, and whether 6.19's WF_SYNC
+/// reschedule fired where `migration_cost_ns` is 0.
 fn agreement_next_buddy(rows: &[&PairRow]) -> String {
     let mut t = String::from(
-        "| claim | upstream off → on (on/off) | ours: workload, on/off [95%] | agreement |\n\
-         |---|---|---|---|\n",
+        "| claim | upstream off → on (on/off) | ours: workload, both off → both on (on/off) \
+         [95%] | agreement |\n|---|---|---|---|\n",
     );
     let claims: [(&str, &str, f64, f64, Effect); 6] = [
+        ("msgr_rps", "requests/s", 1.0, 1.012, Effect::Higher),
         ("msgr_p50_us", "wakeup p50", 7.17, 6.00, Effect::Lower),
         ("msgr_p90_us", "wakeup p90", 46.56, 19.78, Effect::Lower),
         ("msgr_p99_us", "wakeup p99", 119.61, 89.94, Effect::Lower),
@@ -566,7 +611,6 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
             328.22,
             Effect::Lower,
         ),
-        ("msgr_rps", "requests/s", 1.0, 1.012, Effect::Higher),
         (
             "hackbench_s",
             "hackbench process pipes",
@@ -575,14 +619,15 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
             Effect::Higher,
         ),
     ];
+    let keys = pair_keys(rows);
     for (metric, what, a, b, expect) in claims {
         let up = match metric {
             "msgr_rps" => "+1.2% to +3.1%".to_string(),
             "hackbench_s" => format!("up to {a} → {b} s ({:.3}, 48 groups)", b / a),
             _ => format!("{a} → {b} µs ({:.3})", b / a),
         };
-        for (wid, label, ctx) in pair_keys(rows) {
-            let Some(r) = find(rows, &wid, &ctx, metric) else {
+        for (wid, label, _) in keys.iter().filter(|k| k.2 == NB_UPSTREAM) {
+            let Some(r) = find(rows, wid, NB_UPSTREAM, metric) else {
                 continue;
             };
             let _ = writeln!(
@@ -593,7 +638,85 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
             );
         }
     }
+    t.push_str(&four_way(rows));
+    t.push_str(&sync_fired(rows));
     t
+}
+
+/// Each workload's two by two: the medians [95%] of its headline metrics in the four cells.
+/// The on/off of every one-write pair is in the measured table above.
+fn four_way(rows: &[&PairRow]) -> String {
+    let mut t = String::from(
+        "\nThe two by two, medians [95%] (each adjacent pair is one write apart; the measured \
+         table has their on/off):\n\n\
+         | workload | metric | both off (6.12's default) | NEXT_BUDDY_EEVDF only (6.19 as \
+         released) | NEXT_BUDDY only (6.12's) | both on (6.19-rc1) |\n|---|---|---|---|---|---|\n",
+    );
+    let sync = format!("{COUNTER_PREFIX}wakeup_sync_resched");
+    let mut n = 0;
+    for (wid, label, _) in pair_keys(rows).iter().filter(|k| k.2 == NB_OFF.0) {
+        for metric in ["msgr_rps", "msgr_p99_us", "hackbench_s", sync.as_str()] {
+            let (Some(a), Some(b)) = (
+                find(rows, wid, NB_OFF.0, metric),
+                find(rows, wid, NB_ON.0, metric),
+            ) else {
+                continue;
+            };
+            if a.off.is_none() && a.on.is_none() && b.off.is_none() && b.on.is_none() {
+                continue;
+            }
+            let c = a.is_counter();
+            let _ = writeln!(
+                t,
+                "| {label} | {} | {} | {} | {} | {} |",
+                metric_title(metric),
+                fmt_side(&a.off, a.off_nonzero, c),
+                fmt_side(&a.on, a.on_nonzero, c),
+                fmt_side(&b.off, b.off_nonzero, c),
+                fmt_side(&b.on, b.on_nonzero, c),
+            );
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return String::new();
+    }
+    t
+}
+
+/// Whether 6.19's WF_SYNC reschedule (`wakeup_sync_resched`) fired in the cells with
+/// `migration_cost_ns` 0, and in the others, computed from the runs' counters.
+fn sync_fired(rows: &[&PairRow]) -> String {
+    let sync = format!("{COUNTER_PREFIX}wakeup_sync_resched");
+    let mut t = String::new();
+    for r in rows
+        .iter()
+        .filter(|r| r.metric == sync && (r.context == NB_SYNC.0 || r.context == NB_ON.0))
+    {
+        let (fired, runs) = r.on_nonzero;
+        if runs == 0 {
+            continue;
+        }
+        let what = if fired == 0 {
+            format!("did not fire in any of {runs} runs")
+        } else {
+            format!(
+                "fired in {fired} of {runs} runs, median {} a run",
+                r.on.as_ref().map_or("-".into(), |e| fmt_num(e.value))
+            )
+        };
+        let _ = writeln!(
+            t,
+            "- WF_SYNC's reschedule (`wakeup_sync_resched`), {}, {}, NEXT_BUDDY_EEVDF on: \
+             {what}.",
+            r.workload, r.context
+        );
+    }
+    if t.is_empty() {
+        t
+    } else {
+        format!("\n{t}")
+    }
 }
 
 /// Feature 4: the storm's runs and waits, with and without RUN_TO_PARITY_MIN_SLICE.
@@ -638,8 +761,8 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
 /// Why our numbers may differ from upstream's: what holds for every feature.
 const COMMON_REASONS: &str = "Our set-up differs from upstream's in ways that change the \
     numbers: QEMU TCG under icount (every guest instruction takes 8 ns; no caches, so nothing \
-    is cache-hot), one vCPU (every task on one runqueue, where upstream's machines had many \
-    CPUs and a woken task often found an idle one), and the tiny kernel at HZ=1000 (a 1 ms \
+    is cache-hot), one vCPU for every feature but NEXT_BUDDY_EEVDF (every task on one runqueue, \
+    where upstream's machines had many CPUs and a woken task often found an idle one), and the tiny kernel at HZ=1000 (a 1 ms \
     tick, which also enters the lag limits; the distro pair's HZ=250 is not run by --next).";
 
 /// What else may make feature `f`'s numbers differ from upstream's.
@@ -660,7 +783,11 @@ fn reasons(f: NextFeature) -> &'static str {
              (reverted by 15257cc2f905 before 6.19; our feature is 6.19's code without it), \
              and its hackbench regressions peaked at 48 groups where we run 1 to 4. \
              eevdf-msgr is shaped like schbench (futex wakeups, not WF_SYNC) but is not \
-             schbench."
+             schbench; it stamps a round once, before its first wake, so a worker's latency \
+             holds the wakes and runs before its own. The cells run on 4 vCPUs, where a \
+             woken worker can find an idle CPU; under icount the vCPUs take turns on one \
+             clock (lab.md, \"TCG\"), so a wakeup sent to another vCPU waits for that \
+             vCPU's turn, which no real machine makes it do."
         }
         NextFeature::ProtectAtPick => {
             "Upstream published no measurement; the storm is our construction of the case \
@@ -687,8 +814,16 @@ fn toggle(f: NextFeature, raw: &Raw) -> String {
         );
     }
     let mut sets: Vec<String> = Vec::new();
-    for (_, off, on) in pairs(raw).into_iter().filter(|p| p.0 == f) {
-        let w = |i: usize| raw.cells[i].features.writes().join(" ");
+    // The measured pairs (each cell with its twin), not the derived ones.
+    let measured = pairs(raw)
+        .into_iter()
+        .filter(|p| p.0 == f && raw.cells[p.1].ab.as_ref().is_some_and(|a| a.context == p.3));
+    for (_, off, on, _) in measured {
+        let w = |i: usize| {
+            let fs = &raw.cells[i].features;
+            let t = fs.tunables().iter().map(|t| format!(" {}", t.write()));
+            format!("{}{}", fs.writes().join(" "), t.collect::<String>())
+        };
         let line = format!("off `{}`, on `{}`", w(off), w(on));
         if !sets.contains(&line) {
             sets.push(line);
@@ -792,7 +927,8 @@ pub fn markdown(raw: &Raw, s: &Summary, page_header: Option<&str>) -> String {
         "The project brings four changes of upstream's EEVDF after 6.12 to the Rust core as \
          sched_feat toggles, all default off. `eevdf-lab next` runs each against its \
          absence on the rust kernel: every pair of cells differs only in the feature. Run \
-         {} UTC, {} boots × {} runs per boot ({runs} runs a cell), {} vCPU ({}); kernel \
+         {} UTC, {} boots × {} runs per boot ({runs} runs a cell), {} vCPU unless a \
+         feature's section says otherwise ({}); kernel \
          `{}` (`uname -r` {}). Reproduce with:\n\n```sh\n{}\n```\n",
         raw.started_utc,
         raw.boots_per_kernel,
@@ -869,7 +1005,19 @@ pub fn markdown(raw: &Raw, s: &Summary, page_header: Option<&str>) -> String {
             let _ = writeln!(out, "**Our measurement.** No run of its cells measured.\n");
             continue;
         }
-        let _ = writeln!(out, "**Our measurement.**\n\n{}", measured_table(&rows));
+        let mut own_cpus: Vec<u32> = raw
+            .cells
+            .iter()
+            .filter(|c| c.experiment == Experiment::Next(f))
+            .filter_map(|c| c.cpus)
+            .collect();
+        own_cpus.dedup();
+        let on = match own_cpus.as_slice() {
+            [] => String::new(),
+            [n] => format!(" On {n} vCPUs."),
+            _ => " On the vCPUs each cell names.".to_string(),
+        };
+        let _ = writeln!(out, "**Our measurement.**{on}\n\n{}", measured_table(&rows));
         out.push_str(&moved_counters(&rows));
         out.push('\n');
         let table = match f {
@@ -1024,17 +1172,25 @@ mod tests {
             let crate::plan::Workload::Hackbench { groups, .. } = c.workload else {
                 return None;
             };
-            let (on, _) = side(c);
-            // -g 1 and -g 2: 10% slower with the feature; -g 4: the same.
-            let t = 1.0 + 0.001 * b as f64 + if on && groups < 4 { 0.1 } else { 0.0 };
+            let (on, ctx) = side(c);
+            // -g 1 and -g 2: 10% slower with both on; -g 4: the same. The WF_SYNC
+            // reschedule counts only with migration_cost_ns 0.
+            let both = on && ctx != NB_OFF.0;
+            let t = 1.0 + 0.001 * b as f64 + if both && groups < 4 { 0.1 } else { 0.0 };
             let mut o = Outcome::new(&c.id(), 0);
             o.hackbench_s.push(t);
+            let fired = if on && ctx == NB_SYNC.0 {
+                5 + b as u64
+            } else {
+                0
+            };
+            o.counters = counters(&[("wakeup_sync_resched", fired), ("picks", 100)]);
             Some(o)
         });
         let md = markdown(&r, &summarise(&r), None);
         assert!(md.contains(
             "| hackbench process pipes | up to 3.5023 → 3.9197 s (1.119, 48 groups) | hackbench \
-             processes pipe -g 1: "
+             processes pipe -g 1, 4 vCPUs: "
         ));
         let verdicts: Vec<&str> = md
             .lines()
@@ -1050,10 +1206,42 @@ mod tests {
                  too small against the spread for more runs to decide) |"
             ]
         );
+        // Upstream's comparison is the diagonal; NEXT_BUDDY's own pairs are derived and
+        // measured too: with NEXT_BUDDY_EEVDF on, NEXT_BUDDY makes -g 1 10% slower.
+        let s = summarise(&r);
+        let row = |ctx: &str, wid: &str| {
+            s.rows
+                .iter()
+                .find(|x| x.context == ctx && x.workload_id == wid && x.metric == "hackbench_s")
+                .unwrap()
+                .ratio
+                .unwrap()
+        };
+        assert!(row(NB_TOGGLED_EEVDF_ON, "hb-process-pipe-g1@4cpu").lo > 1.05);
+        assert!(row(NB_TOGGLED_EEVDF_OFF, "hb-process-pipe-g1@4cpu").hi < 1.05);
+        assert!(row(NB_UPSTREAM, "hb-process-pipe-g2@4cpu").lo > 1.05);
+        // The two by two shows all four cells of a workload.
+        assert!(md.contains("| both off (6.12's default) | NEXT_BUDDY_EEVDF only (6.19 as"));
+        assert!(md
+            .lines()
+            .any(|l| l.starts_with("| hackbench processes pipe -g 4, 4 vCPUs | hackbench time |")));
+        // The WF_SYNC reschedule: computed from the counters, both ways.
+        assert!(md.contains(&format!(
+            "- WF_SYNC's reschedule (`wakeup_sync_resched`), hackbench processes pipe -g 1, 4 \
+             vCPUs, {}, NEXT_BUDDY_EEVDF on: fired in 6 of 6 runs, median 7.50 a run.",
+            NB_SYNC.0
+        )));
+        assert!(md.contains(&format!(
+            "- WF_SYNC's reschedule (`wakeup_sync_resched`), hackbench processes pipe -g 1, 4 \
+             vCPUs, {}, NEXT_BUDDY_EEVDF on: did not fire in any of 6 runs.",
+            NB_ON.0
+        )));
         // No msgr run: its rows are absent from the agreement, the counters show -.
         assert!(!md.contains("| wakeup p50 |"));
         assert!(md.contains("| `preempt_buddy` (per run) | - | - | - |"));
         assert!(md.contains("`eevdfctl features set NEXT_BUDDY NEXT_BUDDY_EEVDF`"));
+        assert!(md.contains("on `NEXT_BUDDY NEXT_BUDDY_EEVDF migration_cost_ns=0`"));
+        assert!(md.contains("**Our measurement.** On 4 vCPUs."));
     }
 
     #[test]

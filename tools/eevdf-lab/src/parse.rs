@@ -584,15 +584,15 @@ Time: 0.75
     #[test]
     fn counters_around_a_cell_become_its_deltas() {
         let out = "\
-@@cell hb-process-pipe-g1/on begin rep=0
+@@cell hb-process-pipe-g1@4cpu/NB1/on begin rep=0
 @@counters before picks=100 lag_clamped=7 preempt_buddy=0
 Time: 0.25
 @@counters after picks=150 lag_clamped=3 preempt_buddy=12
 @@tunables migration_cost_ns=0
-@@cell hb-process-pipe-g1/on end rc=0
-@@cell hb-process-pipe-g1/off begin rep=0
+@@cell hb-process-pipe-g1@4cpu/NB1/on end rc=0
+@@cell hb-process-pipe-g1@4cpu/NB1/off begin rep=0
 Time: 0.26
-@@cell hb-process-pipe-g1/off end rc=0
+@@cell hb-process-pipe-g1@4cpu/NB1/off end rc=0
 @@cell msgr-1x4/on begin rep=0
 @@counters before picks=1 x
 @@cell msgr-1x4/on end rc=0
@@ -614,7 +614,7 @@ Time: 0.26
         let cells = matrix(MatrixKind::NextSmoke, &[]);
         let hb = cells
             .iter()
-            .find(|c| c.id() == "hb-process-pipe-g1/on")
+            .find(|c| c.id() == "hb-process-pipe-g1@4cpu/NB1/on")
             .unwrap();
         let m = metrics(hb, &o[0]);
         assert!(m.contains(&("hackbench_s".to_string(), 0.25)));

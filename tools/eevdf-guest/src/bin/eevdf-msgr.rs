@@ -1,11 +1,12 @@
 //! Messengers and workers: a wakeup-latency workload shaped like schbench's default run.
 //!
 //! `--messengers` M threads each own `--workers` W worker threads. A round: the messenger
-//! stamps the time, posts a request to each of its workers and wakes it with FUTEX_WAKE (a
-//! plain wakeup, not a WF_SYNC one as a pipe write would be), then sleeps on a futex until
-//! all W have answered. A worker sleeps on its own futex; woken, it records how long ago its
-//! messenger stamped the request (the wakeup latency: the wake, the wakeup-preemption
-//! decision and the wait on the runqueue), computes for `--work-us` µs (a loop calibrated at
+//! stamps the time once, posts a request with that stamp to each of its workers and wakes it
+//! with FUTEX_WAKE (a plain wakeup, not a WF_SYNC one as a pipe write would be), then sleeps
+//! on a futex until all W have answered. A worker sleeps on its own futex; woken, it records
+//! how long ago its messenger stamped the round (the wakeup latency: the wakes before its
+//! own, the wakeup-preemption decision and the wait on the runqueue), computes for
+//! `--work-us` µs (a loop calibrated at
 //! start against the thread's CPU clock, so the work is fixed, not the time), answers and
 //! sleeps again. Every thread is SCHED_OTHER with the base slice, as the main thread is
 //! (a worker's attributes, as sched_getattr and `/proc/thread-self/sched` show them, are
@@ -72,7 +73,7 @@ const WAIT_NS: u64 = 100_000_000;
 struct Worker {
     /// 1 while a request is posted and not yet taken: the futex word the worker sleeps on.
     posted: AtomicU32,
-    /// CLOCK_MONOTONIC ns at which the messenger posted the request.
+    /// CLOCK_MONOTONIC ns at which the messenger began the round that posted the request.
     posted_at: AtomicU64,
 }
 
@@ -141,8 +142,12 @@ fn messenger(sh: &Shared, g: &Group) {
     let n = g.workers.len() as u32;
     while !sh.stop.load(Ordering::Relaxed) {
         g.answered.store(0, Ordering::Release);
+        // One stamp a round, taken before the first wake: a worker woken later in the round
+        // waited for the wakes before its own, and for whatever ran in between (with a next
+        // buddy, the workers woken before it). A stamp per wake would leave that out.
+        let at = sys::now_ns();
         for w in &g.workers {
-            w.posted_at.store(sys::now_ns(), Ordering::Relaxed);
+            w.posted_at.store(at, Ordering::Relaxed);
             w.posted.store(1, Ordering::Release);
             let _ = sys::futex_wake(&w.posted, 1);
         }
@@ -345,6 +350,7 @@ fn main() -> Result<()> {
         requests,
         requests_per_s,
         wakeup,
+        stamp_per_round: true,
         worker: worker_attr,
         worker_nvcsw: nvcsw,
         worker_nivcsw: nivcsw,
