@@ -755,15 +755,64 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
             );
         }
     }
+    t.push_str(&storm_picks(rows));
     t
+}
+
+/// What bounds T's runs in each storm, from `picks_parity` of the cells without the
+/// feature: picks during T's runs that RUN_TO_PARITY answered by keeping T (the mechanism is
+/// in the text this returns).
+fn storm_picks(rows: &[&PairRow]) -> String {
+    let parity = format!("{COUNTER_PREFIX}picks_parity");
+    let mut lines = Vec::new();
+    for (wid, label, ctx) in pair_keys(rows) {
+        let Some(r) = find(rows, &wid, &ctx, &parity) else {
+            continue;
+        };
+        let Some(off) = r.off.as_ref() else {
+            continue;
+        };
+        let (with, runs) = r.off_nonzero;
+        let how = if runs < MIN_RUNS {
+            Verdict::TooFew { have: runs }.to_string()
+        } else if off.lo > 0.0 {
+            format!(
+                "picks came during T's runs and kept it: {} [{}, {}] a run ({with} of {runs} \
+                 runs above 0), so T's runs end at its parity with C",
+                fmt_num(off.value),
+                fmt_num(off.lo),
+                fmt_num(off.hi)
+            )
+        } else {
+            format!(
+                "no pick kept T in most runs ({with} of {runs} runs above 0; median {}), so \
+                 T's runs end where its protection does",
+                fmt_num(off.value)
+            )
+        };
+        lines.push(format!("- {label}, {ctx}, without the feature: {how}."));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nWhat bounds T's runs, from `picks_parity` (RUN_TO_PARITY kept T at a pick) in the \
+         cells without the feature. 6.12 reschedules a running task after a renice that \
+         lowers its priority (`prio_changed_fair()`) and after a cgroup move \
+         (`sched_move_task()`), not after a `sched_setattr()` that changes only its slice. At \
+         such a pick RUN_TO_PARITY keeps T only while T is eligible, so its run ends at the \
+         first pick after it passes C, and the protected window that the feature shortens \
+         matters only where it ends first:\n\n{}\n",
+        lines.join("\n")
+    )
 }
 
 /// Why our numbers may differ from upstream's: what holds for every feature.
 const COMMON_REASONS: &str = "Our set-up differs from upstream's in ways that change the \
     numbers: QEMU TCG under icount (every guest instruction takes 8 ns; no caches, so nothing \
-    is cache-hot), one vCPU for every feature but NEXT_BUDDY_EEVDF (every task on one runqueue, \
-    where upstream's machines had many CPUs and a woken task often found an idle one), and the tiny kernel at HZ=1000 (a 1 ms \
-    tick, which also enters the lag limits; the distro pair's HZ=250 is not run by --next).";
+    is cache-hot), one vCPU for every feature but NEXT_BUDDY_EEVDF (every task on one \
+    runqueue, where upstream's machines had many CPUs and a woken task often found an idle \
+    one), and the tiny kernel at HZ=1000 (a 1 ms tick, which also enters the lag limits; the distro pair's HZ=250 is not run by --next).";
 
 /// What else may make feature `f`'s numbers differ from upstream's.
 fn reasons(f: NextFeature) -> &'static str {
@@ -792,9 +841,9 @@ fn reasons(f: NextFeature) -> &'static str {
         NextFeature::ProtectAtPick => {
             "Upstream published no measurement; the storm is our construction of the case \
              its commit message describes. On one vCPU the target changes itself: a driver \
-             on the same CPU could never reach it while it runs. Where a storm's rows differ \
-             from the expectation, the cause is not measured here: the counters the feature \
-             moved (above) show which decisions changed, not why."
+             on the same CPU could never reach it while it runs. The expectation is the \
+             commit message's; what bounds T's runs in each storm (above, from \
+             `picks_parity`) says where it can show."
         }
     }
 }
@@ -1313,6 +1362,40 @@ mod tests {
             }
         }
         assert!(md.contains("| `protect_restored` (per run) | - | - | - |"));
+        // No counters in these runs: nothing said about what bounds T's runs.
+        assert!(!md.contains("What bounds T's runs"));
+    }
+
+    /// The storms' picks: a storm whose off cell's picks kept T says its runs end at
+    /// parity; one whose did not says they end with the protection.
+    #[test]
+    fn storm_picks_follow_the_counters() {
+        let cells = matrix(false, &[Experiment::Next(NextFeature::ProtectAtPick)]);
+        let r = raw(cells, 6, |b, c| {
+            let renice = matches!(
+                c.workload,
+                crate::plan::Workload::Storm {
+                    change: crate::plan::StormChange::Nice,
+                    ..
+                }
+            );
+            let mut o = Outcome::new(&c.id(), 0);
+            let kept = if renice { 2000 + b as u64 } else { 0 };
+            o.counters = counters(&[("picks_parity", kept), ("picks", 5000)]);
+            Some(o)
+        });
+        let md = markdown(&r, &summarise(&r), None);
+        assert!(md.contains("What bounds T's runs"));
+        assert!(md.contains(
+            "- T reniced 0/1 every 200 us, RUN_TO_PARITY_MIN_SLICE on, without the feature: \
+             picks came during T's runs and kept it: 2002 [2000, 2005] a run (6 of 6 runs \
+             above 0), so T's runs end at its parity with C."
+        ));
+        assert!(md.contains(
+            "- T's slice set every 200 us (sched_setattr), RUN_TO_PARITY_MIN_SLICE on, without \
+             the feature: no pick kept T in most runs (0 of 6 runs above 0; median 0.000), so \
+             T's runs end where its protection does."
+        ));
     }
 
     #[test]
