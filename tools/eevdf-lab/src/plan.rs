@@ -668,6 +668,23 @@ impl MixedLoad {
     }
 }
 
+/// A seed 002 cell's load: `None` for other workloads.
+pub fn mixed_load(w: &Workload) -> Option<MixedLoad> {
+    match *w {
+        Workload::Mixed {
+            compute,
+            interactive,
+            interactive_burst_us,
+            ..
+        } => Some(MixedLoad::new(
+            compute,
+            interactive,
+            interactive_burst_us.unwrap_or(MIXED_LEGACY_BURST_US),
+        )),
+        _ => None,
+    }
+}
+
 /// A latency cell's slices as its name says them: `waker 0.1x, load 1x`; for a run from
 /// before the load-slice fix (`load` None), whose load inherited the waker's slice, `waker 0.1x, load
 /// 0.1x (inherited)`. A cell whose two slices are equal is uniform, and so named.
