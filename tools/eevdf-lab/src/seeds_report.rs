@@ -1993,8 +1993,19 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
         }
     }
     let _ = writeln!(s, "## All rows\n");
-    s.push_str(&report::tables(raw, rows));
+    s.push_str(&report::tables(raw, &all_rows(rows)));
     s
+}
+
+/// The rows the page's last table lists: every row but sched_eevdf's counters, of which
+/// seed 002 reads them all and reports two, `picks` and `picks_ineligible_earliest` (the
+/// others stay in summary.json).
+fn all_rows(rows: &[Row]) -> Vec<Row> {
+    let kept = ["ctr:picks", "ctr:picks_ineligible_earliest"];
+    rows.iter()
+        .filter(|r| !r.metric.starts_with(parse::COUNTER_PREFIX) || kept.contains(&&*r.metric))
+        .cloned()
+        .collect()
 }
 
 /// Seed 001's waits in slices against the number of hogs (a curve a kernel and slice), and
@@ -2420,6 +2431,29 @@ mod tests {
         // Equal: undecided.
         let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 1.0, &|_| 1.0), &cells);
         assert!(!t.contains("longer") && !t.contains("shorter") && t.contains("undecided"));
+    }
+
+    #[test]
+    fn all_rows_keep_two_counters() {
+        let e = est(1.0, 1.0, 1.0, 6);
+        let rows: Vec<Row> = [
+            "ctr:picks",
+            "ctr:lag_clamped",
+            "ctr:picks_ineligible_earliest",
+        ]
+        .into_iter()
+        .chain(["interactive_p99_us"])
+        .map(|m| row_of(0, m, e, e))
+        .collect();
+        let kept: Vec<String> = all_rows(&rows).into_iter().map(|r| r.metric).collect();
+        assert_eq!(
+            kept,
+            [
+                "ctr:picks",
+                "ctr:picks_ineligible_earliest",
+                "interactive_p99_us"
+            ]
+        );
     }
 
     #[test]
