@@ -744,7 +744,14 @@ fn real_main() -> Result<bool> {
             );
         }
         for c in &cells {
-            let writes = c.features.writes().join(" ");
+            let writes: Vec<String> = c
+                .features
+                .writes()
+                .iter()
+                .cloned()
+                .chain(c.features.tunables().iter().map(|t| t.write()))
+                .collect();
+            let writes = writes.join(" ");
             println!("  {:<28} [{writes}] {}", c.id(), c.command());
         }
         return Ok(true);
