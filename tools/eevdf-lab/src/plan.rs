@@ -2141,6 +2141,45 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A seed 002 cell of a raw.json from before the load was kept: 2 ms a frame, and the
+    /// ID its outcomes carry.
+    #[test]
+    fn old_mixed_cells_keep_their_load_and_id() {
+        let json = r#"{"experiment":{"Seed":2},"features":{"name":"EEVDF","writes":[]},
+            "workload":{"Mixed":{"compute":3,"interactive":2,"duration_ms":3000,
+            "timehist_lines":40}}}"#;
+        let c: Cell = serde_json::from_str(json).unwrap();
+        assert_eq!(c.id(), "mixed-3c2i/EEVDF");
+        assert_eq!(c.label(), "3 massive_intr vs 2 interactive (CPU 0)");
+        assert!(c.command().contains("--burst-us 2000 "));
+        assert_eq!(mixed_load(&c.workload).unwrap().id(), "under12pct");
+        // A new one names its load, and says it in its JSON.
+        let Workload::Mixed {
+            compute,
+            interactive,
+            duration_ms,
+            timehist_lines,
+            ..
+        } = c.workload
+        else {
+            unreachable!()
+        };
+        let n = Cell::new(
+            c.experiment,
+            c.features.clone(),
+            Workload::Mixed {
+                compute,
+                interactive,
+                interactive_burst_us: Some(5000),
+                duration_ms,
+                timehist_lines,
+            },
+        );
+        assert_eq!(n.id(), "mixed-3c2i-over30pct/EEVDF");
+        let back: Cell = serde_json::from_str(&serde_json::to_string(&n).unwrap()).unwrap();
+        assert_eq!(back, n);
+    }
+
     #[test]
     fn a_feature_set_with_tunables_writes_them_after_its_features() {
         let f = FeatureSet::new("NB/on", &["NEXT_BUDDY"]).with_tunable(

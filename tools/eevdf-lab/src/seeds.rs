@@ -77,8 +77,9 @@ pub const S002_INTERACTIVE: u32 = 2;
 /// "EVDF skewed distribution toward compute" can show as CPU time).
 pub const S002_LOADS: [f64; 3] = [0.6, 1.0, 1.5];
 
-/// The longer base slice of seed 002's base-slice cells, ns (6.12's default on one vCPU is
-/// 0.75 ms; 3 ms is 6.6's old `sched_min_granularity` ballpark, and four of the default).
+/// The longer base slice of seed 002's base-slice cells, ns: four times 6.12's default on one
+/// vCPU (0.75 ms), and of the order of an interactive burst near and over the share (3.3 ms,
+/// 5 ms), where the default is shorter than either.
 pub const S002_LONG_BASE_SLICE_NS: u64 = 3_000_000;
 
 /// EEVDF at [`S002_LONG_BASE_SLICE_NS`]: `EEVDF-bs3ms`.
