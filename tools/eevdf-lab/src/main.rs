@@ -117,8 +117,9 @@ enum Study {
     },
     /// The experiments of seeds 001 to 004 on the booted kernels, rust against stock where
     /// stock can run them: a partial-slice sleeper beside 2-8 hogs and the seed's own pipe
-    /// job (001), massive_intr against an interactive load under `perf sched record` for
-    /// EEVDF, EVDF and EVDF + NO_RUN_TO_PARITY (002; the EVDF sets on rust alone), a long
+    /// job (001), massive_intr against an interactive load under, near and over its share
+    /// under `perf sched record`, for EEVDF and EVDF, EVDF + NO_RUN_TO_PARITY over the share
+    /// and EEVDF at a 3 ms base slice near and over it (002; the EVDF sets on rust alone), a long
     /// sleeper that wakes on another CPU at 2 and 4 vCPUs (003), a fork-heavy job at 100%
     /// and 300% load with cyclictest beside it (004). 3 boots x 2 runs a cell.
     Seeds {
@@ -744,7 +745,14 @@ fn real_main() -> Result<bool> {
             );
         }
         for c in &cells {
-            let writes = c.features.writes().join(" ");
+            let writes: Vec<String> = c
+                .features
+                .writes()
+                .iter()
+                .cloned()
+                .chain(c.features.tunables().iter().map(|t| t.write()))
+                .collect();
+            let writes = writes.join(" ");
             println!("  {:<28} [{writes}] {}", c.id(), c.command());
         }
         return Ok(true);

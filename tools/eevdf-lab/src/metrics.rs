@@ -80,6 +80,8 @@ pub const METRICS: &[Metric] = &[
     m("migrate_share", "", Neither, false, "seed 003: the sleeper's CPU share after its wakeup (fair: 0.5)"),
     m("{group}_avg_delay_ms", "ms", Lower, false, "seed 002: eevdf-mixed's group's average delay"),
     m("{group}_loops_per_s", "/s", Higher, false, "seed 002: eevdf-mixed's group's work loops a second"),
+    m("{group}_cpu_pct", "% of a CPU", Neither, false, "seed 002: a task of the group's CPU time over eevdf-mixed's window (its fair share: 1 / the tasks)"),
+    m("{group}_missed_pct", "%", Lower, false, "seed 002: the interactive frames whose burst ended after the next frame was due"),
     m("{group}_p50_us", "µs", Lower, false, "seed 002: the interactive frames' median lateness"),
     m("{group}_p99_us", "µs", Lower, false, "seed 002: the interactive frames' p99 lateness"),
     m("perf_{group}_runtime_ms", "ms", Neither, false, "seed 002: `perf sched latency`'s runtime of the group"),
@@ -111,7 +113,9 @@ pub const METRICS: &[Metric] = &[
     m("c_wait_max_us", "µs", Lower, false, "`next` storm: the competitor's longest wait"),
     m("t_share", "", Neither, false, "`next` storm: T's CPU share"),
     m("changes_per_s", "/s", Neither, false, "`next` storm: the sched_changes made a second"),
-    m("ctr:{counter}", "", Neither, false, "`next` cells: a sched_eevdf counter's count over the cell (Documentation/debugfs.md)"),
+    m("ctr:{counter}", "", Neither, false, "`next` and seed 002 cells: a sched_eevdf counter's count over the cell (seed 002: over `perf sched record`; Documentation/debugfs.md)"),
+    m("ineligible_picks_pct", "% of picks", Neither, false, "seed 002, Rust kernel: `picks_ineligible_earliest` over `picks`, the picks where ELIGIBLE passed over an earlier deadline"),
+    m("ineligible_picks_per_s", "/s", Neither, false, "seed 002, Rust kernel: `picks_ineligible_earliest` a second of eevdf-mixed's warm-up and window"),
 ];
 
 /// `name` against `pattern`: equal, or, where the pattern has a `{...}`, the same text

@@ -1,7 +1,7 @@
 //! Parsing a boot's guest output (the protocol `plan::guest_script` prints) into cell
 //! outcomes, and outcomes into named metrics.
 
-use crate::plan::{Cell, Workload};
+use crate::plan::{Cell, Workload, MIXED_WARMUP_MS};
 use crate::protocol::{CellEvent, CellLine};
 use eevdf_guest::{Record, RtAppResult};
 use serde::{Deserialize, Serialize};
@@ -293,6 +293,20 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                             format!("{}_loops_per_s", g.name),
                             g.loops as f64 / x.duration_s,
                         ));
+                        // A task's CPU time over the window, against its fair share.
+                        m.push((
+                            format!("{}_cpu_pct", g.name),
+                            100.0 * g.runtime_ms
+                                / 1000.0
+                                / x.duration_s
+                                / f64::from(g.tasks.max(1)),
+                        ));
+                    }
+                    if g.latency.is_some() && g.loops > 0 {
+                        m.push((
+                            format!("{}_missed_pct", g.name),
+                            100.0 * g.missed as f64 / g.loops as f64,
+                        ));
                     }
                     if let Some(l) = &g.latency {
                         m.push((format!("{}_p50_us", g.name), l.p50_us));
@@ -368,6 +382,20 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
     }
     for (k, &v) in o.counters.iter().flatten() {
         m.push((format!("{COUNTER_PREFIX}{k}"), v as f64));
+    }
+    // Seed 002: the picks where ELIGIBLE changed the outcome, a share of all picks and a
+    // rate over the record the counters bracket (eevdf-mixed's warm-up and window).
+    if let (Workload::Mixed { duration_ms, .. }, Some(c)) = (&cell.workload, &o.counters) {
+        if let (Some(&n), Some(&picks)) = (c.get("picks_ineligible_earliest"), c.get("picks")) {
+            if picks > 0 {
+                m.push((
+                    "ineligible_picks_pct".into(),
+                    100.0 * n as f64 / picks as f64,
+                ));
+            }
+            let s = (MIXED_WARMUP_MS + duration_ms) as f64 / 1000.0;
+            m.push(("ineligible_picks_per_s".into(), n as f64 / s));
+        }
     }
     m
 }
@@ -510,6 +538,7 @@ pub fn ideal_shares(outcomes: &[&Outcome]) -> BTreeMap<String, f64> {
 mod tests {
     use super::*;
     use crate::plan::{Experiment, MatrixKind};
+    use eevdf_guest::{FrameLatency, MixedGroup, MixedResult};
     /// The cells of a matrix of `kind`, from its study's own module (not through
     /// `studies`, which sits above this one).
     fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<crate::plan::Cell> {
@@ -682,21 +711,36 @@ Time: 0.26
 
     #[test]
     fn perf_and_cyclictest_lines_become_metrics() {
-        let out = "@@cell mixed-3c2i/EEVDF begin rep=0
+        let out = "@@cell mixed-3c2i-near20pct/EEVDF begin rep=0
+@@counters before picks=1000 picks_ineligible_earliest=10
 @@json {\"kind\":\"fork_job\",\"policy\":\"other\",\"jobs\":2,\"cpus\":2,\"files\":60,\"nice\":0,\"cpu_s\":1.8,\"elapsed_s\":0.975}
+@@counters after picks=5000 picks_ineligible_earliest=410
 @@perf latency   interactive:(2)       |   2281.394 ms |      288 | avg:  19.570 ms | max: 104.191 ms | max start: 1 s | max end: 2 s
 @@perf timehist            time    cpu  task name
 T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
-@@cell mixed-3c2i/EEVDF end rc=0
+@@cell mixed-3c2i-near20pct/EEVDF end rc=0
 ";
         let (_, o) = parse_boot(out);
         assert_eq!(o[0].status, Status::Ok);
         assert_eq!(o[0].text.len(), 3, "{:?}", o[0].text);
         let cells = matrix(MatrixKind::Seeds, &[]);
-        let c = cells.iter().find(|c| c.id() == "mixed-3c2i/EEVDF").unwrap();
+        let c = cells
+            .iter()
+            .find(|c| c.id() == "mixed-3c2i-near20pct/EEVDF")
+            .unwrap();
         let m: BTreeMap<String, f64> = metrics(c, &o[0]).into_iter().collect();
         assert_eq!(m["perf_interactive_switches"], 288.0);
         assert_eq!(m["perf_interactive_max_delay_ms"], 104.191);
+        // 400 of 4000 picks, over the 0.3 s warm-up and 3 s window.
+        assert_eq!(m["ineligible_picks_pct"], 10.0);
+        assert!((m["ineligible_picks_per_s"] - 400.0 / 3.3).abs() < 1e-9);
+        // Without counters (stock): neither.
+        let mut stock = o[0].clone();
+        stock.counters = None;
+        let m: BTreeMap<String, f64> = metrics(c, &stock).into_iter().collect();
+        assert!(
+            !m.contains_key("ineligible_picks_pct") && !m.contains_key("ineligible_picks_per_s")
+        );
         assert_eq!((m["cyc_avg_us"], m["cyc_max_us"]), (87.0, 2052.0));
         assert_eq!(
             cyclictest_line(
@@ -705,6 +749,43 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
             Some((1831.0, 2413.0, 12687.0))
         );
         assert_eq!(cyclictest_line("T: 0 ( 1) no numbers"), None);
+    }
+
+    /// Seed 002's groups: a task's CPU share over the window and the frames missed.
+    #[test]
+    fn mixed_groups_give_their_share_and_missed_frames() {
+        let group = |name: &str, tasks, runtime_ms, loops, missed, lat: bool| MixedGroup {
+            name: name.into(),
+            tasks,
+            runtime_ms,
+            switches: 0,
+            avg_delay_ms: 1.0,
+            sum_delay_ms: 1.0,
+            loops,
+            missed,
+            latency: lat.then(|| FrameLatency::from_ns(&[1000, 2000])),
+        };
+        let mut o = Outcome::new("mixed-3c2i-over30pct/EEVDF", 0);
+        o.records.push(Record::Mixed(MixedResult {
+            policy: "other".into(),
+            cpus: vec![0],
+            duration_s: 2.0,
+            compute_run_us: 8000,
+            compute_sleep_us: 1000,
+            frame_us: 16667,
+            burst_us: 5000,
+            groups: vec![
+                group("massive_intr", 3, 3600.0, 500, 0, false),
+                group("interactive", 2, 800.0, 200, 50, true),
+            ],
+        }));
+        let cells = matrix(MatrixKind::Seeds, &[]);
+        let c = cells.iter().find(|c| c.id() == o.id).unwrap();
+        let m: BTreeMap<String, f64> = metrics(c, &o).into_iter().collect();
+        assert_eq!(m["massive_intr_cpu_pct"], 60.0);
+        assert_eq!(m["interactive_cpu_pct"], 20.0);
+        assert_eq!(m["interactive_missed_pct"], 25.0);
+        assert!(!m.contains_key("massive_intr_missed_pct"), "no frames");
     }
 
     /// Seed 004's idle baseline prints cyclictest's summary and nothing else: a result;

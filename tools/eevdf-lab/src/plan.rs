@@ -509,12 +509,19 @@ pub enum Workload {
         duration_ms: u64,
     },
     /// Seed 002: eevdf-mixed on CPU 0 (`compute` massive_intr-shaped processes, 8 ms run /
-    /// 1 ms sleep, against `interactive` ones that burn 2 ms a 16.7 ms frame) under `perf
-    /// sched record`; the guest prints `perf sched latency` and the first `timehist_lines`
-    /// lines of `perf sched timehist` (`@@perf` lines).
+    /// 1 ms sleep, against `interactive` ones that burn `interactive_burst_us` of CPU time a
+    /// [`MIXED_FRAME_US`] frame) under `perf sched record`; the guest prints `perf sched
+    /// latency` and the first `timehist_lines` lines of `perf sched timehist` (`@@perf`
+    /// lines).
+    ///
+    /// `interactive_burst_us`: `None` in runs from before the load was a dimension, whose
+    /// interactive tasks burned eevdf-mixed's default, [`MIXED_LEGACY_BURST_US`], and whose
+    /// outcomes carry the ID without the load ([`MixedLoad`]).
     Mixed {
         compute: u32,
         interactive: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        interactive_burst_us: Option<u64>,
         duration_ms: u64,
         timehist_lines: u32,
     },
@@ -578,6 +585,104 @@ pub fn pipejob_hogs(spec: &str) -> (String, String) {
         format!("h{count}")
     };
     (words, id)
+}
+
+/// eevdf-mixed's frame, µs (`--frame-us`: 60 frames a second).
+pub const MIXED_FRAME_US: u64 = 16_667;
+
+/// eevdf-mixed's `--burst-us` default, the seed 002 cells' interactive burst before it was a
+/// dimension: 12% of a CPU a task.
+pub const MIXED_LEGACY_BURST_US: u64 = 2000;
+
+/// A seed 002 cell's interactive load against its fair share.
+///
+/// On one CPU with `compute + interactive` nice-0 tasks, every task's fair share is
+/// `1 / (compute + interactive)` of the CPU; an interactive task needs `burst / frame` of
+/// it. Within 10% of the share the load is *near* it: the frames then need what fairness
+/// gives, and the lag each frame's wakeup carries decides how late it starts.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct MixedLoad {
+    /// An interactive task's need, % of a CPU.
+    pub need_pct: f64,
+    /// Its fair share, % of a CPU.
+    pub share_pct: f64,
+}
+
+/// Where a [`MixedLoad`] stands against its share.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Against {
+    Under,
+    Near,
+    Over,
+}
+
+impl Against {
+    /// `under`, `near`, `over`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Against::Under => "under",
+            Against::Near => "near",
+            Against::Over => "over",
+        }
+    }
+}
+
+impl MixedLoad {
+    /// The load of `interactive` tasks burning `burst_us` a frame beside `compute` ones.
+    pub fn new(compute: u32, interactive: u32, burst_us: u64) -> MixedLoad {
+        MixedLoad {
+            need_pct: 100.0 * burst_us as f64 / MIXED_FRAME_US as f64,
+            share_pct: 100.0 / (compute + interactive).max(1) as f64,
+        }
+    }
+
+    /// The burst, µs a frame, that makes the need `x` times the share (rounded to the µs).
+    pub fn burst_us_at(compute: u32, interactive: u32, x: f64) -> u64 {
+        (MIXED_FRAME_US as f64 * x / (compute + interactive).max(1) as f64).round() as u64
+    }
+
+    /// Under, near (within 10%) or over the share.
+    pub fn against(&self) -> Against {
+        let r = self.need_pct / self.share_pct;
+        if r < 0.9 {
+            Against::Under
+        } else if r > 1.1 {
+            Against::Over
+        } else {
+            Against::Near
+        }
+    }
+
+    /// `interactive 20% (near its share)`, for labels and tables.
+    pub fn name(&self) -> String {
+        format!(
+            "interactive {:.0}% ({} its share)",
+            self.need_pct,
+            self.against().word()
+        )
+    }
+
+    /// `near20pct`, for IDs.
+    pub fn id(&self) -> String {
+        format!("{}{:.0}pct", self.against().word(), self.need_pct)
+    }
+}
+
+/// A seed 002 cell's load: `None` for other workloads.
+pub fn mixed_load(w: &Workload) -> Option<MixedLoad> {
+    match *w {
+        Workload::Mixed {
+            compute,
+            interactive,
+            interactive_burst_us,
+            ..
+        } => Some(MixedLoad::new(
+            compute,
+            interactive,
+            interactive_burst_us.unwrap_or(MIXED_LEGACY_BURST_US),
+        )),
+        _ => None,
+    }
 }
 
 /// A latency cell's slices as its name says them: `waker 0.1x, load 1x`; for a run from
@@ -741,8 +846,18 @@ impl Cell {
             Workload::Mixed {
                 compute,
                 interactive,
+                interactive_burst_us: None,
                 ..
             } => format!("{compute} massive_intr vs {interactive} interactive (CPU 0)"),
+            Workload::Mixed {
+                compute,
+                interactive,
+                interactive_burst_us: Some(b),
+                ..
+            } => format!(
+                "{compute} massive_intr vs {interactive} {} (CPU 0)",
+                MixedLoad::new(*compute, *interactive, *b).name()
+            ),
             Workload::Migrate { to, .. } => {
                 format!("sleeper moved CPU 0 -> {to} (a hog on each)")
             }
@@ -827,8 +942,18 @@ impl Cell {
             Workload::Mixed {
                 compute,
                 interactive,
+                interactive_burst_us: None,
                 ..
             } => format!("mixed-{compute}c{interactive}i"),
+            Workload::Mixed {
+                compute,
+                interactive,
+                interactive_burst_us: Some(b),
+                ..
+            } => format!(
+                "mixed-{compute}c{interactive}i-{}",
+                MixedLoad::new(*compute, *interactive, *b).id()
+            ),
             Workload::Migrate { to, .. } => format!("migrate-0to{to}"),
             Workload::MigrateHackbench {
                 groups,
@@ -954,11 +1079,15 @@ impl Cell {
             Workload::Mixed {
                 compute,
                 interactive,
+                interactive_burst_us,
                 duration_ms,
                 timehist_lines,
             } => format!(
-                "/tmp/eevdf-perfsched {timehist_lines} eevdf-mixed --cpus 0 --compute {compute} \
-                 --interactive {interactive} --warmup-ms {MIXED_WARMUP_MS} --duration-ms {duration_ms}"
+                "/tmp/eevdf-perfsched {timehist_lines} {} eevdf-mixed --cpus 0 --compute \
+                 {compute} --interactive {interactive} --frame-us {MIXED_FRAME_US} --burst-us {} \
+                 --warmup-ms {MIXED_WARMUP_MS} --duration-ms {duration_ms}",
+                u8::from(self.counters()),
+                interactive_burst_us.unwrap_or(MIXED_LEGACY_BURST_US)
             ),
             Workload::Migrate {
                 to,
@@ -1066,8 +1195,10 @@ impl Cell {
     }
 
     /// Whether the cell runs with schedstats on (`kernel.sched_schedstats=1`): the `next`
-    /// cells only, because sched_eevdf's counters, whose deltas those cells report, count
-    /// only then (both cells of a pair pay the same cost). Every other cell runs with them
+    /// cells and seed 002's, because sched_eevdf's counters, whose deltas those cells
+    /// report, count only then (both cells of a pair, and both kernels and every feature set
+    /// of seed 002, pay the same cost; the Rust kernel's counting is its own). Every other
+    /// cell runs with them
     /// off, the kernels' default: schedstats cost both kernels instructions on every switch
     /// and make the Rust kernel also classify and count its decisions
     /// (Documentation/debugfs.md). The waker's run delay is sched_info, kept either way; the
@@ -1075,14 +1206,23 @@ impl Cell {
     /// are then 0, and no row reads them), so their ns and instructions a switch measure
     /// the scheduler without the counters (the bar's deterministic rows).
     pub fn schedstats(&self) -> bool {
-        self.ab.is_some()
+        self.counters()
     }
 
     /// Whether the guest reads sched_eevdf's counters before and after the cell (the
-    /// `next` cells, which report their deltas; they run with schedstats on, without
-    /// which the counters do not count).
+    /// `next` cells, which report their deltas, and seed 002's, which report
+    /// `picks_ineligible_earliest`; they run with schedstats on, without which the counters
+    /// do not count). Seed 002 reads them around `perf sched record` alone
+    /// ([`Cell::counters_in_command`]).
     pub fn counters(&self) -> bool {
-        self.ab.is_some()
+        self.ab.is_some() || matches!(self.workload, Workload::Mixed { .. })
+    }
+
+    /// Whether the cell's command reads the counters itself: seed 002's, around `perf sched
+    /// record`, so that perf's passes over its data afterwards (seconds of one task alone,
+    /// each of its switches a pick) do not dilute the workload's picks.
+    pub fn counters_in_command(&self) -> bool {
+        self.counters() && matches!(self.workload, Workload::Mixed { .. })
     }
 
     /// Hard limit for the cell inside the guest, seconds.
@@ -1497,11 +1637,16 @@ restoret() {
 }
 # tunables FILE...: the tunables as they are now, for the run's record.
 tunables() { s="@@tunables"; for f; do s="$s $f=$(cat "$T/$f")"; done; echo "$s"; }
-# counters WHEN: sched_eevdf's counters summed over the CPUs, NAME=VALUE, if the kernel has them.
-counters() {
-	[ -r $ST ] && awk -v w="$1" '$1 == "cpu" { for (i = 2; i <= NF; i++) n[i] = $i }
-		$1 == "all" { s = "@@counters " w; for (i = 2; i <= NF; i++) s = s " " n[i] "=" $i; print s }' $ST
-}
+# /tmp/eevdf-counters WHEN: sched_eevdf's counters summed over the CPUs, NAME=VALUE, if the
+# kernel has them (counters WHEN in this script).
+cat > /tmp/eevdf-counters <<'EOF'
+#!/bin/sh
+ST=${ST:-/sys/kernel/debug/sched/eevdf/stats}
+[ -r $ST ] && awk -v w="$1" '$1 == "cpu" { for (i = 2; i <= NF; i++) n[i] = $i }
+	$1 == "all" { s = "@@counters " w; for (i = 2; i <= NF; i++) s = s " " n[i] "=" $i; print s }' $ST
+exit 0
+EOF
+counters() { ST=$ST /tmp/eevdf-counters "$1"; }
 SS=/proc/sys/kernel/sched_schedstats
 echo 0 > $SS
 # /tmp/eevdf-beside stop|wait 'BG' CMD...: the command line BG in the background while CMD
@@ -1522,20 +1667,23 @@ cat /tmp/eevdf-beside.out
 [ $rc = 0 ] || exit $rc
 [ "$how" = stop ] || exit $brc
 EOF
-# /tmp/eevdf-perfsched N CMD...: CMD under `perf sched record`; then `perf sched latency`
-# of it and the first N lines of `perf sched timehist`, as @@perf lines.
+# /tmp/eevdf-perfsched N C CMD...: CMD under `perf sched record` (with C 1, sched_eevdf's
+# counters read just before and after the record); then `perf sched latency` of it and the
+# first N lines of `perf sched timehist`, as @@perf lines.
 cat > /tmp/eevdf-perfsched <<'EOF'
 #!/bin/sh
-n=$1
-shift
+n=$1 c=$2
+shift 2
 [ -d /sys/kernel/tracing/events/sched ] || mount -t tracefs none /sys/kernel/tracing
+[ "$c" = 1 ] && /tmp/eevdf-counters before
 perf sched record -q -o /tmp/perf.data -- "$@" || exit $?
+[ "$c" = 1 ] && /tmp/eevdf-counters after
 perf sched latency -i /tmp/perf.data --sort=runtime 2>&1 | sed 's/^/@@perf latency /'
 [ "$n" -gt 0 ] && perf sched timehist -i /tmp/perf.data 2>/dev/null | head -n "$n" | sed 's/^/@@perf timehist /'
 rm -f /tmp/perf.data
 exit 0
 EOF
-chmod +x /tmp/eevdf-beside /tmp/eevdf-perfsched
+chmod +x /tmp/eevdf-beside /tmp/eevdf-perfsched /tmp/eevdf-counters
 "#;
 
 /// The guest script for one boot. Each cell run: its `begin` line; for each feature its
@@ -1555,7 +1703,7 @@ pub fn guest_script(boot: &Boot, cells: &[Cell]) -> String {
                 c.timeout_s(),
                 c.command()
             );
-            if c.counters() {
+            if c.counters() && !c.counters_in_command() {
                 run = format!("counters before\n{run}counters after\n");
             }
             if c.schedstats() {
@@ -1900,28 +2048,24 @@ mod tests {
         let at = s.find(&format!("@@cell {eid} begin rep=0")).unwrap();
         let block = &s[at..s[at..].find(" end rc=$rc").unwrap() + at];
         assert!(!block.contains("has ") && !block.contains("setf") && !block.contains("$SS"));
-        assert!(!s.contains("counters before"));
+        assert!(!s[PRELUDE.len()..].contains("counters before"));
         // The scale cells run with schedstats off too, as the kernels boot: their
         // instructions a switch must not include the Rust kernel's counters.
         let cells = main_matrix(MatrixKind::Smoke, &[Experiment::Scale]);
         let boots = plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9);
         let s = guest_script(&boots[0], &cells);
-        assert!(!s.contains("echo 1 > $SS") && !s.contains("counters before"));
+        assert!(!s.contains("echo 1 > $SS") && !s[PRELUDE.len()..].contains("counters before"));
     }
 
-    /// Runs a shell helper of the guest script's prelude on the host, with `body` after it.
-    fn run_prelude_fn(name: &str, body: &str) -> String {
-        let start = PRELUDE.find(&format!("{name}() {{")).unwrap();
-        let len = PRELUDE[start..]
-            .find("\n}\n")
-            .map_or_else(|| PRELUDE[start..].find('\n').unwrap(), |e| e + 2);
-        let script = format!("{}\n{body}", &PRELUDE[start..start + len]);
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .output()
-            .expect("sh");
-        String::from_utf8(out.stdout).unwrap()
+    /// The script the prelude writes to `path` (`cat > path <<'EOF'` .. `EOF`), written to
+    /// `dir` on the host.
+    fn prelude_script(path: &str, dir: &std::path::Path) -> std::path::PathBuf {
+        let open = format!("cat > {path} <<'EOF'\n");
+        let start = PRELUDE.find(&open).unwrap() + open.len();
+        let len = PRELUDE[start..].find("\nEOF\n").unwrap() + 1;
+        let file = dir.join(path.rsplit('/').next().unwrap());
+        std::fs::write(&file, &PRELUDE[start..start + len]).unwrap();
+        file
     }
 
     #[test]
@@ -1930,11 +2074,25 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let st = dir.join("stats");
         std::fs::write(&st, "cpu picks lag_clamped\n0 10 1\n1 5 2\nall 15 3\n").unwrap();
-        let out = run_prelude_fn("counters", &format!("ST={}; counters before", st.display()));
-        assert_eq!(out, "@@counters before picks=15 lag_clamped=3\n");
-        // No file (stock kernel, or stats off): nothing printed.
-        let out = run_prelude_fn("counters", "ST=/nonexistent; counters after");
-        assert_eq!(out, "");
+        let script = prelude_script("/tmp/eevdf-counters", &dir);
+        let run = |st: &str, when: &str| {
+            let out = std::process::Command::new("sh")
+                .arg(&script)
+                .arg(when)
+                .env("ST", st)
+                .output()
+                .expect("sh");
+            assert!(out.status.success());
+            String::from_utf8(out.stdout).unwrap()
+        };
+        assert_eq!(
+            run(&st.display().to_string(), "before"),
+            "@@counters before picks=15 lag_clamped=3\n"
+        );
+        // No file (stock kernel, or stats off): nothing printed, and no failure.
+        assert_eq!(run("/nonexistent", "after"), "");
+        // The guest script's `counters` runs it with the script's ST.
+        assert!(PRELUDE.contains("counters() { ST=$ST /tmp/eevdf-counters \"$1\"; }"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -1981,6 +2139,45 @@ mod tests {
             "bad no_such_ns=1\n@@tunables migration_cost_ns=500000\n"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A seed 002 cell of a raw.json from before the load was kept: 2 ms a frame, and the
+    /// ID its outcomes carry.
+    #[test]
+    fn old_mixed_cells_keep_their_load_and_id() {
+        let json = r#"{"experiment":{"Seed":2},"features":{"name":"EEVDF","writes":[]},
+            "workload":{"Mixed":{"compute":3,"interactive":2,"duration_ms":3000,
+            "timehist_lines":40}}}"#;
+        let c: Cell = serde_json::from_str(json).unwrap();
+        assert_eq!(c.id(), "mixed-3c2i/EEVDF");
+        assert_eq!(c.label(), "3 massive_intr vs 2 interactive (CPU 0)");
+        assert!(c.command().contains("--burst-us 2000 "));
+        assert_eq!(mixed_load(&c.workload).unwrap().id(), "under12pct");
+        // A new one names its load, and says it in its JSON.
+        let Workload::Mixed {
+            compute,
+            interactive,
+            duration_ms,
+            timehist_lines,
+            ..
+        } = c.workload
+        else {
+            unreachable!()
+        };
+        let n = Cell::new(
+            c.experiment,
+            c.features.clone(),
+            Workload::Mixed {
+                compute,
+                interactive,
+                interactive_burst_us: Some(5000),
+                duration_ms,
+                timehist_lines,
+            },
+        );
+        assert_eq!(n.id(), "mixed-3c2i-over30pct/EEVDF");
+        let back: Cell = serde_json::from_str(&serde_json::to_string(&n).unwrap()).unwrap();
+        assert_eq!(back, n);
     }
 
     #[test]

@@ -8,9 +8,12 @@
 //!   CPU, with the base slice and with a 100 µs custom slice. Its need (9.1% of a CPU) is
 //!   inside its share (1/9 at 8 hogs), so every wait measures the pick, not fairness.
 //! - **002** (Mike Galbraith's EVDF table): three massive_intr-shaped processes (8 ms run,
-//!   1 ms sleep) against two interactive ones (2 ms of work a 16.7 ms frame) on one CPU,
-//!   under `perf sched record`, for EEVDF, EVDF (NO_ELIGIBLE) and EVDF + NO_RUN_TO_PARITY.
-//!   Stock 6.12 has no ELIGIBLE feature, so the EVDF cells run on the Rust kernel alone.
+//!   1 ms sleep) against two interactive ones on one CPU, each burning 12%, 20% and 30% of
+//!   the CPU a 16.7 ms frame (under, near and over its 20% share), under `perf sched
+//!   record`, for EEVDF and EVDF (NO_ELIGIBLE), EVDF + NO_RUN_TO_PARITY over the share, and
+//!   EEVDF at a 3 ms base slice near and over it ([`seed002_cells`]); sched_eevdf's
+//!   `picks_ineligible_earliest` read around the record. Stock 6.12 has no ELIGIBLE
+//!   feature, so the EVDF cells run on the Rust kernel alone.
 //! - **003** (a long sleeper's vruntime across CPUs): at 2 and 4 vCPUs, a sleeper moved by
 //!   affinity to another CPU while that CPU's hog runs its virtual time ahead (its share
 //!   over the 2 s after each wakeup), and
@@ -19,7 +22,7 @@
 //!   stand-in, `eevdf-forkjob`) at 100% and 300% load on 2 vCPUs, with `cyclictest
 //!   --policy=other` beside it, for EEVDF and EVDF.
 
-use crate::plan::{Cell, Experiment, FeatureSet, Workload};
+use crate::plan::{Cell, Experiment, FeatureSet, MixedLoad, Workload};
 
 /// The seeds this matrix covers.
 pub const SEEDS: [u8; 5] = [0, 1, 2, 3, 4];
@@ -55,16 +58,62 @@ pub const S001_SLEEP_US: u64 = 1000;
 /// request that fits the burst.
 pub const S001_SHORT_SLICE_US: u64 = 100;
 
-/// The 002 cells' feature sets: the seed's three.
-pub fn seed002_sets() -> [FeatureSet; 3] {
-    [
-        FeatureSet::eevdf(),
-        FeatureSet::evdf(),
-        FeatureSet::new(
-            "EVDF+NO_RUN_TO_PARITY",
-            &["NO_ELIGIBLE", "NO_RUN_TO_PARITY"],
-        ),
-    ]
+/// The seed's third set, EVDF without RUN_TO_PARITY.
+pub fn seed002_evdf_nrtp() -> FeatureSet {
+    FeatureSet::new(
+        "EVDF+NO_RUN_TO_PARITY",
+        &["NO_ELIGIBLE", "NO_RUN_TO_PARITY"],
+    )
+}
+
+/// Seed 002's tasks on CPU 0: massive_intr-shaped compute and interactive ones.
+pub const S002_COMPUTE: u32 = 3;
+pub const S002_INTERACTIVE: u32 = 2;
+
+/// Seed 002's interactive loads, each task's need in multiples of its fair share (1/5 of
+/// the CPU with 3 + 2 tasks): 0.6 (2 ms a 16.7 ms frame, 12%: the cells' load before the
+/// load was a dimension), 1.0 (20%: what fairness gives exactly, so each frame's start
+/// rests on its wakeup's lag) and 1.5 (30%: more than fairness gives, where the seed's
+/// "EVDF skewed distribution toward compute" can show as CPU time).
+pub const S002_LOADS: [f64; 3] = [0.6, 1.0, 1.5];
+
+/// The longer base slice of seed 002's base-slice cells, ns: four times 6.12's default on one
+/// vCPU (0.75 ms), and of the order of an interactive burst near and over the share (3.3 ms,
+/// 5 ms), where the default is shorter than either.
+pub const S002_LONG_BASE_SLICE_NS: u64 = 3_000_000;
+
+/// EEVDF at [`S002_LONG_BASE_SLICE_NS`]: `EEVDF-bs3ms`.
+pub fn seed002_long_slice() -> FeatureSet {
+    FeatureSet::eevdf().with_tunable(
+        &format!("EEVDF-bs{}ms", S002_LONG_BASE_SLICE_NS / 1_000_000),
+        "base_slice_ns",
+        S002_LONG_BASE_SLICE_NS,
+    )
+}
+
+/// Seed 002's cells, as (interactive load in shares, feature set), in run order:
+///
+/// - every load under EEVDF and EVDF at the default base slice (the seed's comparison, at
+///   the interactive loads the seed's desktop mixed);
+/// - EVDF + NO_RUN_TO_PARITY at 1.5 shares only: the seed found RUN_TO_PARITY did not
+///   change EVDF's skew, and the skew can show only where the interactive tasks want more
+///   than their share (at 0.6 shares the previous runs found every measure undecided);
+/// - EEVDF at the 3 ms base slice at 1.0 and 1.5 shares: under its share an interactive
+///   task's burst (2 ms) fits either slice, near and over it the slice decides how long
+///   the compute tasks run before a frame's wakeup is served. It runs on both kernels.
+///
+/// 9 cells: 5 on both kernels, 4 on the Rust kernel alone (stock has no ELIGIBLE).
+pub fn seed002_cells() -> Vec<(f64, FeatureSet)> {
+    let mut v = Vec::new();
+    for x in S002_LOADS {
+        v.push((x, FeatureSet::eevdf()));
+        v.push((x, FeatureSet::evdf()));
+    }
+    v.push((1.5, seed002_evdf_nrtp()));
+    for x in [1.0, 1.5] {
+        v.push((x, seed002_long_slice()));
+    }
+    v
 }
 
 /// The cells, in run order, limited to `only` (all seeds when empty or when it names none
@@ -175,18 +224,23 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         }
     }
     if want(2) {
-        let sets: Vec<FeatureSet> = if smoke {
-            vec![FeatureSet::eevdf()]
+        let at: Vec<(f64, FeatureSet)> = if smoke {
+            vec![(1.0, FeatureSet::eevdf())]
         } else {
-            seed002_sets().to_vec()
+            seed002_cells()
         };
-        for (i, f) in sets.into_iter().enumerate() {
+        for (i, (x, f)) in at.into_iter().enumerate() {
             cells.push(Cell::new(
                 Experiment::Seed(2),
                 f,
                 Workload::Mixed {
-                    compute: 3,
-                    interactive: 2,
+                    compute: S002_COMPUTE,
+                    interactive: S002_INTERACTIVE,
+                    interactive_burst_us: Some(MixedLoad::burst_us_at(
+                        S002_COMPUTE,
+                        S002_INTERACTIVE,
+                        x,
+                    )),
                     duration_ms: if smoke { 1000 } else { 3000 },
                     // One cell's timeline for the report.
                     timehist_lines: if i == 0 { 40 } else { 0 },
@@ -316,6 +370,76 @@ mod tests {
         // Its need against 1/(n + 1) of a CPU at the most hogs.
         let need = S001_RUN_US as f64 / (S001_RUN_US + S001_SLEEP_US) as f64;
         assert!(need < 1.0 / 9.0, "{need}");
+    }
+
+    #[test]
+    fn seed002_loads_are_named_from_the_task_counts() {
+        let cells = matrix(false, &[Experiment::Seed(2)]);
+        assert_eq!(cells.len(), 9);
+        let ids: Vec<String> = cells.iter().map(Cell::id).collect();
+        for id in [
+            "mixed-3c2i-under12pct/EEVDF",
+            "mixed-3c2i-near20pct/EVDF",
+            "mixed-3c2i-over30pct/EVDF+NO_RUN_TO_PARITY",
+            "mixed-3c2i-near20pct/EEVDF-bs3ms",
+            "mixed-3c2i-over30pct/EEVDF-bs3ms",
+        ] {
+            assert!(ids.iter().any(|i| i == id), "{id} not in {ids:?}");
+        }
+        let near = cells
+            .iter()
+            .find(|c| c.id() == "mixed-3c2i-near20pct/EEVDF")
+            .unwrap();
+        assert_eq!(
+            near.label(),
+            "3 massive_intr vs 2 interactive 20% (near its share) (CPU 0)"
+        );
+        assert!(
+            near.command().contains("--burst-us 3333 "),
+            "{}",
+            near.command()
+        );
+        // The share follows the counts: 2 ms a frame (12%) is near the share among 8 tasks
+        // (12.5%), under it among 5 (20%).
+        assert_eq!(MixedLoad::new(6, 2, 2000).id(), "near12pct");
+        assert_eq!(MixedLoad::new(3, 2, 2000).id(), "under12pct");
+        assert_eq!(
+            MixedLoad::new(1, 1, 12000).name(),
+            "interactive 72% (over its share)"
+        );
+        // The long base slice is a tunable, named in the set.
+        let long = cells
+            .iter()
+            .find(|c| c.features.name() == "EEVDF-bs3ms")
+            .unwrap();
+        assert_eq!(long.features.tunables()[0].write(), "base_slice_ns=3000000");
+        assert!(long.features.writes().is_empty());
+    }
+
+    /// Seed 002's cells read the counters inside their command, around `perf sched record`
+    /// alone, with schedstats on; the perfsched script reads them only when asked.
+    #[test]
+    fn seed002_reads_counters_around_the_record_only() {
+        use crate::plan::{guest_script, plan_boots, Kernel};
+        let cells = matrix(false, &[Experiment::Seed(2)]);
+        let boots = plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9);
+        let s = guest_script(&boots[0], &cells);
+        assert!(cells
+            .iter()
+            .all(|c| c.schedstats() && c.counters_in_command()));
+        let first = s.find("@@cell ").unwrap();
+        assert!(
+            !s[first..].contains("counters before"),
+            "not around the whole command"
+        );
+        assert!(s.contains("echo 1 > $SS\n\ttimeout -s KILL "));
+        assert!(s.contains("/tmp/eevdf-perfsched 40 1 eevdf-mixed "), "{s}");
+        let at = |w: &str| s.find(w).unwrap();
+        let before = at("[ \"$c\" = 1 ] && /tmp/eevdf-counters before");
+        let rec = at("perf sched record -q");
+        let after = at("[ \"$c\" = 1 ] && /tmp/eevdf-counters after");
+        let lat = at("perf sched latency -i");
+        assert!(before < rec && rec < after && after < lat);
     }
 
     #[test]

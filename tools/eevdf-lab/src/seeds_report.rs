@@ -4,11 +4,13 @@
 //! then every row of the run. All of it is a function of raw.json.
 
 use crate::parse::{self, Outcome, PerfLatRow, Status};
-use crate::plan::{Cell, Experiment, Kernel, Workload};
+use crate::plan::{
+    mixed_load, Against, Cell, Experiment, Kernel, MixedLoad, Workload, MIXED_FRAME_US,
+};
 use crate::plot;
 use crate::report::{self, fmt_num, Raw, ReportPaths, Row};
 use crate::seeds::{self, S001_RUN_US, S001_SLEEP_US};
-use crate::stats::{median, median_ci, Estimate};
+use crate::stats::{median, Estimate};
 use crate::verdict::{self, Verdict};
 use anyhow::Result;
 use std::fmt::Write as _;
@@ -1034,6 +1036,74 @@ fn first_text(raw: &Raw, id: &str, k: Kernel, kind: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A seed 002 cell's base slice in words: the set's `base_slice_ns` tunable, or the
+/// default the boots read (`default (0.75 ms)`).
+fn base_slice_002(raw: &Raw, c: &Cell) -> String {
+    // Milliseconds to the µs, without trailing zeros: `3`, `0.75`.
+    let ms = |ms: f64| {
+        let t = format!("{ms:.3}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    match long_slice_ns(c) {
+        Some(ns) => format!("{} ms", ms(ns as f64 / 1e6)),
+        None => base_slice_us(raw, c.cpus_in(raw.cpus)).map_or("default".into(), |us| {
+            format!("default ({} ms)", ms(us / 1000.0))
+        }),
+    }
+}
+
+/// The base slice a cell's set writes, ns (None: the kernel's default).
+fn long_slice_ns(c: &Cell) -> Option<u64> {
+    c.features
+        .tunables()
+        .iter()
+        .find(|t| t.file == "base_slice_ns")
+        .map(|t| t.value)
+}
+
+/// The set's name without its tunables' suffix (`EEVDF-bs3ms`: `EEVDF`), by its writes.
+fn base_set_002(c: &Cell) -> &str {
+    let n = c.features.name();
+    match long_slice_ns(c) {
+        Some(_) => n.split_once("-bs").map_or(n, |(a, _)| a),
+        None => n,
+    }
+}
+
+/// Seed 002's cells in table order: by load, base slice (the default first), then run
+/// order (EEVDF, EVDF, EVDF + NO_RUN_TO_PARITY).
+fn sorted_002<'a>(cells: &[IndexedCell<'a>]) -> Vec<IndexedCell<'a>> {
+    let mut v: Vec<IndexedCell<'a>> = cells.to_vec();
+    v.sort_by_key(|&(ci, c)| {
+        let l = mixed_load(&c.workload).map(|l| (l.against(), (l.need_pct * 10.0) as u64));
+        (l, long_slice_ns(c).unwrap_or(0), ci)
+    });
+    v
+}
+
+/// The cell of seed 002 at load `at`, set `set` (by name, tunables included).
+fn cell_002(cells: &[IndexedCell], at: Against, set: &str) -> Option<usize> {
+    cells
+        .iter()
+        .find(|(_, c)| {
+            c.features.name() == set && mixed_load(&c.workload).map(|l| l.against()) == Some(at)
+        })
+        .map(|&(ci, _)| ci)
+}
+
+/// The loads the run has, in order, each with its name.
+fn loads_002(cells: &[IndexedCell]) -> Vec<(Against, String)> {
+    let mut v: Vec<(Against, String)> = Vec::new();
+    for (_, c) in sorted_002(cells) {
+        if let Some(l) = mixed_load(&c.workload) {
+            if !v.iter().any(|(a, _)| *a == l.against()) {
+                v.push((l.against(), l.name()));
+            }
+        }
+    }
+    v
+}
+
 fn section_002(raw: &Raw, rows: &[Row], s: &mut String) {
     let Some(cells) = open_section(raw, 2, s) else {
         return;
@@ -1054,29 +1124,64 @@ fn section_002(raw: &Raw, rows: &[Row], s: &mut String) {
             "| {set} | {task} | {rt:.3} | {sw} | {avg:.3} | {max:.3} | {sum:.3} |"
         );
     }
-    s.push_str(
-        "\n**Ours**: `eevdf-mixed` on one vCPU, 3 `massive_intr` processes (spin 8 ms, sleep \
-         1 ms) against 2 `interactive` ones (wake every 16.667 ms, burn 2 ms of their own \
-         CPU time: 12% of a CPU each, inside their 1/5 share), the whole run under `perf \
-         sched record`, then `perf sched latency --sort=runtime` (perf built from the 6.12 \
-         tree by tools/build-perf.sh: Debian's perf 6.1 loses most delays on these \
-         kernels). Stock 6.12 has no ELIGIBLE feature, so EVDF runs on the \
-         Rust kernel alone. The table is the seed's format: the median over the runs of \
-         each column, the sum of delays being perf's average times its count (what the \
-         seed's table sums; this perf prints the maximum's start and end instead). \
-         perf covers the whole run, warm-up included.\n\n\
-         | kernel | set | Task | Runtime ms | Switches | Avg delay ms | Max delay ms | Sum delay ms | runs |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+    let sorted = sorted_002(&cells);
+    // What ran, from the cells: the task counts, the loads against the share, the sets.
+    let mut loads: Vec<String> = Vec::new();
+    let mut sets: Vec<String> = Vec::new();
+    let mut tasks = String::new();
+    for &(_, c) in &sorted {
+        if let (
+            Some(l),
+            Workload::Mixed {
+                compute,
+                interactive,
+                ..
+            },
+        ) = (mixed_load(&c.workload), &c.workload)
+        {
+            tasks = format!(
+                "{compute} `massive_intr` processes (spin 8 ms, sleep 1 ms) against \
+                 {interactive} `interactive` ones, each of the {} a fair share of {:.0}% of the \
+                 CPU",
+                compute + interactive,
+                l.share_pct
+            );
+            let w = format!("{:.0}% ({})", l.need_pct, l.against().word());
+            if !loads.contains(&w) {
+                loads.push(w);
+            }
+        }
+        let set = format!(
+            "{} at the {} base slice",
+            base_set_002(c),
+            base_slice_002(raw, c)
+        );
+        if !sets.contains(&set) {
+            sets.push(set);
+        }
+    }
+    let _ = write!(
+        s,
+        "\n**Ours**: `eevdf-mixed` on one vCPU, {tasks}. An interactive task wakes every \
+         {:.3} ms and burns its burst of CPU time: {} of a CPU, against that share. Sets: \
+         {}. The whole run is under `perf sched record`, then `perf sched latency \
+         --sort=runtime` (perf built from the 6.12 tree by tools/build-perf.sh: Debian's perf \
+         6.1 loses most delays on these kernels), with schedstats on for both kernels so that \
+         the Rust kernel's counters count. Stock 6.12 has no ELIGIBLE feature, so EVDF runs on \
+         the Rust kernel alone; the base slice is a tunable both kernels take. The table is \
+         the seed's format: the median over the runs of each column, the sum of delays being \
+         perf's average times its count (what the seed's table sums; this perf prints the \
+         maximum's start and end instead). perf covers the whole run, warm-up included.\n\n\
+         | load | base slice | kernel | set | Task | Runtime ms | Switches | Avg delay ms | \
+         Max delay ms | Sum delay ms | runs |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        MIXED_FRAME_US as f64 / 1000.0,
+        loads.join(", "),
+        sets.join("; ")
     );
-    // (set, kernel) -> (compute switches, interactive avg delay, interactive max delay)
-    // (set, kernel, massive_intr's switches, interactive's average and maximum delay), each
-    // the median of the runs with its interval.
-    let mut by_set: Vec<(String, Kernel, Estimate, Estimate, Estimate)> = Vec::new();
-    for &(_, c) in &cells {
+    for &(_, c) in &sorted {
         let id = c.id();
+        let load = mixed_load(&c.workload).map_or("-".into(), |l| l.name());
         for k in [Kernel::Stock, Kernel::Rust] {
-            let mut got: (Option<Estimate>, Option<Estimate>, Option<Estimate>) =
-                (None, None, None);
             for task in ["massive_intr", "interactive"] {
                 let rs = perf_rows(raw, &id, k, task);
                 if rs.is_empty() {
@@ -1084,63 +1189,27 @@ fn section_002(raw: &Raw, rows: &[Row], s: &mut String) {
                 }
                 let m =
                     |f: &dyn Fn(&PerfLatRow) -> f64| median(&rs.iter().map(f).collect::<Vec<_>>());
-                let (rt, sw, avg, max, sum) = (
+                let _ = writeln!(
+                    s,
+                    "| {load} | {} | {} | {} | {task}:({}) | {:.3} | {:.0} | {:.3} | {:.3} | \
+                     {:.3} | {} |",
+                    base_slice_002(raw, c),
+                    k.name(),
+                    base_set_002(c),
+                    rs[0].which.trim_matches(|ch| ch == '(' || ch == ')'),
                     m(&|r| r.runtime_ms),
                     m(&|r| r.switches as f64),
                     m(&|r| r.avg_delay_ms),
                     m(&|r| r.max_delay_ms),
                     m(&|r| r.sum_delay_ms()),
-                );
-                let ci = |f: &dyn Fn(&PerfLatRow) -> f64| {
-                    median_ci(&rs.iter().map(f).collect::<Vec<_>>(), 0.95)
-                };
-                if task == "massive_intr" {
-                    got.0 = Some(ci(&|r| r.switches as f64));
-                } else {
-                    got.1 = Some(ci(&|r| r.avg_delay_ms));
-                    got.2 = Some(ci(&|r| r.max_delay_ms));
-                }
-                let _ = writeln!(
-                    s,
-                    "| {} | {} | {task}:({}) | {rt:.3} | {sw:.0} | {avg:.3} | {max:.3} | {sum:.3} | {} |",
-                    k.name(),
-                    c.features.name(),
-                    rs[0].which.trim_matches(|ch| ch == '(' || ch == ')'),
                     rs.len()
                 );
             }
-            if let (Some(sw), Some(avg), Some(max)) = got {
-                by_set.push((c.features.name().to_string(), k, sw, avg, max));
-            }
         }
     }
-    let get = |set: &str| {
-        by_set
-            .iter()
-            .find(|(n, k, ..)| n == set && *k == Kernel::Rust)
-            .map(|x| (x.2, x.3, x.4))
-    };
-    s.push('\n');
-    s.push_str(
-        "The interactive frames' lateness (how late each frame's burst started, eevdf-mixed, \
-         over its measured window; medians of the runs, µs):\n\n| set | p50, stock | p50, \
-         rust | p99, stock | p99, rust |\n|---|---|---|---|---|\n",
-    );
-    for &(ci, c) in &cells {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} |",
-            c.features.name(),
-            opt(med(rows, ci, "interactive_p50_us", Kernel::Stock)),
-            opt(med(rows, ci, "interactive_p50_us", Kernel::Rust)),
-            opt(med(rows, ci, "interactive_p99_us", Kernel::Stock)),
-            opt(med(rows, ci, "interactive_p99_us", Kernel::Rust)),
-        );
-    }
-    s.push('\n');
-    if let (Some(e), Some(v)) = (get("EEVDF"), get("EVDF")) {
-        let _ = writeln!(s, "{}", agreement_002(e, v, get("EVDF+NO_RUN_TO_PARITY")));
-    }
+    s.push_str(&interactive_table_002(raw, rows, &sorted));
+    s.push_str(&agreement_002(rows, &cells));
+    s.push_str(&base_slice_verdicts_002(raw, rows, &cells));
     for k in [Kernel::Rust, Kernel::Stock] {
         let Some((_, c)) = cells.first() else { break };
         let lat = first_text(raw, &c.id(), k, "perf latency");
@@ -1150,9 +1219,10 @@ fn section_002(raw: &Raw, rows: &[Row], s: &mut String) {
         let _ = writeln!(
             s,
             "One run's `perf sched latency --sort=runtime` as perf printed it ({} kernel, \
-             {}):\n\n```text\n{}\n```\n",
+             {}, {}):\n\n```text\n{}\n```\n",
             k.name(),
             c.features.name(),
+            mixed_load(&c.workload).map_or("-".into(), |l| l.name()),
             lat.join("\n").trim_end()
         );
         let th = first_text(raw, &c.id(), k, "perf timehist");
@@ -1169,91 +1239,321 @@ fn section_002(raw: &Raw, rows: &[Row], s: &mut String) {
     }
 }
 
-/// Seed 002's measures, EVDF's on the Rust kernel against EEVDF's: (massive_intr's
-/// switches, the interactive tasks' average delay, their maximum delay), each a median of
-/// the runs with its interval.
-type Measures002 = (Estimate, Estimate, Estimate);
+/// What fairness gives an interactive task, % of a CPU: its need under its share, its
+/// share otherwise (every task on the CPU wants at least its share: massive_intr 89%).
+fn fair_pct(l: &MixedLoad) -> f64 {
+    l.need_pct.min(l.share_pct)
+}
 
-/// Seed 002's agreement, computed: each of the seed's three measures, EVDF against EEVDF
-/// (and EVDF + NO_RUN_TO_PARITY against EEVDF), decided where the intervals are apart, in
-/// the seed's direction or against it, and undecided where they overlap. The seed's
-/// mechanism is quoted only where all three go its way.
-fn agreement_002(e: Measures002, v: Measures002, nrtp: Option<Measures002>) -> String {
-    // (name, EEVDF, EVDF, the seed's EVDF/EEVDF, the seed's direction: EVDF above).
-    let measures = [
-        (
-            "massive_intr's switches",
-            e.0,
-            v.0,
-            575899.0 / 9163472.0,
-            false,
-        ),
-        (
-            "the interactive tasks' average delay (ms)",
-            e.1,
-            v.1,
-            1.082 / 0.167,
-            true,
-        ),
-        ("their maximum delay (ms)", e.2, v.2, 22.964 / 9.843, true),
-    ];
-    let mut s = String::from("**Agreement.** On the Rust kernel, EVDF against EEVDF:");
-    let (mut with, mut against, mut undecided) = (0, 0, 0);
-    for (i, (what, eevdf, evdf, seed, up)) in measures.into_iter().enumerate() {
-        let verdict = verdict::between(&evdf, &eevdf);
-        let word = match (verdict, up) {
-            (Verdict::Above, true) | (Verdict::Below, false) => {
-                with += 1;
-                "the seed's direction".to_string()
-            }
-            (Verdict::Above, false) | (Verdict::Below, true) => {
-                against += 1;
-                "against the seed's direction".to_string()
-            }
-            (u, _) => {
-                undecided += 1;
-                u.to_string()
-            }
-        };
-        let _ = write!(
-            s,
-            "{} {what} {} against {} (×{:.2}; the seed: ×{seed:.2}): {word}",
-            if i == 0 { "" } else { ";" },
-            verdict::show(&evdf, 3),
-            verdict::show(&eevdf, 3),
-            evdf.value / eevdf.value,
-        );
-    }
-    s.push('.');
-    if let Some(n) = nrtp {
-        let _ = write!(
-            s,
-            " EVDF + NO_RUN_TO_PARITY against EEVDF: switches ×{:.2} ({}), average delay ×{:.2} \
-             ({}) (the seed: ×{:.2}, ×{:.2}).",
-            n.0.value / e.0.value,
-            verdict::between(&n.0, &e.0).say("fewer", "more"),
-            n.1.value / e.1.value,
-            verdict::between(&n.1, &e.1).say("shorter", "longer"),
-            7939307.0 / 9163472.0,
-            0.257 / 0.167
-        );
-    }
-    let _ = write!(
-        s,
-        " Of the seed's three measures, {with} {} its way, {against} against it and \
-         {undecided} undecided.",
-        if with == 1 { "goes" } else { "go" }
+/// A kernel's estimate against `reference`, with its verdict in a few words.
+fn est_against(e: Option<Estimate>, reference: f64) -> String {
+    let Some(e) = e else { return "-".into() };
+    let v = verdict::against(&e, reference);
+    let w = match v {
+        Verdict::Below => "below".to_string(),
+        Verdict::Above => "above".to_string(),
+        Verdict::Undecided { runs: Some(r) } => format!("undecided, ~{r} runs"),
+        Verdict::Undecided { runs: None } => "undecided".to_string(),
+        Verdict::TooFew { have } => format!("undecided, {have} runs"),
+        Verdict::Missing => "-".to_string(),
+    };
+    format!(
+        "{} against {}: {w}",
+        report::fmt_est(&e),
+        fmt_num(reference)
+    )
+}
+
+/// The interactive tasks per cell and kernel: their CPU time against what fairness gives
+/// them, the frames missed and late, and on the Rust kernel the picks where ELIGIBLE passed
+/// over an earlier deadline (stock has no counters: `-`).
+fn interactive_table_002(raw: &Raw, rows: &[Row], sorted: &[IndexedCell]) -> String {
+    let mut s = String::from(
+        "\nThe interactive tasks, per cell and kernel (eevdf-mixed over its measured window; \
+         medians of the runs with 95% intervals): a task's CPU time against what fairness \
+         gives it (its need under its share, its share otherwise; the verdict against that \
+         figure), the frames whose burst ended after the next frame was due, how late the \
+         frames started, and sched_eevdf's `picks_ineligible_earliest` (the picks where the \
+         earliest deadline was not eligible, so EEVDF picked a later one: what EVDF would \
+         pick differently) a pick and a second, counted over `perf sched record` (stock has \
+         no counters):\n\n\
+         | load | base slice | set | kernel | CPU % a task, against fair | missed % | p50 µs \
+         | p99 µs | ineligible picks % | ineligible picks /s |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
-    if with == 3 {
-        s.push_str(
-            " The seed's explanation fits: without the eligibility check a compute process \
-             that wakes with negative lag is picked by its deadline anyway and runs longer \
-             stretches, and the interactive tasks wait longer. The size is a fraction of the \
-             seed's: his desktop ran about a hundred threads beside nine compute processes on \
-             eight CPUs; ours has five tasks on one CPU.",
-        );
+    for &(ci, c) in sorted {
+        let Some(l) = mixed_load(&c.workload) else {
+            continue;
+        };
+        for k in [Kernel::Stock, Kernel::Rust] {
+            if row(rows, ci, "interactive_cpu_pct").is_some_and(|r| !r.kernels.contains_key(&k)) {
+                if let Some(why) = unavailable(rows, raw, ci).filter(|_| k == Kernel::Stock) {
+                    let _ = writeln!(
+                        s,
+                        "| {} | {} | {} | {} | {why} | | | | | |",
+                        l.name(),
+                        base_slice_002(raw, c),
+                        base_set_002(c),
+                        k.name()
+                    );
+                }
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                l.name(),
+                base_slice_002(raw, c),
+                base_set_002(c),
+                k.name(),
+                est_against(est_of(rows, ci, "interactive_cpu_pct", k), fair_pct(&l)),
+                est(rows, ci, "interactive_missed_pct", k),
+                est(rows, ci, "interactive_p50_us", k),
+                est(rows, ci, "interactive_p99_us", k),
+                est(rows, ci, "ineligible_picks_pct", k),
+                est(rows, ci, "ineligible_picks_per_s", k),
+            );
+        }
     }
     s.push('\n');
+    s
+}
+
+/// Seed 002's measures of a cell on the Rust kernel, in the seed's order: (massive_intr's
+/// switches, the interactive tasks' average delay, their maximum delay, a massive_intr
+/// task's CPU time), each a median of the runs with its interval.
+type Measures002 = [Option<Estimate>; 4];
+
+fn measures_002(rows: &[Row], ci: usize) -> Measures002 {
+    [
+        "perf_massive_intr_switches",
+        "perf_interactive_avg_delay_ms",
+        "perf_interactive_max_delay_ms",
+        "massive_intr_cpu_pct",
+    ]
+    .map(|m| est_of(rows, ci, m, Kernel::Rust))
+}
+
+/// The seed's measures: (name, the seed's EVDF/EEVDF, the seed's direction: EVDF above).
+const SEED_002_MEASURES: [(&str, f64, bool); 4] = [
+    ("massive_intr's switches", 575899.0 / 9163472.0, false),
+    (
+        "the interactive tasks' average delay (ms)",
+        1.082 / 0.167,
+        true,
+    ),
+    ("their maximum delay (ms)", 22.964 / 9.843, true),
+    (
+        "a massive_intr task's CPU time (% of a CPU; the seed's runtime, his \"skewed \
+         distribution toward compute\")",
+        1882920.417 / 1827981.908,
+        true,
+    ),
+];
+
+/// Seed 002's agreement, computed at each load at the default base slice on the Rust
+/// kernel: each of the seed's measures, EVDF against EEVDF (and EVDF + NO_RUN_TO_PARITY
+/// against EEVDF where the run has it), decided where the intervals are apart, in the
+/// seed's direction or against it, and undecided where they overlap. An undecided measure
+/// counts toward neither direction. Then EEVDF's picks that ELIGIBLE decided, at each load
+/// and against the load before.
+fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
+    let mut s = String::new();
+    let (mut with_all, mut against_all, mut undecided_all) = (0, 0, 0);
+    let mut prev: Option<(String, Estimate)> = None;
+    for (at, name) in loads_002(cells) {
+        let (Some(e), Some(v)) = (cell_002(cells, at, "EEVDF"), cell_002(cells, at, "EVDF")) else {
+            continue;
+        };
+        let (me, mv) = (measures_002(rows, e), measures_002(rows, v));
+        let _ = write!(
+            s,
+            "**Agreement, {name}.** On the Rust kernel, EVDF against EEVDF:"
+        );
+        let (mut with, mut against, mut undecided) = (0, 0, 0);
+        for (i, ((what, seed, up), (ee, ve))) in SEED_002_MEASURES
+            .into_iter()
+            .zip(me.into_iter().zip(mv))
+            .enumerate()
+        {
+            let (Some(eevdf), Some(evdf)) = (ee, ve) else {
+                undecided += 1;
+                let _ = write!(
+                    s,
+                    "{} {what}: {}",
+                    if i == 0 { "" } else { ";" },
+                    Verdict::Missing
+                );
+                continue;
+            };
+            let word = match (verdict::between(&evdf, &eevdf), up) {
+                (Verdict::Above, true) | (Verdict::Below, false) => {
+                    with += 1;
+                    "the seed's direction".to_string()
+                }
+                (Verdict::Above, false) | (Verdict::Below, true) => {
+                    against += 1;
+                    "against the seed's direction".to_string()
+                }
+                (u, _) => {
+                    undecided += 1;
+                    u.to_string()
+                }
+            };
+            let _ = write!(
+                s,
+                "{} {what} {} against {} (×{:.2}; the seed: ×{seed:.2}): {word}",
+                if i == 0 { "" } else { ";" },
+                report::fmt_est(&evdf),
+                report::fmt_est(&eevdf),
+                evdf.value / eevdf.value,
+            );
+        }
+        s.push('.');
+        if let Some(n) = cell_002(cells, at, seeds::seed002_evdf_nrtp().name()) {
+            let mn = measures_002(rows, n);
+            let say = |i: usize, below: &str, above: &str| match (mn[i], me[i]) {
+                (Some(a), Some(b)) => format!(
+                    "×{:.2} ({})",
+                    a.value / b.value,
+                    verdict::between(&a, &b).say(below, above)
+                ),
+                _ => Verdict::Missing.to_string(),
+            };
+            let _ = write!(
+                s,
+                " EVDF + NO_RUN_TO_PARITY against EEVDF: switches {}, average delay {}, \
+                 massive_intr's CPU time {} (the seed: ×{:.2}, ×{:.2}, ×{:.2}).",
+                say(0, "fewer", "more"),
+                say(1, "shorter", "longer"),
+                say(3, "less", "more"),
+                7939307.0 / 9163472.0,
+                0.257 / 0.167,
+                1853786.765 / 1827981.908
+            );
+        }
+        let _ = write!(
+            s,
+            " Of the seed's {} measures, {with} {} its way, {against} against it and \
+             {undecided} undecided.",
+            SEED_002_MEASURES.len(),
+            if with == 1 { "goes" } else { "go" }
+        );
+        (with_all, against_all, undecided_all) = (
+            with_all + with,
+            against_all + against,
+            undecided_all + undecided,
+        );
+        // What EVDF changes: the picks where the earliest deadline was not eligible.
+        if let Some(p) = est_of(rows, e, "ineligible_picks_pct", Kernel::Rust) {
+            let _ = write!(
+                s,
+                " Under EEVDF, {}% of the picks passed over an earlier deadline that was not \
+                 eligible ({} a second; {})",
+                verdict::show(&p, 2),
+                est_of(rows, e, "ineligible_picks_per_s", Kernel::Rust)
+                    .map_or("-".into(), |r| verdict::show(&r, 1)),
+                if p.hi <= 0.0 {
+                    "none in any run".to_string()
+                } else {
+                    verdict::against(&p, 0.0).say("none", "more than none")
+                }
+            );
+            if let Some((pn, pe)) = &prev {
+                let _ = write!(
+                    s,
+                    "; against {} at {pn}: {}",
+                    verdict::show(pe, 2),
+                    verdict::between(&p, pe).say("fewer", "more")
+                );
+            }
+            s.push('.');
+            prev = Some((name.clone(), p));
+        }
+        s.push_str("\n\n");
+    }
+    if with_all + against_all + undecided_all > 0 {
+        let _ = writeln!(
+            s,
+            "Over the loads, of {} comparisons: {with_all} the seed's way, {against_all} \
+             against it, {undecided_all} undecided (an undecided comparison counts toward \
+             neither).\n",
+            with_all + against_all + undecided_all
+        );
+    }
+    s
+}
+
+/// The base slice's effect: at each load that has EEVDF at a longer base slice, that cell
+/// against EEVDF at the default, on each kernel, for the interactive tasks (average delay,
+/// p99 lateness, missed frames, CPU time) and massive_intr's switches.
+fn base_slice_verdicts_002(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
+    let mut s = String::new();
+    for (at, name) in loads_002(cells) {
+        for &(li, lc) in cells.iter().filter(|(_, c)| {
+            long_slice_ns(c).is_some() && mixed_load(&c.workload).map(|l| l.against()) == Some(at)
+        }) {
+            let Some(di) = cell_002(cells, at, base_set_002(lc)) else {
+                continue;
+            };
+            let mut parts: Vec<String> = Vec::new();
+            for k in [Kernel::Rust, Kernel::Stock] {
+                let mut said: Vec<String> = Vec::new();
+                for (m, what, below, above) in [
+                    (
+                        "perf_interactive_avg_delay_ms",
+                        "the interactive tasks' average delay (ms)",
+                        "shorter",
+                        "longer",
+                    ),
+                    (
+                        "interactive_p99_us",
+                        "their p99 lateness (µs)",
+                        "earlier",
+                        "later",
+                    ),
+                    (
+                        "interactive_missed_pct",
+                        "frames missed (%)",
+                        "fewer",
+                        "more",
+                    ),
+                    ("interactive_cpu_pct", "their CPU time (%)", "less", "more"),
+                    (
+                        "perf_massive_intr_switches",
+                        "massive_intr's switches",
+                        "fewer",
+                        "more",
+                    ),
+                ] {
+                    let (Some(l), Some(d)) = (est_of(rows, li, m, k), est_of(rows, di, m, k))
+                    else {
+                        continue;
+                    };
+                    said.push(format!(
+                        "{what} {} against {}, {}",
+                        report::fmt_est(&l),
+                        report::fmt_est(&d),
+                        verdict::between(&l, &d).say(below, above)
+                    ));
+                }
+                if !said.is_empty() {
+                    parts.push(format!("on {}, {}", k.name(), said.join("; ")));
+                }
+            }
+            if parts.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "**The base slice, {name}.** {} at the {} base slice against the {}: {}.\n",
+                base_set_002(lc),
+                base_slice_002(raw, lc),
+                base_slice_002(raw, &raw.cells[di]),
+                parts.join(". And ")
+            );
+        }
+    }
     s
 }
 
@@ -1693,8 +1993,19 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
         }
     }
     let _ = writeln!(s, "## All rows\n");
-    s.push_str(&report::tables(raw, rows));
+    s.push_str(&report::tables(raw, &all_rows(rows)));
     s
+}
+
+/// The rows the page's last table lists: every row but sched_eevdf's counters, of which
+/// seed 002 reads them all and reports two, `picks` and `picks_ineligible_earliest` (the
+/// others stay in summary.json).
+fn all_rows(rows: &[Row]) -> Vec<Row> {
+    let kept = ["ctr:picks", "ctr:picks_ineligible_earliest"];
+    rows.iter()
+        .filter(|r| !r.metric.starts_with(parse::COUNTER_PREFIX) || kept.contains(&&*r.metric))
+        .cloned()
+        .collect()
 }
 
 /// Seed 001's waits in slices against the number of hogs (a curve a kernel and slice), and
@@ -1955,38 +2266,215 @@ mod tests {
         );
     }
 
+    /// Seed 002's rows: every cell's measures at `v` (an interval of ±5%), EVDF's (and
+    /// EVDF + NO_RUN_TO_PARITY's) at `evdf` times EEVDF's, the long base slice's at `long`
+    /// times, and EEVDF's ineligible picks at `inel(load index)`%.
+    fn rows_002(
+        cells: &[(usize, &Cell)],
+        evdf: f64,
+        long: f64,
+        inel: &dyn Fn(usize) -> f64,
+    ) -> Vec<Row> {
+        let e = |v: f64| est(v, v * 0.95, v * 1.05, 6);
+        let mut rows = Vec::new();
+        for &(ci, c) in cells {
+            let l = mixed_load(&c.workload).unwrap();
+            let f = if c.features.writes().iter().any(|w| w == "NO_ELIGIBLE") {
+                evdf
+            } else if long_slice_ns(c).is_some() {
+                long
+            } else {
+                1.0
+            };
+            for (m, v) in [
+                ("perf_massive_intr_switches", 3000.0),
+                ("perf_interactive_avg_delay_ms", 2.0),
+                ("perf_interactive_max_delay_ms", 5.0),
+                ("massive_intr_cpu_pct", 25.0),
+                ("interactive_p99_us", 3000.0),
+                ("interactive_missed_pct", 10.0),
+                ("interactive_cpu_pct", 12.0),
+            ] {
+                // EVDF's switches go the other way from its delays, as in the seed.
+                let f = if m == "perf_massive_intr_switches" {
+                    1.0 / f
+                } else {
+                    f
+                };
+                rows.push(row_of(ci, m, e(v * f), e(v * f)));
+            }
+            if c.features.name() == "EEVDF" {
+                let i = [Against::Under, Against::Near, Against::Over]
+                    .iter()
+                    .position(|&a| a == l.against())
+                    .unwrap();
+                let p = e(inel(i));
+                rows.push(row_of(ci, "ineligible_picks_pct", p, p));
+            }
+        }
+        rows
+    }
+
     #[test]
     fn seed_002_verdicts_follow_their_rows() {
-        let eevdf = (
-            est(3000.0, 2950.0, 3050.0, 6),
-            est(2.0, 1.9, 2.1, 6),
-            est(5.0, 4.8, 5.2, 6),
+        let raw = Raw::for_test(
+            MatrixKind::Seeds,
+            crate::seeds::matrix(false, &[Experiment::Seed(2)]),
         );
-        // EVDF: fewer switches, longer delays: the seed's way on all three.
-        let evdf = (
-            est(2800.0, 2750.0, 2850.0, 6),
-            est(2.3, 2.2, 2.4, 6),
-            est(6.0, 5.8, 6.2, 6),
-        );
-        let t = agreement_002(eevdf, evdf, None);
+        let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
+        let rising = |i: usize| 2.0 * (i + 1) as f64;
+        // EVDF: fewer switches, longer delays, more CPU to compute: the seed's way on all
+        // four measures at all three loads.
+        let t = agreement_002(&rows_002(&cells, 1.3, 1.0, &rising), &cells);
         assert!(
-            t.contains("3 go its way, 0 against it and 0 undecided"),
+            t.contains("**Agreement, interactive 20% (near its share).**"),
             "{t}"
         );
-        assert!(t.contains("The seed's explanation fits"), "{t}");
-        // Flipped: EVDF's the other way on all three; no explanation.
-        let t = agreement_002(evdf, eevdf, None);
-        assert!(
-            t.contains("0 go its way, 3 against it and 0 undecided"),
+        assert_eq!(
+            t.matches("4 go its way, 0 against it and 0 undecided")
+                .count(),
+            3,
             "{t}"
         );
-        assert!(!t.contains("explanation"), "{t}");
-        // Overlapping: undecided.
-        let t = agreement_002(eevdf, eevdf, None);
+        assert!(t.contains("of 12 comparisons: 12 the seed's way, 0 against it, 0 undecided"));
         assert!(
-            t.contains("0 go its way, 0 against it and 3 undecided"),
+            t.contains("switches ×0.77 (fewer)"),
+            "NO_RUN_TO_PARITY: {t}"
+        );
+        // EEVDF's ineligible picks rise with the load: more than none, more than before.
+        assert!(
+            t.contains("4.00 [3.80, 4.20]% of the picks") && t.contains("more than none"),
             "{t}"
         );
+        assert!(
+            t.contains("against 2.00 [1.90, 2.10] at interactive 12% (under its share): more"),
+            "{t}"
+        );
+        // Flipped: EVDF the other way on every measure, the ineligible picks falling.
+        let falling = |i: usize| 2.0 * (3 - i) as f64;
+        let t = agreement_002(&rows_002(&cells, 1.0 / 1.3, 1.0, &falling), &cells);
+        assert_eq!(
+            t.matches("0 go its way, 4 against it and 0 undecided")
+                .count(),
+            3,
+            "{t}"
+        );
+        assert!(t.contains("of 12 comparisons: 0 the seed's way, 12 against it, 0 undecided"));
+        assert!(
+            t.contains("at interactive 12% (under its share): fewer"),
+            "{t}"
+        );
+        // Equal: undecided, and counted toward neither direction.
+        let t = agreement_002(&rows_002(&cells, 1.0, 1.0, &|_| 0.0), &cells);
+        assert_eq!(
+            t.matches("0 go its way, 0 against it and 4 undecided")
+                .count(),
+            3,
+            "{t}"
+        );
+        assert!(t.contains("of 12 comparisons: 0 the seed's way, 0 against it, 12 undecided"));
+        assert!(
+            !t.contains("more than none") && t.contains("none in any run"),
+            "{t}"
+        );
+        assert!(!t.contains("explanation"), "no fixed sentence: {t}");
+    }
+
+    #[test]
+    fn seed_002_base_slice_verdicts_follow_their_rows() {
+        let raw = Raw::for_test(
+            MatrixKind::Seeds,
+            crate::seeds::matrix(false, &[Experiment::Seed(2)]),
+        );
+        let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
+        let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 1.5, &|_| 1.0), &cells);
+        // Near and over the share, not under (no long-slice cell there).
+        assert!(
+            t.contains(
+                "**The base slice, interactive 20% (near its share).** EEVDF at the 3 ms base \
+                 slice against the default"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("**The base slice, interactive 30% (over its share).**"),
+            "{t}"
+        );
+        assert!(!t.contains("12%"), "{t}");
+        assert!(
+            t.contains(
+                "the interactive tasks' average delay (ms) 3.00 [2.85, 3.15] against 2.00 \
+                 [1.90, 2.10], longer"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("frames missed (%) 15.0 [14.2, 15.8] against 10.0 [9.50, 10.5], more"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "massive_intr's switches 2000 [1900, 2100] against 3000 [2850, 3150], fewer"
+            ),
+            "{t}"
+        );
+        // Flipped.
+        let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 0.5, &|_| 1.0), &cells);
+        assert!(
+            t.contains("average delay (ms) 1.00 [0.950, 1.05] against 2.00 [1.90, 2.10], shorter"),
+            "{t}"
+        );
+        assert!(
+            t.contains("massive_intr's switches 6000 [5700, 6300] against 3000 [2850, 3150], more"),
+            "{t}"
+        );
+        // Equal: undecided.
+        let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 1.0, &|_| 1.0), &cells);
+        assert!(!t.contains("longer") && !t.contains("shorter") && t.contains("undecided"));
+    }
+
+    #[test]
+    fn all_rows_keep_two_counters() {
+        let e = est(1.0, 1.0, 1.0, 6);
+        let rows: Vec<Row> = [
+            "ctr:picks",
+            "ctr:lag_clamped",
+            "ctr:picks_ineligible_earliest",
+        ]
+        .into_iter()
+        .chain(["interactive_p99_us"])
+        .map(|m| row_of(0, m, e, e))
+        .collect();
+        let kept: Vec<String> = all_rows(&rows).into_iter().map(|r| r.metric).collect();
+        assert_eq!(
+            kept,
+            [
+                "ctr:picks",
+                "ctr:picks_ineligible_earliest",
+                "interactive_p99_us"
+            ]
+        );
+    }
+
+    #[test]
+    fn seed_002_interactive_share_verdicts_follow_their_rows() {
+        let l = MixedLoad::new(3, 2, 5000);
+        assert_eq!(fair_pct(&l), l.share_pct);
+        assert_eq!(
+            fair_pct(&MixedLoad::new(3, 2, 2000)),
+            100.0 * 2000.0 / 16667.0
+        );
+        let got = |v: f64| Some(est(v, v - 0.5, v + 0.5, 6));
+        assert_eq!(
+            est_against(got(18.0), 20.0),
+            "18.0 [17.5, 18.5] against 20.0: below"
+        );
+        assert_eq!(
+            est_against(got(22.0), 20.0),
+            "22.0 [21.5, 22.5] against 20.0: above"
+        );
+        assert!(est_against(got(20.2), 20.0).ends_with(": undecided, ~38 runs"));
+        assert_eq!(est_against(None, 20.0), "-");
     }
 
     #[test]
