@@ -488,6 +488,12 @@ pub struct StormResult {
     pub duration_s: f64,
     /// The target's uninterrupted runs.
     pub target_runs: Option<Quantiles>,
+    /// T's runs go on through its own changes unless the competitor ran during one
+    /// (`true`); records from before 2026-12-03 (`false`) ended a run at any change that
+    /// took longer than the gap threshold, which every cgroup move did, so their cgroup
+    /// storms' runs are not measurements.
+    #[serde(default)]
+    pub runs_span_changes: bool,
     /// The competitor's waits between its runs.
     pub competitor_waits: Option<Quantiles>,
     /// The competitor's runs.

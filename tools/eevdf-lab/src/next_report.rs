@@ -1293,10 +1293,9 @@ mod tests {
         assert!(md.contains("**Our measurement.** On 4 vCPUs."));
     }
 
-    #[test]
-    fn storm_expectations_follow_min_slice() {
+    /// A storm record of `change` whose T runs at most `run` µs (C waits 50 µs more).
+    fn storm(change: &str, runs_span_changes: bool, run: f64) -> eevdf_guest::Record {
         use eevdf_guest::{Quantiles, Record, StormResult, TaskAttr};
-        let cells = matrix(false, &[Experiment::Next(NextFeature::ProtectAtPick)]);
         let q = |max_us: f64| Quantiles {
             samples: 100,
             avg_us: max_us / 2.0,
@@ -1314,6 +1313,49 @@ mod tests {
             proc_slice_ns: Some(700_000),
             proc_weight: Some(1_048_576),
         };
+        Record::Storm(Box::new(StormResult {
+            runs_span_changes,
+            policy: "other".into(),
+            change: change.into(),
+            driver: "self".into(),
+            period_us: 200,
+            changes: 5000,
+            change_errors: 0,
+            target: attr.clone(),
+            competitor: attr,
+            gap_threshold_us: 200,
+            duration_s: 2.0,
+            target_runs: Some(q(run)),
+            competitor_waits: Some(q(run + 50.0)),
+            competitor_runs: Some(q(700.0)),
+            target_share: 0.5,
+            competitor_share: 0.5,
+        }))
+    }
+
+    /// Before T's runs spanned its own changes, every cgroup move ended one: those runs are
+    /// not metrics; C's waits are, and so are the other storms' runs.
+    #[test]
+    fn old_cgroup_storm_runs_are_not_measured() {
+        let cells = matrix(false, &[Experiment::Next(NextFeature::ProtectAtPick)]);
+        let cgroup = cells
+            .iter()
+            .find(|c| c.id().starts_with("storm-cgroup"))
+            .unwrap();
+        let has = |change: &str, span: bool, metric: &str| {
+            let mut o = Outcome::new(&cgroup.id(), 0);
+            o.records.push(storm(change, span, 0.0));
+            parse::metrics(cgroup, &o).iter().any(|(k, _)| k == metric)
+        };
+        assert!(!has("cgroup", false, "t_run_max_us"));
+        assert!(has("cgroup", false, "c_wait_max_us"));
+        assert!(has("cgroup", true, "t_run_max_us"));
+        assert!(has("nice", false, "t_run_max_us"));
+    }
+
+    #[test]
+    fn storm_expectations_follow_min_slice() {
+        let cells = matrix(false, &[Experiment::Next(NextFeature::ProtectAtPick)]);
         // With MIN_SLICE on, the feature cuts T's longest run from 3 ms to 1 ms; with it off
         // nothing changes.
         let r = raw(cells, 6, |b, c| {
@@ -1324,23 +1366,7 @@ mod tests {
                 3000.0
             } + b as f64;
             let mut o = Outcome::new(&c.id(), 0);
-            o.records.push(Record::Storm(Box::new(StormResult {
-                policy: "other".into(),
-                change: "slice".into(),
-                driver: "self".into(),
-                period_us: 200,
-                changes: 5000,
-                change_errors: 0,
-                target: attr.clone(),
-                competitor: attr.clone(),
-                gap_threshold_us: 200,
-                duration_s: 2.0,
-                target_runs: Some(q(run)),
-                competitor_waits: Some(q(run + 50.0)),
-                competitor_runs: Some(q(700.0)),
-                target_share: 0.5,
-                competitor_share: 0.5,
-            })));
+            o.records.push(storm("slice", true, run));
             Some(o)
         });
         let md = markdown(&r, &summarise(&r), None);

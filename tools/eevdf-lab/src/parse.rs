@@ -325,7 +325,10 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 m.push(("msgr_rps".into(), r.requests_per_s));
             }
             Record::Storm(r) => {
-                if let Some(q) = &r.target_runs {
+                // Before runs spanned T's own changes, every cgroup move ended a run: those
+                // runs measure the move, not the protection.
+                let runs_measured = r.runs_span_changes || r.change != "cgroup";
+                if let Some(q) = r.target_runs.as_ref().filter(|_| runs_measured) {
                     m.push(("t_run_max_us".into(), q.max_us));
                     m.push(("t_run_p99_us".into(), q.p99_us));
                     m.push(("t_run_p50_us".into(), q.p50_us));

@@ -25,7 +25,8 @@
 //!
 //! T and C spin reading CLOCK_MONOTONIC and swapping their id into a shared word. A run ends
 //! when the other one ran in between (the word holds its id) or when the clock jumped by
-//! more than `--gap-threshold-us` (another task ran). After `--warmup-ms` it measures for
+//! more than `--gap-threshold-us` (another task ran); T's own change is part of its run
+//! unless C ran during it. After `--warmup-ms` it measures for
 //! `--duration-ms`: T's uninterrupted runs (the longest is the protection's effect) and C's
 //! waits between runs (p99, max), and their CPU shares. Ends with a summary and one `@@json`
 //! result line (see the eevdf-guest library).
@@ -271,9 +272,14 @@ fn spin(sh: &Shared, me: u32, threshold_ns: u64, self_changer: Option<(&Changer,
                 note_change(sh, now, r);
                 n_change += 1;
                 next_change = now + period_ns;
-                // `last` stays before the call: if the competitor ran during it (T was
-                // preempted inside the sched_change), the next round sees its id and ends
-                // the run there; the call alone is shorter than the gap threshold.
+                // The call is part of T's run unless the competitor ran during it (T slept
+                // or was preempted inside the sched_change): then the owner word holds C's
+                // id, `last` stays before the call and the next round ends the run there.
+                // A cgroup move takes longer than the gap threshold, so leaving `last`
+                // before every call would end a run at every move.
+                if sh.owner.load(Ordering::Relaxed) == me {
+                    last = sys::now_ns();
+                }
             }
         }
     }
@@ -431,6 +437,7 @@ fn main() -> Result<()> {
     };
     let share = |i: usize| r1[i].saturating_sub(r0[i]) as f64 / (w1 - w0) as f64;
     let r = StormResult {
+        runs_span_changes: true,
         policy,
         change: format!("{:?}", args.change).to_lowercase(),
         driver: match args.driver {
