@@ -284,6 +284,9 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 }
                 let share = x.rounds.iter().map(|r| r.share).sum::<f64>() / n;
                 m.push(("migrate_share".into(), share));
+                if x.place_record {
+                    m.extend(placement_metrics(&x.rounds));
+                }
             }
             Record::Mixed(x) => {
                 for g in &x.groups {
@@ -506,10 +509,101 @@ pub fn ideal_shares(outcomes: &[&Outcome]) -> BTreeMap<String, f64> {
     out
 }
 
+/// Seed 003's lag at placement as the kernel saw it (`eevdf-migrate` on a kernel with the
+/// record of placements): each round's wakeup on the new CPU, its sleeper's last placement
+/// with `ENQUEUE_WAKEUP`. µs of virtual time (the sleeper is nice 0: µs of CPU time).
+///
+/// - `migrate_place_rounds`: rounds whose wakeup placement the record kept;
+/// - `migrate_place_max_abs_vlag_us`: the largest |vlag|, the lag saved at dequeue;
+/// - `migrate_place_max_abs_lag_us`: the largest |lag| applied, after PLACE_LAG's scaling;
+/// - `migrate_place_limit_us`: the largest clamp limit the record gives;
+/// - `migrate_place_over`: rounds whose |vlag| exceeded their limit;
+/// - `migrate_place_scale_mismatch`: rounds whose applied lag is not `vlag + vlag * w / W`.
+pub fn placement_metrics(rounds: &[eevdf_guest::MigrateRound]) -> Vec<(String, f64)> {
+    use eevdf_guest::debugfs::ENQUEUE_WAKEUP;
+    let woke: Vec<_> = rounds
+        .iter()
+        .filter_map(|r| r.placements.iter().rfind(|p| p.flags & ENQUEUE_WAKEUP != 0))
+        .collect();
+    let mut m = vec![("migrate_place_rounds".to_string(), woke.len() as f64)];
+    if woke.is_empty() {
+        return m;
+    }
+    let us = |v: u64| v as f64 / 1000.0;
+    let max = |f: &dyn Fn(&eevdf_guest::debugfs::Placement) -> u64| {
+        woke.iter().map(|p| f(p)).max().unwrap_or(0)
+    };
+    m.push((
+        "migrate_place_max_abs_vlag_us".into(),
+        us(max(&|p| p.vlag.unsigned_abs())),
+    ));
+    m.push((
+        "migrate_place_max_abs_lag_us".into(),
+        us(max(&|p| p.lag.unsigned_abs())),
+    ));
+    m.push(("migrate_place_limit_us".into(), us(max(&|p| p.limit))));
+    let count = |f: &dyn Fn(&eevdf_guest::debugfs::Placement) -> bool| {
+        woke.iter().filter(|p| f(p)).count() as f64
+    };
+    m.push(("migrate_place_over".into(), count(&|p| !p.within_limit())));
+    m.push((
+        "migrate_place_scale_mismatch".into(),
+        count(&|p| p.lag != 0 && p.lag != p.scaled_lag()),
+    ));
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::plan::{Experiment, MatrixKind};
+
+    #[test]
+    fn placement_metrics_take_each_rounds_wakeup() {
+        use eevdf_guest::debugfs::Placement;
+        let p = |flags, vlag: i64, lag, limit| Placement {
+            cpu: 1,
+            seq: 1,
+            pid: 42,
+            flags,
+            weight: 1024,
+            load: 15,
+            vlag,
+            lag,
+            limit,
+            avruntime: 0,
+            vruntime: 0,
+            deadline: 0,
+        };
+        let round = |placements| eevdf_guest::MigrateRound {
+            woke_on: 1,
+            wake_latency_us: 1.0,
+            lag_us: None,
+            lag_vruntime_us: None,
+            placements,
+            share_first_100ms: 0.5,
+            share: 0.5,
+        };
+        // -2000 + -2000 * 1024 / 15 = -138533 (truncating). The fork's placement (no
+        // WAKEUP) is not the round's.
+        let ok = round(vec![
+            p(0x80, -9_000_000, 0, 1),
+            p(0x41, -2000, -138_533, 2_800_000),
+        ]);
+        let get = |m: &[(String, f64)], k: &str| m.iter().find(|x| x.0 == k).map(|x| x.1);
+        let m = placement_metrics(&[ok.clone(), round(Vec::new())]);
+        assert_eq!(get(&m, "migrate_place_rounds"), Some(1.0));
+        assert_eq!(get(&m, "migrate_place_max_abs_vlag_us"), Some(2.0));
+        assert_eq!(get(&m, "migrate_place_max_abs_lag_us"), Some(138.533));
+        assert_eq!(get(&m, "migrate_place_over"), Some(0.0));
+        assert_eq!(get(&m, "migrate_place_scale_mismatch"), Some(0.0));
+        // Over its limit, and a lag that is not the scaled vlag: both counted.
+        let bad = round(vec![p(0x41, -2_900_000, -5, 2_800_000)]);
+        let m = placement_metrics(&[ok, bad]);
+        assert_eq!(get(&m, "migrate_place_over"), Some(1.0));
+        assert_eq!(get(&m, "migrate_place_scale_mismatch"), Some(1.0));
+        assert_eq!(get(&placement_metrics(&[]), "migrate_place_over"), None);
+    }
     /// The cells of a matrix of `kind`, from its study's own module (not through
     /// `studies`, which sits above this one).
     fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<crate::plan::Cell> {
