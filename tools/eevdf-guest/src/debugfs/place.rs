@@ -144,6 +144,80 @@ impl Placements {
     pub fn of_pid(&self, pid: i32) -> Vec<Placement> {
         self.rows.iter().filter(|p| p.pid == pid).copied().collect()
     }
+
+    /// Checks every row: the vruntime is `V - lag`; an applied lag that is not 0 is
+    /// `vlag + vlag * w / W` (PLACE_LAG's scaling, as the kernel truncates it); with
+    /// `limit`, a task's `|vlag|` is within its clamp (a group entity's weight and slice
+    /// change between its dequeue and its placement, so its limit then is not the one that
+    /// clamped it). Returns `rows N` or each finding.
+    pub fn check(&self, limit: bool) -> Result<String, Vec<String>> {
+        let mut bad = Vec::new();
+        for p in &self.rows {
+            let at = format!("cpu {} seq {} pid {}", p.cpu, p.seq, p.pid);
+            if p.vruntime != p.avruntime.wrapping_sub(p.lag as u64) {
+                bad.push(format!("{at}: vruntime {} is not V - lag", p.vruntime));
+            }
+            if p.lag != 0 && p.lag != p.scaled_lag() {
+                bad.push(format!(
+                    "{at}: lag {} is not vlag + vlag * w / W = {}",
+                    p.lag,
+                    p.scaled_lag()
+                ));
+            }
+            if limit && p.pid != 0 && !p.within_limit() {
+                bad.push(format!(
+                    "{at}: |vlag| {} over its limit {}",
+                    p.vlag, p.limit
+                ));
+            }
+        }
+        if bad.is_empty() {
+            Ok(format!("rows {}", self.rows.len()))
+        } else {
+            Err(bad)
+        }
+    }
+
+    /// The table for a terminal: aligned, flags as letters, `-` for a group's pid.
+    pub fn render(&self) -> String {
+        let row = |c: [&str; 12]| {
+            format!(
+                "{:>3} {:>8} {:>7} {:>5} {:>7} {:>8} {:>12} {:>12} {:>11} {:>20} {:>20} {:>20}\n",
+                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]
+            )
+        };
+        let mut s = format!(
+            "# sched_eevdf placements (recording {}; virtual ns; LAG = VLAG + VLAG * WEIGHT / W)\n",
+            if self.enabled { "on" } else { "off" }
+        );
+        s += &row([
+            "CPU", "SEQ", "PID", "FLAGS", "WEIGHT", "W", "VLAG", "LAG", "LIMIT", "V", "VRUNTIME",
+            "DEADLINE",
+        ]);
+        for p in &self.rows {
+            let pid = if p.pid == 0 {
+                "-".to_string()
+            } else {
+                p.pid.to_string()
+            };
+            let n = [
+                p.cpu.to_string(),
+                p.seq.to_string(),
+                pid,
+                p.flag_letters(),
+                p.weight.to_string(),
+                p.load.to_string(),
+                p.vlag.to_string(),
+                p.lag.to_string(),
+                p.limit.to_string(),
+                p.avruntime.to_string(),
+                p.vruntime.to_string(),
+                p.deadline.to_string(),
+            ];
+            s += &row(n.each_ref().map(String::as_str));
+        }
+        s
+    }
 }
 
 #[cfg(test)]
@@ -176,6 +250,32 @@ mod tests {
             ..r
         };
         assert!(!over.within_limit());
+        assert_eq!(p.check(true), Ok("rows 3".to_string()));
+        assert!(p.render().contains(" WM "), "{}", p.render());
+    }
+
+    #[test]
+    fn check_flips_on_each_rule() {
+        let mut p = Placements::parse(FILE).unwrap();
+        // A task over its limit fails only with the limit checked; a group never does.
+        let fix = |r: &mut Placement, vlag| {
+            r.vlag = vlag;
+            r.lag = r.scaled_lag();
+            r.vruntime = r.avruntime.wrapping_sub(r.lag as u64);
+        };
+        fix(&mut p.rows[1], -2_800_001);
+        assert!(p.check(false).is_ok());
+        let bad = p.check(true).unwrap_err();
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].contains("over its limit"), "{bad:?}");
+        fix(&mut p.rows[0], -500);
+        assert_eq!(p.check(true).unwrap_err().len(), 1);
+        // A lag that is not the scaled vlag (and so not V - lag), a vruntime off by one.
+        let mut q = Placements::parse(FILE).unwrap();
+        q.rows[1].lag += 1;
+        q.rows[2].vruntime += 1;
+        let bad = q.check(false).unwrap_err();
+        assert_eq!(bad.len(), 3, "{bad:?}");
     }
 
     #[test]
