@@ -77,6 +77,7 @@ pub const METRICS: &[Metric] = &[
     m("pipejob_slowdown", "x alone", Lower, false, "seed 001: loaded over alone, the seed's \"% of the baseline\""),
     m("migrate_max_abs_lag_us", "µs", Lower, false, "seed 003: the sleeper's largest |lag| after a move, from CPU times"),
     m("migrate_max_abs_lag_vr_us", "µs", Lower, false, "seed 003: the sleeper's largest |lag| at placement, from the vruntimes"),
+    m("migrate_max_abs_lag_vr_net_us", "µs", Lower, false, "seed 003: the same less what the read adds, the hog's run after the placement (wake latency × w_sleeper / (w_sleeper + w_hog)): what stock's runs are held to the clamp with"),
     m("migrate_share", "", Neither, false, "seed 003: the sleeper's CPU share after its wakeup (fair: w_sleeper / (w_sleeper + w_hog), 0.5 beside a nice-0 hog)"),
     m("migrate_place_rounds", "rounds", Neither, false, "seed 003 (rust kernel, record of placements): the rounds whose wakeup placement the kernel's record kept"),
     m("migrate_place_max_abs_vlag_us", "µs", Lower, false, "seed 003 (rust kernel): the sleeper's largest |vlag| at its wakeup placement, the lag saved at dequeue, as `place_entity()` read it"),

@@ -282,6 +282,9 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 if let Some(l) = vr.iter().map(|l| l.abs()).reduce(f64::max) {
                     m.push(("migrate_max_abs_lag_vr_us".into(), l));
                 }
+                if let Some(l) = lag_vr_net_us(x) {
+                    m.push(("migrate_max_abs_lag_vr_net_us".into(), l));
+                }
                 let share = x.rounds.iter().map(|r| r.share).sum::<f64>() / n;
                 m.push(("migrate_share".into(), share));
                 if x.place_record {
@@ -509,6 +512,26 @@ pub fn ideal_shares(outcomes: &[&Outcome]) -> BTreeMap<String, f64> {
     out
 }
 
+/// Seed 003's lag read from the vruntimes, less what the read itself adds: the hog ran on
+/// for the sleeper's wake latency after the placement, which moves the read's
+/// `w_H (v_H - v_S) / (w_S + w_H)` by `latency * w_S / (w_S + w_H)` (the hog's vruntime
+/// advances at `w_S / w_H` of real time per unit, times its weight's share): half the
+/// latency beside a nice-0 hog, nearly all of it beside a nice-19 one (1024 / 1039). The
+/// largest |lag| of the rounds so corrected, µs.
+fn lag_vr_net_us(x: &eevdf_guest::MigrateResult) -> Option<f64> {
+    let (w_s, w_h) = (
+        eevdf_guest::nice_to_weight(0),
+        eevdf_guest::nice_to_weight(x.hog_nice),
+    );
+    x.rounds
+        .iter()
+        .filter_map(|r| {
+            let l = r.lag_vruntime_us?;
+            Some(l.abs() - r.wake_latency_us.max(0.0) * w_s / (w_s + w_h))
+        })
+        .reduce(f64::max)
+}
+
 /// Seed 003's lag at placement as the kernel saw it (`eevdf-migrate` on a kernel with the
 /// record of placements): each round's wakeup on the new CPU, its sleeper's last placement
 /// with `ENQUEUE_WAKEUP`. µs of virtual time (the sleeper is nice 0: µs of CPU time).
@@ -603,6 +626,36 @@ mod tests {
         assert_eq!(get(&m, "migrate_place_over"), Some(1.0));
         assert_eq!(get(&m, "migrate_place_scale_mismatch"), Some(1.0));
         assert_eq!(get(&placement_metrics(&[]), "migrate_place_over"), None);
+    }
+
+    #[test]
+    fn the_vruntime_read_loses_the_hogs_run_after_the_placement() {
+        let round = |lag_vr: f64, latency: f64| eevdf_guest::MigrateRound {
+            woke_on: 1,
+            wake_latency_us: latency,
+            lag_us: None,
+            lag_vruntime_us: Some(lag_vr),
+            placements: Vec::new(),
+            share_first_100ms: 0.5,
+            share: 0.5,
+        };
+        let mut x = eevdf_guest::MigrateResult {
+            policy: "other".into(),
+            mode: "affinity".into(),
+            sleep_ms: 1000,
+            after_ms: 500,
+            hog_nice: 0,
+            place_record: false,
+            rounds: vec![round(3000.0, 200.0), round(-2950.0, 100.0)],
+        };
+        // Beside a nice-0 hog half the latency: max(3000 - 100, 2950 - 50).
+        assert_eq!(lag_vr_net_us(&x), Some(2900.0));
+        // Beside a nice-19 hog 1024 / 1039 of it: the second round is now the larger.
+        x.hog_nice = 19;
+        let want = 2950.0 - 100.0 * 1024.0 / 1039.0;
+        assert!((lag_vr_net_us(&x).unwrap() - want).abs() < 1e-9);
+        x.rounds.clear();
+        assert_eq!(lag_vr_net_us(&x), None);
     }
     /// The cells of a matrix of `kind`, from its study's own module (not through
     /// `studies`, which sits above this one).

@@ -1290,8 +1290,10 @@ struct LagCheck {
     scale_mismatch: usize,
 }
 
-/// The read's slack of [`LagSource::Vruntime`], µs: it overstates the lag by half of what
-/// the hog ran after the wakeup (about 80 µs of wake latency).
+/// The read's slack of [`LagSource::Vruntime`], µs, beyond what the hog's run after the
+/// wakeup adds (subtracted run by run: `migrate_max_abs_lag_vr_net_us`): the reads' own
+/// time. Before that metric was kept, this alone stood for the hog's run (half of about
+/// 80 µs of wake latency beside a nice-0 hog).
 const VRUNTIME_SLACK_US: f64 = 100.0;
 
 /// The sleeper's fair share beside one hog at `hog_nice` (the sleeper is nice 0).
@@ -1318,7 +1320,14 @@ fn lag_check_003(
         let v = run_values(raw, ci, "migrate_place_max_abs_vlag_us", k);
         (LagSource::Placement, v, 0.0)
     } else {
-        let v = run_values(raw, ci, "migrate_max_abs_lag_vr_us", k);
+        // Less the hog's run after the placement, where the runs have it (not in records
+        // from before it was kept: those keep the fixed slack alone).
+        let net = run_values(raw, ci, "migrate_max_abs_lag_vr_net_us", k);
+        let v = if net.is_empty() {
+            run_values(raw, ci, "migrate_max_abs_lag_vr_us", k)
+        } else {
+            net
+        };
         (LagSource::Vruntime, v, VRUNTIME_SLACK_US)
     };
     if values.is_empty() {
@@ -1378,8 +1387,9 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
          applied after PLACE_LAG's scaling and the clamp limit, for the round's wakeup \
          placement. Stock 6.12 has no such record: there the lag is read from the vruntimes \
          right after the wakeup (`se.vruntime` in its own and the hog's `/proc/<pid>/sched`: \
-         lag = w_hog (v_hog - v_sleeper) / (w_sleeper + w_hog)), with 100 µs for the read's \
-         slack. Every run is held to 6.12's clamp, max(2 × slice, tick) with the guest's \
+         lag = w_hog (v_hog - v_sleeper) / (w_sleeper + w_hog)), less what the hog ran after \
+         the placement (the wake latency times w_sleeper / (w_sleeper + w_hog)), with 100 µs \
+         for the read's slack. Every run is held to 6.12's clamp, max(2 × slice, tick) with the guest's \
          base slice (1 + log2 CPUs times 0.7 ms), not the median. Beside it, the estimate \
          from CPU times (half of how far the sleeper runs ahead of the hog, or behind it; \
          nice-0 hogs only) that any kernel allows: it carries the two tasks' alternation, up \
@@ -1520,7 +1530,10 @@ fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)
         };
         let how = match c.source {
             LagSource::Placement => "as `place_entity()` saw it (the record of placements)",
-            LagSource::Vruntime => "read from the vruntimes (with 100 µs for the read's slack)",
+            LagSource::Vruntime => {
+                "read from the vruntimes (less the hog's run after the placement, with 100 µs \
+                 for the read's slack)"
+            }
         };
         let _ = write!(
             s,
