@@ -1286,6 +1286,8 @@ struct LagCheck {
     /// 6.12's clamp for the nice-0 sleeper, µs.
     bound: f64,
     held: verdict::Held,
+    /// Runs whose largest lag sat at the clamp itself: clamped at dequeue (record only).
+    at_clamp: usize,
     /// Runs where a round's applied lag was not `vlag + vlag * w / W` (record only).
     scale_mismatch: usize,
 }
@@ -1337,6 +1339,12 @@ fn lag_check_003(
         .iter()
         .filter(|&&m| m > 0.0)
         .count();
+    // The record's µs are whole ns / 1000, as is the clamp from the base slice's ns.
+    let at_clamp = if source == LagSource::Placement {
+        values.iter().filter(|&&v| (v - bound).abs() < 5e-4).count()
+    } else {
+        0
+    };
     Some(LagCheck {
         cpus,
         hog_nice,
@@ -1344,6 +1352,7 @@ fn lag_check_003(
         source,
         bound,
         held: verdict::held(&values, bound + slack),
+        at_clamp,
         scale_mismatch,
     })
 }
@@ -1528,11 +1537,15 @@ fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)
             }
             verdict::Held::Missing => "-".into(),
         };
-        let how = match c.source {
-            LagSource::Placement => "as `place_entity()` saw it (the record of placements)",
-            LagSource::Vruntime => {
-                "read from the vruntimes (less the hog's run after the placement, with 100 µs \
-                 for the read's slack)"
+        let how = match (c.source, c.kernel) {
+            (LagSource::Placement, _) => "as `place_entity()` saw it (the record of placements)",
+            (LagSource::Vruntime, Kernel::Stock) => {
+                "read from the vruntimes, as stock 6.12 keeps no record of placements (less \
+                 the hog's run after the placement, with 100 µs for the read's slack)"
+            }
+            (LagSource::Vruntime, _) => {
+                "read from the vruntimes, as these runs kept no record of placements (less the \
+                 hog's run after the placement, with 100 µs for the read's slack)"
             }
         };
         let _ = write!(
@@ -1545,6 +1558,14 @@ fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)
             fmt_num(c.bound),
             c.held,
         );
+        if c.at_clamp > 0 {
+            let _ = write!(
+                s,
+                " In {} of them the largest sat at the clamp itself: that lag was clamped at \
+                 dequeue.",
+                c.at_clamp
+            );
+        }
         if c.source == LagSource::Placement && c.scale_mismatch > 0 {
             let _ = write!(
                 s,
@@ -2204,6 +2225,7 @@ mod tests {
             source,
             bound: 2800.0,
             held: verdict::held(values, 2800.0),
+            at_clamp: values.iter().filter(|&&v| v == 2800.0).count(),
             scale_mismatch: 0,
         };
         let ok = check(
@@ -2213,6 +2235,14 @@ mod tests {
         );
         let t = agreement_003(&[ok], &[]);
         assert!(t.contains("every one of 6 runs within it"), "{t}");
+        assert!(!t.contains("at the clamp itself"), "{t}");
+        let clamped = check(0, LagSource::Placement, &[2800.0, 2400.0]);
+        let t = agreement_003(&[clamped], &[]);
+        assert!(t.contains("every one of 2 runs within it"), "{t}");
+        assert!(
+            t.contains("In 1 of them the largest sat at the clamp itself"),
+            "{t}"
+        );
         assert!(t.contains("as `place_entity()` saw it"), "{t}");
         assert!(t.contains("Every run's lag stayed within the clamp"), "{t}");
         assert!(t.contains("Only nice-0 tasks ran"), "{t}");
@@ -2233,7 +2263,19 @@ mod tests {
             ..check(0, LagSource::Vruntime, &[10.0])
         };
         let t = agreement_003(&[vr], &[]);
-        assert!(t.contains("read from the vruntimes"), "{t}");
+        assert!(
+            t.contains("read from the vruntimes, as these runs kept no record"),
+            "{t}"
+        );
+        let stock = LagCheck {
+            kernel: Kernel::Stock,
+            ..vr
+        };
+        let t = agreement_003(&[stock], &[]);
+        assert!(
+            t.contains("as stock 6.12 keeps no record of placements"),
+            "{t}"
+        );
         assert!(t.contains("No run had the kernel's record"), "{t}");
         assert!(!t.contains("applied lag was"), "{t}");
         let t = agreement_003(
