@@ -88,9 +88,10 @@ fn pid_of(se: Se<'_>) -> i32 {
         }
     }
     let off = core::mem::offset_of!(bindings::task_struct, se);
-    // SAFETY: `se` is valid and not a group entity (its `my_q` is null), so it is the `se`
-    // of a live `task_struct` at offset `off` (`task_of()`); its `pid` is a plain integer
-    // that never changes after fork.
+    // SAFETY: `se` is valid and not a group entity (its `my_q` is null; without
+    // FAIR_GROUP_SCHED every entity is a task's), so it is the `se` of a live `task_struct`
+    // at offset `off` (`task_of()`); its `pid` is a plain integer that never changes after
+    // fork.
     unsafe { (*p.byte_sub(off).cast::<bindings::task_struct>()).pid }
 }
 
