@@ -15,7 +15,7 @@
 //! CPU's ring. Anything else fails with EINVAL and changes nothing.
 
 use super::api::{parse_u64, text, DebugFile, Text};
-use crate::place::{set_recording, recording, Placement, NR};
+use crate::place::{recording, set_recording, Placement, NR};
 use crate::rq::{online_cpus, possible_cpus, RqGuard};
 use kernel::{
     alloc::{flags::GFP_KERNEL, KBox},

@@ -228,7 +228,16 @@ fn place_file_writes(t: &mut Test) {
             t.fail(format_args!("after {input:?}: recording {}", recording()));
         }
     }
-    for bad in [&b"garbage"[..], b"1", b"ON", b" on", b"on\n\n", b"-0", b"\0", b"offf"] {
+    for bad in [
+        &b"garbage"[..],
+        b"1",
+        b"ON",
+        b" on",
+        b"on\n\n",
+        b"-0",
+        b"\0",
+        b"offf",
+    ] {
         match f.write(bad) {
             Err(e) if e == EINVAL => {}
             r => t.fail(format_args!("write({bad:?}) = {r:?}, want EINVAL")),
