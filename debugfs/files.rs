@@ -5,6 +5,8 @@
 
 use super::api::{Dir, DirRef};
 #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+use super::place::PlaceFile;
+#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
 use super::stats::StatsFile;
 use super::timeline::TimelineFile;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
@@ -16,12 +18,16 @@ static TIMELINE: TimelineFile = TimelineFile;
 static STATS: StatsFile = StatsFile;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
 static VERIFY: VerifyFile = VerifyFile;
+#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+static PLACE: PlaceFile = PlaceFile;
 
 fn create(parent: DirRef) -> Result {
     let dir = Dir::new(c_str!("eevdf"), Some(parent))?;
     dir.create_file(c_str!("timeline"), &TIMELINE)?;
     #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
     dir.create_file(c_str!("stats"), &STATS)?;
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+    dir.create_file(c_str!("place"), &PLACE)?;
     #[cfg(CONFIG_SCHED_EEVDF_RUST_VERIFY)]
     dir.create_file(c_str!("verify"), &VERIFY)?;
     // Built in: the files stay for the kernel's lifetime. On an error above, dropping

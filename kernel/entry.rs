@@ -39,6 +39,7 @@
 //! Nothing here allocates, sleeps or panics, so the calls are fine in atomic context.
 
 use crate::fair::{config, features, with_config, CfsRq, Live, Se};
+use crate::place;
 use crate::rq::with_locked;
 use crate::sched_eevdf::{
     self as eevdf, Config, EnqueueFlags, Entity, Features, LoadWeight, PickPath, PickReason,
@@ -168,15 +169,19 @@ entry_points! {
     }
 
     /// `place_entity()` of current, which stays out of the timeline; its slice protection
-    /// ends.
+    /// ends. Recorded, as every placement, while the placement record is on.
     fn sched_eevdf_place_entity(rq, se; flags: c_int) {
         let flags = EnqueueFlags(flags as u32);
-        let lag = with_config!(
-            cfg,
-            (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
-                eevdf::place_curr_entity(rq, se, flags, cfg)
-            }
-        );
+        let lag = if place::recording() {
+            place::logged(rq, se, flags, eevdf::place_curr_entity)
+        } else {
+            with_config!(
+                cfg,
+                (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
+                    eevdf::place_curr_entity(rq, se, flags, cfg)
+                }
+            )
+        };
         count_place(rq, lag, flags);
     }
 
@@ -366,13 +371,18 @@ fn pick_counted(rq: &CfsRq<'_>) -> *mut bindings::sched_entity {
     se.map_or(ptr::null_mut(), Se::as_ptr)
 }
 
-/// `place_entity()` on `rq`, counted.
+/// `place_entity()` on `rq`, counted, and recorded while the placement record is on
+/// (kernel/place.rs: one load and a branch when it is off).
 #[inline(always)]
 fn place<'rq>(rq: &mut CfsRq<'rq>, se: Se<'rq>, flags: c_int) {
     let flags = EnqueueFlags(flags as u32);
-    let lag = with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
-        eevdf::place_entity(rq, se, flags, cfg)
-    });
+    let lag = if place::recording() {
+        place::logged(rq, se, flags, eevdf::place_entity)
+    } else {
+        with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>, flags: EnqueueFlags) -> i64 => {
+            eevdf::place_entity(rq, se, flags, cfg)
+        })
+    };
     count_place(rq, lag, flags);
 }
 

@@ -8,7 +8,9 @@
 //!   is an error that leaves the first alone, and dropping the directory removes both;
 //! - `/sys/kernel/debug/sched/eevdf/timeline` exists (made by `sched_init_debug()`);
 //! - a [`Text`] grows as it is printed to and keeps every byte;
-//! - a CPU id beyond `nr_cpu_ids` is EINVAL, and a CPU's counters reset to zero.
+//! - a CPU id beyond `nr_cpu_ids` is EINVAL, and a CPU's counters reset to zero;
+//! - the `place` file takes `on`, `off` and `0` and refuses the rest with EINVAL, changing
+//!   nothing; a cleared ring reads empty.
 //!
 //! The guest tests (tests/guest/16-eevdf-debugfs.sh) read and write the real files.
 
@@ -138,6 +140,10 @@ fn eevdf_dir(t: &mut Test) {
         if !exists(eevdf, c_str!("stats")) {
             t.fail(format_args!("no /sys/kernel/debug/sched/eevdf/stats"));
         }
+        #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+        if !exists(eevdf, c_str!("place")) {
+            t.fail(format_args!("no /sys/kernel/debug/sched/eevdf/place"));
+        }
         // SAFETY: referenced by `lookup`.
         unsafe { bindings::dput(eevdf) };
     }
@@ -194,10 +200,78 @@ fn runqueues(t: &mut Test) {
     }
 }
 
+/// The `place` file's writes: `on` and `off` switch the record, `0` clears every ring,
+/// anything else is EINVAL and leaves the switch as it was. The switch is restored. Without
+/// `CONFIG_SCHED_EEVDF_RUST_STATS` there is no file, and nothing to test.
+fn place_file(t: &mut Test) {
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+    place_file_writes(t);
+    #[cfg(not(CONFIG_SCHED_EEVDF_RUST_STATS))]
+    let _ = t;
+}
+
+#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+fn place_file_writes(t: &mut Test) {
+    use crate::debugfs::place::PlaceFile;
+    use crate::place::{recording, set_recording, Placement, NR};
+    let was = recording();
+    let f = PlaceFile;
+    for (input, want) in [
+        (&b"on\n"[..], true),
+        (&b"off"[..], false),
+        (&b"on"[..], true),
+    ] {
+        if let Err(e) = f.write(input) {
+            t.fail(format_args!("write({input:?}) = {e:?}"));
+        }
+        if recording() != want {
+            t.fail(format_args!("after {input:?}: recording {}", recording()));
+        }
+    }
+    for bad in [
+        &b"garbage"[..],
+        b"1",
+        b"ON",
+        b" on",
+        b"on\n\n",
+        b"-0",
+        b"\0",
+        b"offf",
+    ] {
+        match f.write(bad) {
+            Err(e) if e == EINVAL => {}
+            r => t.fail(format_args!("write({bad:?}) = {r:?}, want EINVAL")),
+        }
+        if !recording() {
+            t.fail(format_args!("write({bad:?}) changed the switch"));
+        }
+    }
+    set_recording(false);
+    if let Err(e) = f.write(b"0\n") {
+        t.fail(format_args!("write(\"0\\n\") = {e:?}"));
+    }
+    // SAFETY: all-zero is a valid `struct sched_eevdf_place` (integers).
+    let empty: Placement = unsafe { core::mem::zeroed() };
+    let mut ring = [empty; NR];
+    for cpu in possible_cpus() {
+        match RqGuard::lock(cpu) {
+            Ok(g) => {
+                let seq = g.placements(&mut ring);
+                if seq != 0 || ring.iter().any(|p| p.seq != 0) {
+                    t.fail(format_args!("cpu {cpu}: {seq} placements after a clear"));
+                }
+            }
+            Err(e) => t.fail(format_args!("lock({cpu}) = {e:?}")),
+        }
+    }
+    set_recording(was);
+}
+
 crate::kunit_suite!(sched_eevdf_debugfs_suite, c"sched_eevdf_debugfs", [
     c"parse_u64" => super::parse,
     c"dir_lifecycle" => super::dir_lifecycle,
     c"eevdf_dir" => super::eevdf_dir,
     c"text_grows" => super::text_grows,
     c"runqueues" => super::runqueues,
+    c"place_file" => super::place_file,
 ]);

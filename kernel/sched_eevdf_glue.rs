@@ -28,6 +28,7 @@ pub mod sched_eevdf;
 
 pub mod entry;
 pub mod fair;
+pub mod place;
 pub mod rbtree_augmented;
 pub mod rq;
 pub mod snapshot;
@@ -46,6 +47,8 @@ pub mod debugfs {
     pub mod api;
     pub mod files;
     pub mod per_cpu;
+    #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
+    pub mod place;
     #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
     pub mod stats;
     pub mod timeline;

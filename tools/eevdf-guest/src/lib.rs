@@ -669,6 +669,14 @@ pub struct MigrateResult {
     pub mode: String,
     pub sleep_ms: u64,
     pub after_ms: u64,
+    /// The hogs' nice (`affinity`): at 19 (weight 15) a hog alone on a CPU runs V ahead 68
+    /// times faster than real time. 0 in records from before it was kept.
+    #[serde(default)]
+    pub hog_nice: i32,
+    /// Whether the kernel kept a record of placements (`/sys/kernel/debug/sched/eevdf/place`,
+    /// sched_eevdf kernels): then each round has the sleeper's [`MigrateRound::placements`].
+    #[serde(default)]
+    pub place_record: bool,
     pub rounds: Vec<MigrateRound>,
 }
 
@@ -693,10 +701,18 @@ pub struct MigrateRound {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_vruntime_us: Option<f64>,
     /// Its share over the first 100 ms after waking: of its and the hog's CPU time
-    /// (`affinity`, fair share 0.5), or of the wall time (`natural`).
+    /// (`affinity`, fair share w_S / (w_S + w_H): 0.5 beside a nice-0 hog), or of the wall
+    /// time (`natural`).
     pub share_first_100ms: f64,
     /// The same over the whole window.
     pub share: f64,
+    /// The sleeper's placements in the kernel's record since it was forked
+    /// ([`MigrateResult::place_record`]), read right after it woke: the round's wakeup on
+    /// the new CPU is the last one with `ENQUEUE_WAKEUP`. Empty without the record. Last
+    /// in the JSON, after the shares: a script that reads a round up to its first `}`
+    /// (tests/guest/42-lab-seeds-workloads.sh) still finds them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placements: Vec<debugfs::Placement>,
 }
 
 /// Seed 004's fork-heavy CPU-bound job (`eevdf-forkjob`), a kernel build's stand-in.

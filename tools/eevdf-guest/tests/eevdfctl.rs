@@ -425,3 +425,49 @@ fn run_execs_and_reports_failure_with_127() {
     let o = d.run(&["run", "--slice-ns", "0", "--", "sh", "-c", "exit 3"]);
     assert_eq!(o.status.code(), Some(3));
 }
+
+#[test]
+fn place_table_json_check_and_set() {
+    let d = FakeDebugfs::new("place", true);
+    let good = "enabled 1\n\
+        cpu seq pid flags weight load vlag lag limit V vruntime deadline\n\
+        0 20 15 0x41 1024 15 2737309 189604270 2800000 235520165471 235330561201 235331961201\n\
+        1 3 0 0x1 2048 1024 -5 -15 100 1000 1015 2000\n";
+    std::fs::write(d.path("eevdf/place"), good).unwrap();
+    let o = d.run(&["place"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.starts_with("# sched_eevdf placements (recording on;"),
+        "{out}"
+    );
+    assert!(out.contains(" WM "), "{out}");
+    let o = d.run(&["place", "--json", "--pid", "15"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["enabled"], true);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(v["rows"][0]["lag"], 189604270);
+    let o = d.run(&["place", "--check", "--check-limit"]);
+    assert!(o.status.success(), "{}", text(&o.stdout));
+    assert_eq!(text(&o.stdout), "rows 2\n");
+    // A task over its limit: found only when the limit is checked, named with the file.
+    std::fs::write(
+        d.path("eevdf/place"),
+        good.replace(
+            "2737309 189604270 2800000 235520165471 235330561201",
+            "2800001 193946735 2800000 235520165471 235326218736",
+        ),
+    )
+    .unwrap();
+    assert!(d.run(&["place", "--check"]).status.success());
+    let o = d.run(&["place", "--check", "--check-limit"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).contains("eevdf/place: cpu 0 seq 20 pid 15: |vlag| 2800001 over"));
+    for (set, word) in [("on", "on"), ("off", "off"), ("clear", "0")] {
+        let o = d.run(&["place", "--set", set]);
+        assert!(o.status.success());
+        assert!(o.stdout.is_empty());
+        assert_eq!(read(&d.path("eevdf/place")), word);
+    }
+}

@@ -282,8 +282,14 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 if let Some(l) = vr.iter().map(|l| l.abs()).reduce(f64::max) {
                     m.push(("migrate_max_abs_lag_vr_us".into(), l));
                 }
+                if let Some(l) = lag_vr_net_us(x) {
+                    m.push(("migrate_max_abs_lag_vr_net_us".into(), l));
+                }
                 let share = x.rounds.iter().map(|r| r.share).sum::<f64>() / n;
                 m.push(("migrate_share".into(), share));
+                if x.place_record {
+                    m.extend(placement_metrics(&x.rounds));
+                }
             }
             Record::Mixed(x) => {
                 for g in &x.groups {
@@ -537,11 +543,152 @@ pub fn ideal_shares(outcomes: &[&Outcome]) -> BTreeMap<String, f64> {
     out
 }
 
+/// Seed 003's lag read from the vruntimes, less what the read itself adds: the hog ran on
+/// for the sleeper's wake latency after the placement, which moves the read's
+/// `w_H (v_H - v_S) / (w_S + w_H)` by `latency * w_S / (w_S + w_H)` (the hog's vruntime
+/// advances at `w_S / w_H` of real time per unit, times its weight's share): half the
+/// latency beside a nice-0 hog, nearly all of it beside a nice-19 one (1024 / 1039). The
+/// largest |lag| of the rounds so corrected, µs.
+fn lag_vr_net_us(x: &eevdf_guest::MigrateResult) -> Option<f64> {
+    let (w_s, w_h) = (
+        eevdf_guest::nice_to_weight(0),
+        eevdf_guest::nice_to_weight(x.hog_nice),
+    );
+    x.rounds
+        .iter()
+        .filter_map(|r| {
+            let l = r.lag_vruntime_us?;
+            Some(l.abs() - r.wake_latency_us.max(0.0) * w_s / (w_s + w_h))
+        })
+        .reduce(f64::max)
+}
+
+/// Seed 003's lag at placement as the kernel saw it (`eevdf-migrate` on a kernel with the
+/// record of placements): each round's wakeup on the new CPU, its sleeper's last placement
+/// with `ENQUEUE_WAKEUP`. µs of virtual time (the sleeper is nice 0: µs of CPU time).
+///
+/// - `migrate_place_rounds`: rounds whose wakeup placement the record kept;
+/// - `migrate_place_max_abs_vlag_us`: the largest |vlag|, the lag saved at dequeue;
+/// - `migrate_place_max_abs_lag_us`: the largest |lag| applied, after PLACE_LAG's scaling;
+/// - `migrate_place_limit_us`: the largest clamp limit the record gives;
+/// - `migrate_place_over`: rounds whose |vlag| exceeded their limit;
+/// - `migrate_place_scale_mismatch`: rounds whose applied lag is not `vlag + vlag * w / W`.
+pub fn placement_metrics(rounds: &[eevdf_guest::MigrateRound]) -> Vec<(String, f64)> {
+    use eevdf_guest::debugfs::ENQUEUE_WAKEUP;
+    let woke: Vec<_> = rounds
+        .iter()
+        .filter_map(|r| r.placements.iter().rfind(|p| p.flags & ENQUEUE_WAKEUP != 0))
+        .collect();
+    let mut m = vec![("migrate_place_rounds".to_string(), woke.len() as f64)];
+    if woke.is_empty() {
+        return m;
+    }
+    let us = |v: u64| v as f64 / 1000.0;
+    let max = |f: &dyn Fn(&eevdf_guest::debugfs::Placement) -> u64| {
+        woke.iter().map(|p| f(p)).max().unwrap_or(0)
+    };
+    m.push((
+        "migrate_place_max_abs_vlag_us".into(),
+        us(max(&|p| p.vlag.unsigned_abs())),
+    ));
+    m.push((
+        "migrate_place_max_abs_lag_us".into(),
+        us(max(&|p| p.lag.unsigned_abs())),
+    ));
+    m.push(("migrate_place_limit_us".into(), us(max(&|p| p.limit))));
+    let count = |f: &dyn Fn(&eevdf_guest::debugfs::Placement) -> bool| {
+        woke.iter().filter(|p| f(p)).count() as f64
+    };
+    m.push(("migrate_place_over".into(), count(&|p| !p.within_limit())));
+    m.push((
+        "migrate_place_scale_mismatch".into(),
+        count(&|p| p.lag != 0 && p.lag != p.scaled_lag()),
+    ));
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::plan::{Experiment, MatrixKind};
     use eevdf_guest::{FrameLatency, MixedGroup, MixedResult};
+
+    #[test]
+    fn placement_metrics_take_each_rounds_wakeup() {
+        use eevdf_guest::debugfs::Placement;
+        let p = |flags, vlag: i64, lag, limit| Placement {
+            cpu: 1,
+            seq: 1,
+            pid: 42,
+            flags,
+            weight: 1024,
+            load: 15,
+            vlag,
+            lag,
+            limit,
+            avruntime: 0,
+            vruntime: 0,
+            deadline: 0,
+        };
+        let round = |placements| eevdf_guest::MigrateRound {
+            woke_on: 1,
+            wake_latency_us: 1.0,
+            lag_us: None,
+            lag_vruntime_us: None,
+            placements,
+            share_first_100ms: 0.5,
+            share: 0.5,
+        };
+        // -2000 + -2000 * 1024 / 15 = -138533 (truncating). The fork's placement (no
+        // WAKEUP) is not the round's.
+        let ok = round(vec![
+            p(0x80, -9_000_000, 0, 1),
+            p(0x41, -2000, -138_533, 2_800_000),
+        ]);
+        let get = |m: &[(String, f64)], k: &str| m.iter().find(|x| x.0 == k).map(|x| x.1);
+        let m = placement_metrics(&[ok.clone(), round(Vec::new())]);
+        assert_eq!(get(&m, "migrate_place_rounds"), Some(1.0));
+        assert_eq!(get(&m, "migrate_place_max_abs_vlag_us"), Some(2.0));
+        assert_eq!(get(&m, "migrate_place_max_abs_lag_us"), Some(138.533));
+        assert_eq!(get(&m, "migrate_place_over"), Some(0.0));
+        assert_eq!(get(&m, "migrate_place_scale_mismatch"), Some(0.0));
+        // Over its limit, and a lag that is not the scaled vlag: both counted.
+        let bad = round(vec![p(0x41, -2_900_000, -5, 2_800_000)]);
+        let m = placement_metrics(&[ok, bad]);
+        assert_eq!(get(&m, "migrate_place_over"), Some(1.0));
+        assert_eq!(get(&m, "migrate_place_scale_mismatch"), Some(1.0));
+        assert_eq!(get(&placement_metrics(&[]), "migrate_place_over"), None);
+    }
+
+    #[test]
+    fn the_vruntime_read_loses_the_hogs_run_after_the_placement() {
+        let round = |lag_vr: f64, latency: f64| eevdf_guest::MigrateRound {
+            woke_on: 1,
+            wake_latency_us: latency,
+            lag_us: None,
+            lag_vruntime_us: Some(lag_vr),
+            placements: Vec::new(),
+            share_first_100ms: 0.5,
+            share: 0.5,
+        };
+        let mut x = eevdf_guest::MigrateResult {
+            policy: "other".into(),
+            mode: "affinity".into(),
+            sleep_ms: 1000,
+            after_ms: 500,
+            hog_nice: 0,
+            place_record: false,
+            rounds: vec![round(3000.0, 200.0), round(-2950.0, 100.0)],
+        };
+        // Beside a nice-0 hog half the latency: max(3000 - 100, 2950 - 50).
+        assert_eq!(lag_vr_net_us(&x), Some(2900.0));
+        // Beside a nice-19 hog 1024 / 1039 of it: the second round is now the larger.
+        x.hog_nice = 19;
+        let want = 2950.0 - 100.0 * 1024.0 / 1039.0;
+        assert!((lag_vr_net_us(&x).unwrap() - want).abs() < 1e-9);
+        x.rounds.clear();
+        assert_eq!(lag_vr_net_us(&x), None);
+    }
     /// The cells of a matrix of `kind`, from its study's own module (not through
     /// `studies`, which sits above this one).
     fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<crate::plan::Cell> {

@@ -526,14 +526,17 @@ pub enum Workload {
         timehist_lines: u32,
     },
     /// Seed 003: eevdf-migrate's sleeper, moved by affinity from CPU 0 to CPU `to` while
-    /// it sleeps `sleep_ms` (a hog on each), `rounds` times; its share is measured over the
-    /// `after_ms` after each wakeup (500 in runs from before it was kept).
+    /// it sleeps `sleep_ms` (a hog on each, at `hog_nice`), `rounds` times; its share is
+    /// measured over the `after_ms` after each wakeup (500 in runs from before it was
+    /// kept). Nice-19 hogs (weight 15) run V ahead 68 times faster than real time.
     Migrate {
         to: u32,
         rounds: u32,
         sleep_ms: u64,
         #[serde(default = "migrate_after_ms_default")]
         after_ms: u64,
+        #[serde(default)]
+        hog_nice: i32,
     },
     /// Seed 003: hackbench, with eevdf-migrate's unpinned sleeper beside it for
     /// `sleeper_rounds` rounds (`--move natural`), or alone (0).
@@ -858,8 +861,12 @@ impl Cell {
                 "{compute} massive_intr vs {interactive} {} (CPU 0)",
                 MixedLoad::new(*compute, *interactive, *b).name()
             ),
-            Workload::Migrate { to, .. } => {
-                format!("sleeper moved CPU 0 -> {to} (a hog on each)")
+            Workload::Migrate { to, hog_nice, .. } => {
+                if *hog_nice == 0 {
+                    format!("sleeper moved CPU 0 -> {to} (a hog on each)")
+                } else {
+                    format!("sleeper moved CPU 0 -> {to} (a nice-{hog_nice} hog on each)")
+                }
             }
             Workload::MigrateHackbench {
                 groups,
@@ -954,7 +961,13 @@ impl Cell {
                 "mixed-{compute}c{interactive}i-{}",
                 MixedLoad::new(*compute, *interactive, *b).id()
             ),
-            Workload::Migrate { to, .. } => format!("migrate-0to{to}"),
+            Workload::Migrate { to, hog_nice, .. } => {
+                if *hog_nice == 0 {
+                    format!("migrate-0to{to}")
+                } else {
+                    format!("migrate-0to{to}-hognice{hog_nice}")
+                }
+            }
             Workload::MigrateHackbench {
                 groups,
                 sleeper_rounds,
@@ -1094,10 +1107,18 @@ impl Cell {
                 rounds,
                 sleep_ms,
                 after_ms,
-            } => format!(
-                "eevdf-migrate --move affinity --from 0 --to {to} --rounds {rounds} \
-                 --sleep-ms {sleep_ms} --after-ms {after_ms}"
-            ),
+                hog_nice,
+            } => {
+                let nice = if *hog_nice == 0 {
+                    String::new()
+                } else {
+                    format!(" --hog-nice {hog_nice}")
+                };
+                format!(
+                    "eevdf-migrate --move affinity --from 0 --to {to} --rounds {rounds} \
+                     --sleep-ms {sleep_ms} --after-ms {after_ms}{nice}"
+                )
+            }
             Workload::MigrateHackbench {
                 groups,
                 loops,

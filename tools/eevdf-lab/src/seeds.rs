@@ -16,7 +16,8 @@
 //!   feature, so the EVDF cells run on the Rust kernel alone.
 //! - **003** (a long sleeper's vruntime across CPUs): at 2 and 4 vCPUs, a sleeper moved by
 //!   affinity to another CPU while that CPU's hog runs its virtual time ahead (its share
-//!   over the 2 s after each wakeup), and
+//!   over the 2 s after each wakeup; at 2 vCPUs also beside nice-19 hogs, which run V far
+//!   ahead; its lag at placement from the rust kernel's record of placements), and
 //!   hackbench with and without an unpinned long sleeper beside it.
 //! - **004** (the BFS/VRQ sanity tests): a fork-heavy CPU-bound job (the kernel build's
 //!   stand-in, `eevdf-forkjob`) at 100% and 300% load on 2 vCPUs, with `cyclictest
@@ -261,10 +262,30 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                         sleep_ms: if smoke { 300 } else { 1000 },
                         // The share over the next seconds, as the issue asks.
                         after_ms: if smoke { 300 } else { 2000 },
+                        hog_nice: 0,
                     },
                 )
                 .on_cpus(cpus),
             );
+            // Nice-19 hogs run V far ahead while the sleeper sleeps (68 times real time),
+            // and its lag is inflated 69 times at placement: at 2 vCPUs, a short window
+            // (the lag is read at placement; the share settles within 0.5 s).
+            if cpus == 2 {
+                cells.push(
+                    Cell::new(
+                        Experiment::Seed(3),
+                        FeatureSet::eevdf(),
+                        Workload::Migrate {
+                            to: cpus - 1,
+                            rounds: if smoke { 1 } else { 3 },
+                            sleep_ms: if smoke { 300 } else { 1000 },
+                            after_ms: if smoke { 300 } else { 500 },
+                            hog_nice: 19,
+                        },
+                    )
+                    .on_cpus(cpus),
+                );
+            }
             for sleeper_rounds in [0, if smoke { 1 } else { 4 }] {
                 cells.push(
                     Cell::new(

@@ -1565,6 +1565,98 @@ fn lag_bound_us(slice_us: f64, hz: u64) -> f64 {
     (2.0 * slice_us).max(1e6 / hz as f64)
 }
 
+/// Where a run's lag at placement was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LagSource {
+    /// The kernel's record of placements (`eevdf/place`, sched_eevdf kernels): the lag
+    /// saved at dequeue, as `place_entity()` read it. Held to the clamp exactly.
+    Placement,
+    /// The vruntimes in `/proc/<pid>/sched` right after the wakeup (stock has no record):
+    /// held to the clamp with 100 µs for the read's slack.
+    Vruntime,
+}
+
+/// One `Migrate` cell's lag at placement on one kernel, every run held to 6.12's clamp.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct LagCheck {
+    cpus: u32,
+    hog_nice: i32,
+    kernel: Kernel,
+    source: LagSource,
+    /// 6.12's clamp for the nice-0 sleeper, µs.
+    bound: f64,
+    held: verdict::Held,
+    /// Runs whose largest lag sat at the clamp itself: clamped at dequeue (record only).
+    at_clamp: usize,
+    /// Runs where a round's applied lag was not `vlag + vlag * w / W` (record only).
+    scale_mismatch: usize,
+}
+
+/// The read's slack of [`LagSource::Vruntime`], µs, beyond what the hog's run after the
+/// wakeup adds (subtracted run by run: `migrate_max_abs_lag_vr_net_us`): the reads' own
+/// time. Before that metric was kept, this alone stood for the hog's run (half of about
+/// 80 µs of wake latency beside a nice-0 hog).
+const VRUNTIME_SLACK_US: f64 = 100.0;
+
+/// The sleeper's fair share beside one hog at `hog_nice` (the sleeper is nice 0).
+fn fair_share_003(hog_nice: i32) -> f64 {
+    let (s, h) = (
+        eevdf_guest::nice_to_weight(0),
+        eevdf_guest::nice_to_weight(hog_nice),
+    );
+    s / (s + h)
+}
+
+/// The lag check of cell `ci` on kernel `k`: from the record of placements where the runs
+/// have one, from the vruntimes otherwise.
+fn lag_check_003(
+    raw: &Raw,
+    ci: usize,
+    cpus: u32,
+    hog_nice: i32,
+    k: Kernel,
+    bound: f64,
+) -> Option<LagCheck> {
+    let recorded = run_values(raw, ci, "migrate_place_rounds", k);
+    let (source, values, slack) = if !recorded.is_empty() && recorded.iter().all(|&r| r > 0.0) {
+        let v = run_values(raw, ci, "migrate_place_max_abs_vlag_us", k);
+        (LagSource::Placement, v, 0.0)
+    } else {
+        // Less the hog's run after the placement, where the runs have it (not in records
+        // from before it was kept: those keep the fixed slack alone).
+        let net = run_values(raw, ci, "migrate_max_abs_lag_vr_net_us", k);
+        let v = if net.is_empty() {
+            run_values(raw, ci, "migrate_max_abs_lag_vr_us", k)
+        } else {
+            net
+        };
+        (LagSource::Vruntime, v, VRUNTIME_SLACK_US)
+    };
+    if values.is_empty() {
+        return None;
+    }
+    let scale_mismatch = run_values(raw, ci, "migrate_place_scale_mismatch", k)
+        .iter()
+        .filter(|&&m| m > 0.0)
+        .count();
+    // The record's µs are whole ns / 1000, as is the clamp from the base slice's ns.
+    let at_clamp = if source == LagSource::Placement {
+        values.iter().filter(|&&v| (v - bound).abs() < 5e-4).count()
+    } else {
+        0
+    };
+    Some(LagCheck {
+        cpus,
+        hog_nice,
+        kernel: k,
+        source,
+        bound,
+        held: verdict::held(&values, bound + slack),
+        at_clamp,
+        scale_mismatch,
+    })
+}
+
 fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
     let Some(cells) = open_section(raw, 3, s) else {
         return;
@@ -1583,7 +1675,11 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
     let after = cells
         .iter()
         .find_map(|(_, c)| match c.workload {
-            Workload::Migrate { after_ms, .. } => Some(after_ms),
+            Workload::Migrate {
+                after_ms,
+                hog_nice: 0,
+                ..
+            } => Some(after_ms),
             _ => None,
         })
         .unwrap_or_else(crate::plan::migrate_after_ms_default);
@@ -1592,15 +1688,25 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
         "**Ours**: `eevdf-migrate` at 2 and 4 vCPUs. The sleeper runs 100 ms beside a hog on \
          CPU 0, sleeps 1 s while that hog runs CPU 0's virtual time ahead, is moved by \
          affinity to the last CPU, where another hog runs, and wakes there (3 rounds a run). \
-         Its lag at placement is read from the vruntimes right after it wakes (`se.vruntime` \
-         in its own and the hog's `/proc/<pid>/sched`: with two equal tasks, lag = (v_hog - \
-         v_sleeper) / 2); the bound is 6.12's clamp, max(2 × slice, tick) with the guest's \
-         base slice (1 + log2 CPUs times 0.7 ms). Beside it, the estimate from CPU times \
-         (half of how far the sleeper runs ahead of the hog, or behind it) that any kernel \
-         allows: it carries the two tasks' alternation, up to a slice and a tick either \
-         way, and its sign is often the opposite of the placement's. Its share is its CPU time over its and the hog's in the {after} ms after the \
-         wakeup (fair: 0.5). And hackbench (-g 2 -l 150) alone, and with an unpinned sleeper (50 ms \
-         run, 300 ms sleep, 200 ms spin, 4 rounds) waking wherever the kernel puts it.\n\n\
+         At 2 vCPUs also beside nice-19 hogs (weight 15 against the sleeper's 1024): a hog \
+         alone on a CPU runs V ahead 68 times faster than real time, and the sleeper's lag is \
+         inflated by (W + w) / W = 69 at placement. On the rust kernel its lag at placement is \
+         the kernel's own: the record of placements (`/sys/kernel/debug/sched/eevdf/place`, \
+         [debugfs.md](../debugfs.md#place)) gives the lag saved at dequeue (`vlag`), the lag \
+         applied after PLACE_LAG's scaling and the clamp limit, for the round's wakeup \
+         placement. Stock 6.12 has no such record: there the lag is read from the vruntimes \
+         right after the wakeup (`se.vruntime` in its own and the hog's `/proc/<pid>/sched`: \
+         lag = w_hog (v_hog - v_sleeper) / (w_sleeper + w_hog)), less what the hog ran after \
+         the placement (the wake latency times w_sleeper / (w_sleeper + w_hog)), with 100 µs \
+         for the read's slack. Every run is held to 6.12's clamp, max(2 × slice, tick) with the guest's \
+         base slice (1 + log2 CPUs times 0.7 ms), not the median. Beside it, the estimate \
+         from CPU times (half of how far the sleeper runs ahead of the hog, or behind it; \
+         nice-0 hogs only) that any kernel allows: it carries the two tasks' alternation, up \
+         to a slice and a tick either way, and its sign is often the opposite of the \
+         placement's. Its share is its CPU time over its and the hog's in the {after} ms \
+         after the wakeup (fair: w_sleeper / (w_sleeper + w_hog), 0.5 beside a nice-0 hog). \
+         And hackbench (-g 2 -l 150) alone, and with an unpinned sleeper (50 ms run, 300 ms \
+         sleep, 200 ms spin, 4 rounds) waking wherever the kernel puts it.\n\n\
          | vCPUs | lag bound (µs) | largest \\|lag\\| from the vruntimes, stock / rust (µs) \
          | the CPU-time estimate, stock / rust (µs) | share, stock | share, rust | hackbench alone, stock / rust (s) | with the sleeper, \
          stock / rust (s) | with/alone, stock / rust | unpinned sleeper's share of a CPU \
@@ -1609,10 +1715,11 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
     let mut shapes: Vec<u32> = cells.iter().filter_map(|(_, c)| c.cpus).collect();
     shapes.sort_unstable();
     shapes.dedup();
-    // (vCPUs, kernel, runs, runs over the bound, the largest lag, the bound), and
-    // (vCPUs, kernel, the sleeper's share after the wakeup).
-    let mut lag_checks: Vec<(u32, Kernel, usize, usize, f64, f64)> = Vec::new();
-    let mut shares: Vec<(u32, Kernel, Estimate)> = Vec::new();
+    let mut lag_checks: Vec<LagCheck> = Vec::new();
+    // (vCPUs, hogs' nice, kernel, the sleeper's share after the wakeup).
+    let mut shares: Vec<(u32, i32, Kernel, Estimate)> = Vec::new();
+    // The placement table's rows, written after the main table.
+    let mut place_rows = String::new();
     for &n in &shapes {
         let find = |f: &dyn Fn(&Workload) -> bool| {
             cells
@@ -1620,7 +1727,7 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
                 .find(|(_, c)| c.cpus == Some(n) && f(&c.workload))
                 .map(|(i, _)| *i)
         };
-        let mig = find(&|w| matches!(w, Workload::Migrate { .. }));
+        let mig = find(&|w| matches!(w, Workload::Migrate { hog_nice: 0, .. }));
         let alone = find(&|w| {
             matches!(
                 w,
@@ -1636,20 +1743,35 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
         let slice = base_slice_us(raw, n).unwrap_or(700.0 * (1.0 + (n as f64).log2().floor()));
         let bound = lag_bound_us(slice, raw.pair.hz());
         let m = |ci: Option<usize>, metric: &str, k| ci.and_then(|ci| med(rows, ci, metric, k));
-        for k in [Kernel::Stock, Kernel::Rust] {
-            let Some(ci) = mig else { continue };
-            // Every run is held to the bound, not the median. The read overstates the lag
-            // by half of what the hog ran after the wakeup (about 80 µs of wake latency):
-            // 100 µs of slack.
-            let lags = run_values(raw, ci, "migrate_max_abs_lag_vr_us", k);
-            if !lags.is_empty() {
-                let over = lags.iter().filter(|&&l| l > bound + 100.0).count();
-                let worst = lags.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                lag_checks.push((n, k, lags.len(), over, worst, bound));
+        // Every Migrate cell of this shape (nice-0 hogs, nice-19 hogs): its lag checks,
+        // shares and placement row.
+        for &(ci, c) in cells.iter().filter(|(_, c)| c.cpus == Some(n)) {
+            let Workload::Migrate { hog_nice, .. } = c.workload else {
+                continue;
+            };
+            for k in [Kernel::Stock, Kernel::Rust] {
+                if let Some(l) = lag_check_003(raw, ci, n, hog_nice, k, bound) {
+                    lag_checks.push(l);
+                }
+                if let Some(e) = est_of(rows, ci, "migrate_share", k) {
+                    shares.push((n, hog_nice, k, e));
+                }
             }
-            if let Some(e) = est_of(rows, ci, "migrate_share", k) {
-                shares.push((n, k, e));
-            }
+            let r = |metric: &str| opt(med(rows, ci, metric, Kernel::Rust));
+            let _ = writeln!(
+                place_rows,
+                "| {n} | {hog_nice} | {} | {} | {} | {} | {} | {} / {} | {} / {} ({:.3}) |",
+                fmt_num(bound),
+                r("migrate_place_max_abs_vlag_us"),
+                r("migrate_place_limit_us"),
+                r("migrate_place_max_abs_lag_us"),
+                r("migrate_place_rounds"),
+                opt(med(rows, ci, "migrate_max_abs_lag_vr_us", Kernel::Stock)),
+                opt(med(rows, ci, "migrate_max_abs_lag_vr_us", Kernel::Rust)),
+                opt(med(rows, ci, "migrate_share", Kernel::Stock)),
+                opt(med(rows, ci, "migrate_share", Kernel::Rust)),
+                fair_share_003(hog_nice),
+            );
         }
         // A metric of a cell on stock and on rust: `stock / rust`.
         let both = |ci: Option<usize>, metric: &str| {
@@ -1689,38 +1811,77 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
             nominal.min(1.0),
         );
     }
+    if !place_rows.is_empty() {
+        s.push_str(
+            "\nThe lag at placement, medians of the runs (µs; rust's from its record of \
+             placements, the round's wakeup on the new CPU; stock has no record):\n\n\
+             | vCPUs | hogs' nice | 6.12's clamp (µs) | rust: largest \\|vlag\\| at placement \
+             | rust: the record's limit | rust: largest \\|lag\\| applied | rust: rounds \
+             recorded | from the vruntimes, stock / rust | share, stock / rust (fair) |\n\
+             |---|---|---|---|---|---|---|---|---|\n",
+        );
+        s.push_str(&place_rows);
+    }
     s.push_str(&agreement_003(&lag_checks, &shares));
 }
 
 /// Seed 003's agreement, computed: every run's lag at placement against the clamp (a run
 /// over it is named, whatever the median), and the sleeper's share after the wakeup against
-/// its fair half, by interval.
-fn agreement_003(
-    lag_checks: &[(u32, Kernel, usize, usize, f64, f64)],
-    shares: &[(u32, Kernel, Estimate)],
-) -> String {
+/// its fair share, by interval.
+fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)]) -> String {
     let mut s = String::from("\n**Agreement.**");
-    for &(n, k, runs, over, worst, bound) in lag_checks {
+    for c in lag_checks {
+        let worst = match c.held {
+            verdict::Held::Every { worst, .. } | verdict::Held::Over { worst, .. } => {
+                fmt_num(worst)
+            }
+            verdict::Held::Missing => "-".into(),
+        };
+        let how = match (c.source, c.kernel) {
+            (LagSource::Placement, _) => "as `place_entity()` saw it (the record of placements)",
+            (LagSource::Vruntime, Kernel::Stock) => {
+                "read from the vruntimes, as stock 6.12 keeps no record of placements (less \
+                 the hog's run after the placement, with 100 µs for the read's slack)"
+            }
+            (LagSource::Vruntime, _) => {
+                "read from the vruntimes, as these runs kept no record of placements (less the \
+                 hog's run after the placement, with 100 µs for the read's slack)"
+            }
+        };
         let _ = write!(
             s,
-            " At {n} vCPUs on {}, {} of {runs} runs placed the sleeper with a lag, read from \
-             the vruntimes, beyond 6.12's clamp ({} µs, with 100 µs for the read's slack); the \
-             largest, {} µs{}.",
-            k.name(),
-            over,
-            fmt_num(bound),
-            fmt_num(worst),
-            if over == 0 {
-                ", within it"
-            } else {
-                ": **over the clamp**"
-            }
+            " At {} vCPUs beside nice-{} hogs on {}, the sleeper's lag at placement, {how}, \
+             against 6.12's clamp ({} µs): {}, the largest {worst} µs.",
+            c.cpus,
+            c.hog_nice,
+            c.kernel.name(),
+            fmt_num(c.bound),
+            c.held,
         );
+        if c.at_clamp > 0 {
+            let _ = write!(
+                s,
+                " In {} of them the largest sat at the clamp itself: that lag was clamped at \
+                 dequeue.",
+                c.at_clamp
+            );
+        }
+        if c.source == LagSource::Placement && c.scale_mismatch > 0 {
+            let _ = write!(
+                s,
+                " In {} runs a round's applied lag was **not** vlag · (W + w) / W.",
+                c.scale_mismatch
+            );
+        }
     }
-    for &(n, k, e) in shares {
-        // Fair is 0.5; a share inside 0.4-0.6 is neither starved nor boosted (the two tasks
-        // alternate by slices, so a run's share moves by a few hundredths).
-        let (lo, hi) = (verdict::against(&e, 0.4), verdict::against(&e, 0.6));
+    for &(n, nice, k, e) in shares {
+        // Within ±0.1 of the fair share the sleeper is neither starved nor boosted (the two
+        // tasks alternate by slices, so a run's share moves by a few hundredths).
+        let fair = fair_share_003(nice);
+        let (lo, hi) = (
+            verdict::against(&e, fair - 0.1),
+            verdict::against(&e, fair + 0.1),
+        );
         let word = match (lo, hi) {
             (Verdict::Above, Verdict::Below) => "inside the band".to_string(),
             (Verdict::Below, _) => "below the band: the sleeper was starved".to_string(),
@@ -1729,18 +1890,32 @@ fn agreement_003(
         };
         let _ = write!(
             s,
-            " Its share of the CPU after the wakeup at {n} vCPUs on {}: {} against 0.4-0.6 \
-             around a fair 0.5, {word}.",
+            " Its share of the CPU after the wakeup at {n} vCPUs beside nice-{nice} hogs on {}: \
+             {} against {:.3}-{:.3} around a fair {fair:.3}, {word}.",
             k.name(),
             verdict::show(&e, 3),
+            fair - 0.1,
+            fair + 0.1,
         );
     }
-    if !lag_checks.is_empty() && lag_checks.iter().all(|c| c.3 == 0) {
+    let all_held = !lag_checks.is_empty()
+        && lag_checks
+            .iter()
+            .all(|c| matches!(c.held, verdict::Held::Every { .. }));
+    if all_held {
         s.push_str(
             " Every run's lag stayed within the clamp: what the sleeper brings to the new CPU \
              is bounded, as EEVDF's placement promises, where CFS's vruntime renormalisation \
-             was the seed's bug. Only nice-0 tasks ran, so V never ran far ahead of a light \
-             entity.",
+             was the seed's bug.",
+        );
+    }
+    if !lag_checks.is_empty() && lag_checks.iter().all(|c| c.hog_nice == 0) {
+        s.push_str(" Only nice-0 tasks ran, so V never ran far ahead of a light entity.");
+    }
+    if !lag_checks.is_empty() && !lag_checks.iter().any(|c| c.source == LagSource::Placement) {
+        s.push_str(
+            " No run had the kernel's record of placements: every lag above is the \
+             vruntimes' read, with its slack.",
         );
     }
     s.push_str("\n\n");
@@ -2531,21 +2706,87 @@ mod tests {
     #[test]
     fn seed_003_verdicts_follow_their_rows() {
         let share = est(0.5, 0.45, 0.55, 6);
-        let t = agreement_003(&[(2, Kernel::Rust, 6, 0, 2500.0, 2800.0)], &[]);
-        assert!(t.contains("0 of 6 runs") && t.contains("within it"), "{t}");
-        assert!(t.contains("Every run's lag stayed within the clamp"), "{t}");
-        // One run over the clamp, whatever the median: named, and no promise kept.
-        let t = agreement_003(&[(2, Kernel::Rust, 6, 1, 4855.0, 2800.0)], &[]);
+        let check = |nice, source, values: &[f64]| LagCheck {
+            cpus: 2,
+            hog_nice: nice,
+            kernel: Kernel::Rust,
+            source,
+            bound: 2800.0,
+            held: verdict::held(values, 2800.0),
+            at_clamp: values.iter().filter(|&&v| v == 2800.0).count(),
+            scale_mismatch: 0,
+        };
+        let ok = check(
+            0,
+            LagSource::Placement,
+            &[2500.0, 2400.0, 2600.0, 2000.0, 1.0, 7.0],
+        );
+        let t = agreement_003(&[ok], &[]);
+        assert!(t.contains("every one of 6 runs within it"), "{t}");
+        assert!(!t.contains("at the clamp itself"), "{t}");
+        let clamped = check(0, LagSource::Placement, &[2800.0, 2400.0]);
+        let t = agreement_003(&[clamped], &[]);
+        assert!(t.contains("every one of 2 runs within it"), "{t}");
         assert!(
-            t.contains("1 of 6 runs") && t.contains("**over the clamp**"),
+            t.contains("In 1 of them the largest sat at the clamp itself"),
             "{t}"
         );
+        assert!(t.contains("as `place_entity()` saw it"), "{t}");
+        assert!(t.contains("Every run's lag stayed within the clamp"), "{t}");
+        assert!(t.contains("Only nice-0 tasks ran"), "{t}");
+        // One run over the clamp, whatever the median: named, and no promise kept.
+        let over = check(
+            19,
+            LagSource::Placement,
+            &[2500.0, 4855.0, 2600.0, 10.0, 1.0, 7.0],
+        );
+        let t = agreement_003(&[ok, over], &[]);
+        assert!(t.contains("**1 of 6 runs over it**"), "{t}");
+        assert!(t.contains("the largest 4855 µs"), "{t}");
         assert!(!t.contains("Every run's lag"), "{t}");
-        let t = agreement_003(&[], &[(2, Kernel::Rust, share)]);
+        assert!(!t.contains("Only nice-0 tasks ran"), "{t}");
+        // The vruntimes' read, named as such; a scaling mismatch is reported.
+        let vr = LagCheck {
+            scale_mismatch: 2,
+            ..check(0, LagSource::Vruntime, &[10.0])
+        };
+        let t = agreement_003(&[vr], &[]);
+        assert!(
+            t.contains("read from the vruntimes, as these runs kept no record"),
+            "{t}"
+        );
+        let stock = LagCheck {
+            kernel: Kernel::Stock,
+            ..vr
+        };
+        let t = agreement_003(&[stock], &[]);
+        assert!(
+            t.contains("as stock 6.12 keeps no record of placements"),
+            "{t}"
+        );
+        assert!(t.contains("No run had the kernel's record"), "{t}");
+        assert!(!t.contains("applied lag was"), "{t}");
+        let t = agreement_003(
+            &[LagCheck {
+                source: LagSource::Placement,
+                ..vr
+            }],
+            &[],
+        );
+        assert!(
+            t.contains("In 2 runs a round's applied lag was **not**"),
+            "{t}"
+        );
+        let t = agreement_003(&[], &[(2, 0, Kernel::Rust, share)]);
         assert!(t.contains("inside the band"), "{t}");
-        let t = agreement_003(&[], &[(2, Kernel::Rust, est(0.3, 0.25, 0.35, 6))]);
+        let t = agreement_003(&[], &[(2, 0, Kernel::Rust, est(0.3, 0.25, 0.35, 6))]);
         assert!(t.contains("below the band"), "{t}");
-        let t = agreement_003(&[], &[(2, Kernel::Rust, est(0.62, 0.55, 0.7, 6))]);
+        let t = agreement_003(&[], &[(2, 0, Kernel::Rust, est(0.62, 0.55, 0.7, 6))]);
         assert!(t.contains("undecided"), "{t}");
+        // Beside nice-19 hogs the fair share is 1024 / 1039: 0.5 is starved there.
+        let t = agreement_003(&[], &[(2, 19, Kernel::Rust, share)]);
+        assert!(t.contains("below the band"), "{t}");
+        let t = agreement_003(&[], &[(2, 19, Kernel::Rust, est(0.98, 0.97, 0.99, 6))]);
+        assert!(t.contains("inside the band"), "{t}");
     }
 }

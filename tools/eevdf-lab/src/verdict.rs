@@ -152,6 +152,54 @@ pub fn show(e: &Estimate, digits: usize) -> String {
     format!("{:.d$} [{:.d$}, {:.d$}]", e.value, e.lo, e.hi, d = digits)
 }
 
+/// Every run held to a bound, not the median: a bound that a kernel must keep in each run
+/// (a lag clamp) is judged by its worst run, and any run over it is named.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Held {
+    /// Every one of `runs` runs stayed within the bound; `worst` is the largest value.
+    Every { runs: usize, worst: f64 },
+    /// `over` of `runs` runs exceeded it; `worst` is the largest value.
+    Over {
+        over: usize,
+        runs: usize,
+        worst: f64,
+    },
+    /// No run to judge (or a value or bound that is not a number).
+    Missing,
+}
+
+/// Holds each of `values` (one a run) to `bound`: a value above it is over.
+pub fn held(values: &[f64], bound: f64) -> Held {
+    if values.is_empty() || !bound.is_finite() || values.iter().any(|v| !v.is_finite()) {
+        return Held::Missing;
+    }
+    let worst = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let over = values.iter().filter(|&&v| v > bound).count();
+    if over == 0 {
+        Held::Every {
+            runs: values.len(),
+            worst,
+        }
+    } else {
+        Held::Over {
+            over,
+            runs: values.len(),
+            worst,
+        }
+    }
+}
+
+impl fmt::Display for Held {
+    /// The verdict in words; the caller prints the worst value in its unit.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Held::Every { runs, .. } => write!(f, "every one of {runs} runs within it"),
+            Held::Over { over, runs, .. } => write!(f, "**{over} of {runs} runs over it**"),
+            Held::Missing => write!(f, "not measured"),
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn est(value: f64, lo: f64, hi: f64, n: usize) -> Estimate {
     Estimate {
@@ -204,6 +252,34 @@ mod tests {
             between(&a, &est(13.0, 12.0, 14.0, 3)),
             Verdict::TooFew { have: 3 }
         );
+    }
+
+    #[test]
+    fn held_judges_every_run() {
+        let h = held(&[2500.0, 2700.0, 2600.0], 2800.0);
+        assert_eq!(
+            h,
+            Held::Every {
+                runs: 3,
+                worst: 2700.0
+            }
+        );
+        assert!(h.to_string().starts_with("every one of 3 runs within it"));
+        // One run over the bound flips it, whatever the median.
+        let h = held(&[2500.0, 3318.0, 2600.0], 2800.0);
+        assert_eq!(
+            h,
+            Held::Over {
+                over: 1,
+                runs: 3,
+                worst: 3318.0
+            }
+        );
+        assert!(h.to_string().contains("1 of 3 runs over it"));
+        // At the bound is within it.
+        assert!(matches!(held(&[2800.0], 2800.0), Held::Every { .. }));
+        assert_eq!(held(&[], 2800.0), Held::Missing);
+        assert_eq!(held(&[1.0], f64::NAN), Held::Missing);
     }
 
     #[test]

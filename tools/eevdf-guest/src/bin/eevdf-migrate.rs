@@ -26,10 +26,22 @@
 //! (a negative lag shows as H running ahead: the minimum instead). The bound it is held
 //! to is the clamp of `update_entity_lag()`, max(2 × slice, tick) on 6.12; the lab
 //! computes it. After that, S's share of the CPU over the window should be its fair
-//! share, 1/2: neither starved nor boosted. Ends with one `@@json` result line.
+//! share, 1/2: neither starved nor boosted.
+//!
+//! With `--hog-nice 19` the hogs weigh 15 against S's 1024: a hog alone on a CPU runs V
+//! ahead 68 times faster than real time, the case where CFS's renormalised vruntime went
+//! wrong, and S's lag is inflated by (W + w) / W = 69 at placement. The CPU-time estimate
+//! assumes equal weights, so it is left out then; the vruntime read weighs the two
+//! (`lag = w_H (v_H - v_S) / (w_S + w_H)`), and S's fair share is w_S / (w_S + w_H).
+//!
+//! On a sched_eevdf kernel the lag at placement is also read as the kernel saw it: the
+//! parent clears and switches on the record of placements
+//! (`/sys/kernel/debug/sched/eevdf/place`), S reads its own placements right after it
+//! wakes (after the vruntimes), and the parent switches the record off at the end. Ends
+//! with one `@@json` result line.
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
-use eevdf_guest::{sys, MigrateResult, MigrateRound, Record};
+use eevdf_guest::{debugfs, sys, MigrateResult, MigrateRound, Record};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Move {
@@ -77,15 +89,41 @@ struct Args {
     /// Rounds (each a sleep and a wakeup).
     #[arg(long, default_value_t = 5)]
     rounds: u32,
+
+    /// The hogs' nice, for `--move affinity`: 19 makes V run far ahead while S sleeps.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    hog_nice: i32,
 }
 
-/// A process that spins forever, pinned to `cpu` (or unpinned).
-fn hog(cpu: Option<u32>) -> Result<libc::pid_t> {
+/// The kernel's record of placements, if this kernel has one.
+fn place_path() -> Option<String> {
+    let p = format!("{}/{}", debugfs::SCHED_DEBUGFS, debugfs::PLACE);
+    std::path::Path::new(&p).exists().then_some(p)
+}
+
+/// The record's placements of `pid`.
+fn placements_of(path: &str, pid: i32) -> Result<Vec<debugfs::Placement>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+    Ok(debugfs::Placements::parse(&text)
+        .with_context(|| format!("parsing {path}"))?
+        .of_pid(pid))
+}
+
+/// Writes `what` to the record (`0`, `on`, `off`).
+fn place_write(path: &str, what: &str) -> Result<()> {
+    std::fs::write(path, what).with_context(|| format!("writing '{what}' to {path}"))
+}
+
+/// A process that spins forever at `nice`, pinned to `cpu` (or unpinned).
+fn hog(cpu: Option<u32>, nice: i32) -> Result<libc::pid_t> {
     Ok(sys::fork_child(move || {
         if let Some(c) = cpu {
             if sys::pin_to_cpu(0, c).is_err() {
                 return 1;
             }
+        }
+        if nice != 0 && sys::set_nice(0, nice).is_err() {
+            return 1;
         }
         let mut x = 0u64;
         loop {
@@ -102,19 +140,34 @@ fn spin_ms(ms: u64) {
 }
 
 /// One round in the sleeper: its run, its sleep, its wakeup and the window after it. `h`
-/// is the hog beside it after the wakeup (0: none).
-fn sleeper_round(a: &Args, h: libc::pid_t, wake_at: u64) -> Result<MigrateRound> {
+/// is the hog beside it after the wakeup (0: none); `place`, the kernel's record of
+/// placements, if there is one.
+fn sleeper_round(
+    a: &Args,
+    h: libc::pid_t,
+    wake_at: u64,
+    place: Option<&str>,
+) -> Result<MigrateRound> {
     spin_ms(a.run_before_ms);
     sys::sleep_until_ns(wake_at);
     let woke = sys::now_ns();
-    // The vruntimes first, before S's own reads of its CPU time run its update_curr().
+    // The vruntimes first, before S's own reads of its CPU time run its update_curr():
+    // V = (w_S v_S + w_H v_H) / (w_S + w_H), so lag = V - v_S = w_H (v_H - v_S) / (w_S + w_H).
+    let w_h = eevdf_guest::nice_to_weight(a.hog_nice);
+    let w_s = eevdf_guest::nice_to_weight(0);
     let lag_vruntime_us = if h > 0 {
         let own = sys::own_proc_sched().and_then(|p| p.vruntime_ns);
         let hog = sys::proc_sched(h).and_then(|p| p.vruntime_ns);
         own.zip(hog)
-            .map(|(s, hv)| hv.wrapping_sub(s) as f64 / 2.0 / 1000.0)
+            .map(|(s, hv)| hv.wrapping_sub(s) as f64 * w_h / (w_s + w_h) / 1000.0)
     } else {
         None
+    };
+    // Then the placement as the kernel saw it: the ring of the new CPU keeps its last 32.
+    let placements = match place {
+        // SAFETY: getpid() takes no arguments.
+        Some(p) => placements_of(p, unsafe { libc::getpid() })?,
+        None => Vec::new(),
     };
     let (s0, _) = sys::own_schedstat_ns()?;
     let h0 = if h > 0 { sys::task_runtime_ns(h)? } else { 0 };
@@ -167,12 +220,13 @@ fn sleeper_round(a: &Args, h: libc::pid_t, wake_at: u64) -> Result<MigrateRound>
     Ok(MigrateRound {
         woke_on: cpu,
         wake_latency_us: (woke - wake_at) as f64 / 1000.0,
-        lag_us: if h > 0 {
+        lag_us: if h > 0 && a.hog_nice == 0 {
             Some(if max_d >= -min_d { max_d } else { min_d } as f64 / 2.0 / 1000.0)
         } else {
             None
         },
         lag_vruntime_us,
+        placements,
         share_first_100ms: share_100,
         share,
     })
@@ -185,11 +239,20 @@ fn main() -> Result<()> {
         bail!("--from and --to are the same CPU");
     }
     let affinity = a.r#move == Move::Affinity;
+    if !affinity && a.hog_nice != 0 {
+        bail!("--hog-nice is for --move affinity (there are no hogs otherwise)");
+    }
     let hogs = if affinity {
-        vec![hog(Some(a.from))?, hog(Some(a.to))?]
+        vec![hog(Some(a.from), a.hog_nice)?, hog(Some(a.to), a.hog_nice)?]
     } else {
         Vec::new()
     };
+    // The record of placements, cleared and on for the run (off again at the end).
+    let place = place_path();
+    if let Some(p) = &place {
+        place_write(p, "0")?;
+        place_write(p, "on")?;
+    }
     // The rounds' results come back through a pipe, one JSON line each.
     let mut fds = [0; 2];
     // SAFETY: `fds` is a valid array of two ints for pipe() to fill.
@@ -202,11 +265,12 @@ fn main() -> Result<()> {
         let t = sys::now_ns() + (a.run_before_ms + a.sleep_ms) * 1_000_000 + 50_000_000;
         let (from, wfd) = (a.from, fds[1]);
         let args = &a;
+        let place = place.as_deref();
         let s = sys::fork_child(|| {
             if affinity && sys::pin_to_cpu(0, from).is_err() {
                 return 1;
             }
-            match sleeper_round(args, h, t) {
+            match sleeper_round(args, h, t, place) {
                 Ok(r) => {
                     let line = serde_json::to_string(&r).unwrap_or_default() + "\n";
                     // SAFETY: writes `line`'s bytes to the pipe's write end.
@@ -224,7 +288,7 @@ fn main() -> Result<()> {
         if sys::wait_pid(s, true) != Some(0) {
             bail!("the sleeper of a round failed");
         }
-        let mut buf = vec![0u8; 4096];
+        let mut buf = vec![0u8; 65536];
         // SAFETY: reads at most buf.len() bytes into `buf` from the pipe's read end.
         let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
         if n <= 0 {
@@ -232,9 +296,22 @@ fn main() -> Result<()> {
         }
         let r: MigrateRound =
             serde_json::from_slice(&buf[..n as usize]).context("parsing the sleeper's result")?;
+        let at_place = r
+            .placements
+            .iter()
+            .rfind(|p| p.flags & debugfs::ENQUEUE_WAKEUP != 0)
+            .map_or("-".to_string(), |p| {
+                format!(
+                    "vlag {:.1} us, applied {:.1} us, limit {:.1} us, flags {}",
+                    p.vlag as f64 / 1000.0,
+                    p.lag as f64 / 1000.0,
+                    p.limit as f64 / 1000.0,
+                    p.flag_letters()
+                )
+            });
         println!(
-            "eevdf-migrate: woke on CPU {} after {:.1} us; lag {} (from the vruntimes: {}); \
-             share {:.3} over the first 100 ms, {:.3} over {} ms",
+            "eevdf-migrate: woke on CPU {} after {:.1} us; lag {} (from the vruntimes: {}; \
+             at placement: {at_place}); share {:.3} over the first 100 ms, {:.3} over {} ms",
             r.woke_on,
             r.wake_latency_us,
             r.lag_us.map_or("-".to_string(), |l| format!("{l:.1} us")),
@@ -250,11 +327,16 @@ fn main() -> Result<()> {
         sys::kill(p, libc::SIGKILL);
         sys::wait_pid(p, true);
     }
+    if let Some(p) = &place {
+        place_write(p, "off")?;
+    }
     let r = Record::Migrate(MigrateResult {
         policy,
         mode: format!("{:?}", a.r#move).to_lowercase(),
         sleep_ms: a.sleep_ms,
         after_ms: a.after_ms,
+        hog_nice: a.hog_nice,
+        place_record: place.is_some(),
         rounds,
     });
     println!("{}", r.to_line());

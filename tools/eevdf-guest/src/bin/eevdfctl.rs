@@ -13,6 +13,8 @@
 //!   For scripts (the guest tests): `stats --get NAME`, `stats --check-sums`,
 //!   `timeline --check RULE`, `timeline --delayed`, `timeline --max-offset-ns`,
 //!   `timeline --root-nr-queued`, each also on a saved copy (`--from FILE`).
+//! - `eevdfctl place [--json] [--pid PID] [--check [--check-limit]] [--set on|off|clear]`:
+//!   sched_eevdf's record of recent placements (`place_entity()`'s lag, V and clamp).
 //! - `eevdfctl cputime PID...`: the CPU time accounted to each task against its age (the
 //!   fault campaign's check; any kernel).
 //!
@@ -29,8 +31,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{ArgGroup, Parser, Subcommand, ValueEnum};
 use eevdf_guest::cputime;
 use eevdf_guest::debugfs::{
-    self, Features, Snapshot, Stats, Timeline, TimelineRule, EEVDF, FEATURES, SCHED_DEBUG,
-    SCHED_DEBUGFS, STATS, TIMELINE,
+    self, Features, Placements, Snapshot, Stats, Timeline, TimelineRule, EEVDF, FEATURES, PLACE,
+    SCHED_DEBUG, SCHED_DEBUGFS, STATS, TIMELINE,
 };
 use eevdf_guest::sys::{
     self, policy_name, SchedAttr, SCHED_BATCH, SCHED_FLAG_RESET_ON_FORK, SCHED_IDLE, SCHED_OTHER,
@@ -272,6 +274,46 @@ enum Cmd {
         #[arg(long, default_value_t = 5)]
         rows: usize,
     },
+    /// sched_eevdf's record of recent placements, as `place_entity()` saw them.
+    ///
+    /// Reads /sys/kernel/debug/sched/eevdf/place (CONFIG_SCHED_EEVDF_RUST_STATS): whether it
+    /// records, then each CPU's last placements, oldest first: pid (`-`: a group entity),
+    /// the ENQUEUE flags (W wakeup, R restore, M migrated, I initial), the weight w, W (the
+    /// queue's weight without it), the lag saved at dequeue (VLAG), the lag applied after
+    /// PLACE_LAG's scaling (LAG), the clamp that holds VLAG (LIMIT), V, and the vruntime and
+    /// deadline set, in virtual ns. The record is off at boot: `--set on` starts it (one
+    /// branch a placement while off).
+    ///
+    /// --json prints {"enabled": bool, "rows": [{"cpu": u32, "seq": u64, "pid": i32,
+    /// "flags": u32, "weight": u64, "load": u64, "vlag": i64, "lag": i64, "limit": u64,
+    /// "avruntime": u64, "vruntime": u64, "deadline": u64}]}.
+    #[command(
+        verbatim_doc_comment,
+        about = "sched_eevdf's record of recent placements, as place_entity() saw them"
+    )]
+    #[command(group(ArgGroup::new("place_query").args(["json", "check", "set"])))]
+    Place {
+        /// Print JSON (schema above) instead of the aligned text.
+        #[arg(long)]
+        json: bool,
+        /// Only the placements of this task (a pid; 0: group entities).
+        #[arg(long, value_name = "PID")]
+        pid: Option<i32>,
+        /// Check every row: vruntime = V - LAG, and a LAG that is not 0 is VLAG + VLAG * w /
+        /// W; prints `rows N`, or each finding and exit 1.
+        #[arg(long)]
+        check: bool,
+        /// With --check: also a task's |VLAG| within its LIMIT (not a group's: its weight and
+        /// slice change between its dequeue and its placement).
+        #[arg(long, requires = "check")]
+        check_limit: bool,
+        /// Switch the record on or off, or clear every CPU's ring; prints nothing.
+        #[arg(long, value_enum, conflicts_with = "from")]
+        set: Option<PlaceSet>,
+        /// Parse FILE, a copy of the file saved earlier, instead of the kernel's.
+        #[arg(long, value_name = "FILE")]
+        from: Option<String>,
+    },
     /// Check the CPU time accounted to tasks against their ages (any kernel).
     ///
     /// For each PID: its CPU time (sum_exec_runtime, /proc/PID/schedstat), then the uptime,
@@ -296,6 +338,51 @@ enum Cmd {
         #[arg(required = true, value_name = "PID")]
         pids: Vec<u32>,
     },
+}
+
+/// `place --set`'s writes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum PlaceSet {
+    On,
+    Off,
+    Clear,
+}
+
+/// `eevdfctl place`.
+fn place(
+    json: bool,
+    pid: Option<i32>,
+    check: Option<bool>,
+    set: Option<PlaceSet>,
+    from: Option<String>,
+) -> Result<ExitCode> {
+    let path = from.clone().unwrap_or_else(|| sched_path(PLACE));
+    if from.is_none() {
+        require_eevdf()?;
+    }
+    if let Some(w) = set {
+        let word = match w {
+            PlaceSet::On => "on",
+            PlaceSet::Off => "off",
+            PlaceSet::Clear => "0",
+        };
+        write_debugfs(&path, word).map_err(|e| debugfs_error(&path, e))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = read_debugfs(&path)?;
+    let mut p = Placements::parse(&text).map_err(|e| anyhow!("{path}: {e}"))?;
+    if let Some(id) = pid {
+        p.rows.retain(|r| r.pid == id);
+    }
+    if let Some(limit) = check {
+        return verdict(&path, p.check(limit));
+    }
+    emit(&if json {
+        serde_json::to_string(&p)? + "\n"
+    } else {
+        p.render()
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `timeline --check`'s rules ([`TimelineRule`]).
@@ -994,6 +1081,14 @@ fn dispatch(args: Args) -> Result<ExitCode> {
             policy,
             cmd,
         } => run(slice_ns, policy, &cmd),
+        Cmd::Place {
+            json,
+            pid,
+            check,
+            check_limit,
+            set,
+            from,
+        } => place(json, pid, check.then_some(check_limit), set, from),
         Cmd::Stats {
             json,
             reset,

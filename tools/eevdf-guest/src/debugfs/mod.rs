@@ -7,6 +7,8 @@
 //!   only): a `cpu` header naming the counters, one row per online CPU, then `all`.
 //! - [`Timeline`] (`timeline.rs`): `/sys/kernel/debug/sched/eevdf/timeline` (sched_eevdf
 //!   kernels only): per CPU, each cfs_rq's summary and its entities in tree order.
+//! - [`Placements`] (`place.rs`): `/sys/kernel/debug/sched/eevdf/place` (sched_eevdf
+//!   kernels only): each CPU's last placements, as `place_entity()` saw them.
 //! - [`render_top`] (`top.rs`): one frame of `eevdfctl top`, from a [`Stats`] delta and a
 //!   [`Timeline`].
 //! - [`sched_debug_custom_slice`] (`custom_slice.rs`): a task's `custom_slice` flag, from the
@@ -22,12 +24,17 @@
 
 mod custom_slice;
 mod features;
+mod place;
 mod stats;
 mod timeline;
 mod top;
 
 pub use custom_slice::sched_debug_custom_slice;
 pub use features::{on_off, Feature, Features};
+pub use place::{
+    Placement, Placements, ENQUEUE_INITIAL, ENQUEUE_MIGRATED, ENQUEUE_RESTORE, ENQUEUE_WAKEUP,
+    PLACE_HEADER,
+};
 pub use stats::{Counter, Stats, COUNTERS};
 pub use timeline::{
     check_timeline, CfsRq, Entity, EntityState, Timeline, TimelineCpu, TimelineRule,
@@ -52,6 +59,9 @@ pub const EEVDF: &str = "eevdf";
 pub const STATS: &str = "eevdf/stats";
 /// sched_eevdf's snapshot of every CPU's cfs_rqs and their entities.
 pub const TIMELINE: &str = "eevdf/timeline";
+/// sched_eevdf's record of recent placements (CONFIG_SCHED_EEVDF_RUST_STATS); writing `on`
+/// or `off` starts or stops it, `0` clears it.
+pub const PLACE: &str = "eevdf/place";
 
 /// A malformed debugfs file: what was wrong and on which line (1-based).
 #[derive(Clone, Debug, PartialEq, Eq)]
