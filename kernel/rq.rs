@@ -80,6 +80,7 @@ pub fn online_cpus() -> impl Iterator<Item = u32> {
     cpu_ids().filter(|&c| cpu_online(c))
 }
 
+#[cfg(CONFIG_SCHED_DEBUG)]
 /// `cpu`'s `rq->nr_running`, read without the lock (a hint that may be stale at once);
 /// 0 for a CPU id that does not exist.
 pub fn nr_running(cpu: u32) -> usize {
@@ -94,6 +95,9 @@ pub fn nr_running(cpu: u32) -> usize {
     }
 }
 
+// The runqueue accessors are kernel/sched/debug.c's (patch 0005): the readers that lock a
+// runqueue other than through fair.c's entry points are the debugfs files and KUnit.
+#[cfg(CONFIG_SCHED_DEBUG)]
 /// A CPU's runqueue, locked (`rq_lock_irqsave()`), unlocked on drop.
 ///
 /// # Invariants
@@ -104,6 +108,7 @@ pub struct RqGuard {
     rf: bindings::rq_flags,
 }
 
+#[cfg(CONFIG_SCHED_DEBUG)]
 impl RqGuard {
     /// Locks `cpu`'s runqueue, with interrupts off. EINVAL for a CPU that is not possible
     /// (it has no runqueue). Do not allocate or touch user memory while holding it.
@@ -154,6 +159,7 @@ impl RqGuard {
     }
 }
 
+#[cfg(CONFIG_SCHED_DEBUG)]
 impl Drop for RqGuard {
     fn drop(&mut self) {
         // SAFETY: by the type invariant we hold the lock, taken with `rf`.

@@ -31,6 +31,7 @@ pub mod fair;
 pub mod place;
 pub mod rbtree_augmented;
 pub mod rq;
+#[cfg(CONFIG_SCHED_DEBUG)]
 pub mod snapshot;
 pub mod stats;
 pub mod verify;
