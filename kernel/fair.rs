@@ -285,6 +285,7 @@ impl<'rq> CfsRq<'rq> {
     ///
     /// [`with_locked`]: crate::rq::with_locked
     #[inline]
+    #[cfg_attr(not(CONFIG_SCHED_DEBUG), expect(dead_code))]
     pub(crate) unsafe fn from_raw(cfs_rq: *mut bindings::cfs_rq) -> &'rq CfsRq<'rq> {
         // SAFETY: `CfsRq` is transparent over `Opaque<cfs_rq>`, itself transparent over
         // `cfs_rq`, and the pointer is valid for `'rq` (caller); a shared reference to an
@@ -369,6 +370,10 @@ impl<'rq> CfsRq<'rq> {
     /// Only for the `cfs_rq`s of a runqueue, which fair.c passes to the entry points (not
     /// the KUnit suites' private ones, which no runqueue holds).
     #[inline(always)]
+    #[cfg_attr(
+        not(any(CONFIG_SCHED_EEVDF_RUST_STATS, CONFIG_SCHED_EEVDF_RUST_VERIFY)),
+        expect(dead_code)
+    )]
     pub(crate) fn rq(&self) -> *mut bindings::rq {
         #[cfg(CONFIG_FAIR_GROUP_SCHED)]
         // SAFETY: by the type invariant the cfs_rq is valid; `cfs_rq->rq` is set when the

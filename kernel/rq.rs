@@ -15,10 +15,9 @@
 use crate::fair::CfsRq;
 #[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
 use crate::stats;
-use kernel::{
-    bindings,
-    error::{code::EINVAL, Result},
-};
+use kernel::bindings;
+#[cfg(CONFIG_SCHED_DEBUG)]
+use kernel::error::{code::EINVAL, Result};
 
 /// The CPU ids below `nr_cpu_ids`: a superset of the possible CPUs (the possible mask may
 /// have holes), so only [`possible_cpus`] may be used to reach a runqueue.

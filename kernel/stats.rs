@@ -12,6 +12,7 @@
 //!
 //! [`RqGuard::counts`]: crate::rq::RqGuard::counts
 
+#[cfg(CONFIG_SCHED_EEVDF_RUST_STATS)]
 use kernel::bindings;
 
 include!("stats_table.rs");
