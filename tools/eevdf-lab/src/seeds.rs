@@ -252,7 +252,7 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
     if want(3) {
         let shapes: &[u32] = if smoke { &[2] } else { &[2, 4] };
         for &cpus in shapes {
-            cells.push(
+            let migrate = |hog_nice: i32, after_ms: u64| {
                 Cell::new(
                     Experiment::Seed(3),
                     FeatureSet::eevdf(),
@@ -260,31 +260,19 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                         to: cpus - 1,
                         rounds: if smoke { 1 } else { 3 },
                         sleep_ms: if smoke { 300 } else { 1000 },
-                        // The share over the next seconds, as the issue asks.
-                        after_ms: if smoke { 300 } else { 2000 },
-                        hog_nice: 0,
+                        after_ms: if smoke { 300 } else { after_ms },
+                        hog_nice,
                     },
                 )
-                .on_cpus(cpus),
-            );
+                .on_cpus(cpus)
+            };
+            // The share over the next seconds, as the issue asks.
+            cells.push(migrate(0, 2000));
             // Nice-19 hogs run V far ahead while the sleeper sleeps (68 times real time),
             // and its lag is inflated 69 times at placement: at 2 vCPUs, a short window
             // (the lag is read at placement; the share settles within 0.5 s).
             if cpus == 2 {
-                cells.push(
-                    Cell::new(
-                        Experiment::Seed(3),
-                        FeatureSet::eevdf(),
-                        Workload::Migrate {
-                            to: cpus - 1,
-                            rounds: if smoke { 1 } else { 3 },
-                            sleep_ms: if smoke { 300 } else { 1000 },
-                            after_ms: if smoke { 300 } else { 500 },
-                            hog_nice: 19,
-                        },
-                    )
-                    .on_cpus(cpus),
-                );
+                cells.push(migrate(19, 500));
             }
             for sleeper_rounds in [0, if smoke { 1 } else { 4 }] {
                 cells.push(
