@@ -159,13 +159,18 @@ pub fn summarise(raw: &Raw) -> Summary {
             .iter()
             .map(|c| format!("{COUNTER_PREFIX}{c}"))
             .collect();
-        wanted.extend(own.iter().map(|c| (c.clone(), true)));
-        wanted.extend(
-            present
-                .iter()
-                .filter(|m| m.starts_with(COUNTER_PREFIX) && !own.contains(m))
-                .map(|m| (m.clone(), false)),
-        );
+        // A derived pair (cells of two contexts) shows the workload's metrics only: its
+        // cells' counters are in the measured pairs they belong to.
+        let derived = c.ab.as_ref().is_none_or(|a| a.context != context);
+        if !derived {
+            wanted.extend(own.iter().map(|c| (c.clone(), true)));
+            wanted.extend(
+                present
+                    .iter()
+                    .filter(|m| m.starts_with(COUNTER_PREFIX) && !own.contains(m))
+                    .map(|m| (m.clone(), false)),
+            );
+        }
         for (metric, primary) in wanted {
             let get = |ci: usize| {
                 samples
@@ -1284,6 +1289,16 @@ mod tests {
         assert!(row(NB_TOGGLED_EEVDF_ON, "hb-process-pipe-g1@4cpu").lo > 1.05);
         assert!(row(NB_TOGGLED_EEVDF_OFF, "hb-process-pipe-g1@4cpu").hi < 1.05);
         assert!(row(NB_UPSTREAM, "hb-process-pipe-g2@4cpu").lo > 1.05);
+        // Derived pairs carry the workload's metrics, not the cells' counters.
+        assert!(s
+            .rows
+            .iter()
+            .filter(|x| x.context == NB_UPSTREAM)
+            .all(|x| !x.metric.starts_with(COUNTER_PREFIX)));
+        assert!(s
+            .rows
+            .iter()
+            .any(|x| x.context == NB_ON.0 && x.metric == "ctr:wakeup_sync_resched"));
         // The two by two shows all four cells of a workload.
         assert!(md.contains("| both off (6.12's default) | NEXT_BUDDY_EEVDF only (6.19 as"));
         assert!(md
