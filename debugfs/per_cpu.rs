@@ -1,10 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The per-CPU counter tables of the `stats` and `verify` files.
+//! The per-CPU tables of the `stats`, `verify` and `place` files: printed per online CPU,
+//! reset by a write of `0` on every possible CPU.
 
-use super::api::{text, Text};
-use crate::rq::{online_cpus, RqGuard};
-use kernel::error::Result;
+use super::api::{parse_u64, text, Text};
+use crate::rq::{online_cpus, possible_cpus, RqGuard};
+use kernel::error::{code::EINVAL, Result};
+
+/// A write of `0` to a per-CPU file: runs `reset` under each possible CPU's runqueue lock
+/// (possible CPUs, so an offline CPU does not come back with old values). Anything else is
+/// EINVAL and changes nothing.
+pub fn reset_on_zero(input: &[u8], reset: impl Fn(&mut RqGuard)) -> Result {
+    if parse_u64(input)? != 0 {
+        return Err(EINVAL);
+    }
+    for cpu in possible_cpus() {
+        reset(&mut RqGuard::lock(cpu)?);
+    }
+    Ok(())
+}
 
 /// Prints a per-CPU counter table: a header `cpu NAME...`, one line per online CPU with the
 /// counts `read` takes under that CPU's runqueue lock (printed after dropping it), and a

@@ -14,12 +14,13 @@
 //! Writes: `on` starts recording, `off` stops it (what is kept stays), `0` clears every
 //! CPU's ring. Anything else fails with EINVAL and changes nothing.
 
-use super::api::{parse_u64, text, DebugFile, Text};
+use super::api::{text, DebugFile, Text};
+use super::per_cpu::reset_on_zero;
 use crate::place::{recording, set_recording, Placement, NR};
-use crate::rq::{online_cpus, possible_cpus, RqGuard};
+use crate::rq::{online_cpus, RqGuard};
 use kernel::{
     alloc::{flags::GFP_KERNEL, KBox},
-    error::{code::EINVAL, Result},
+    error::Result,
 };
 
 /// `/sys/kernel/debug/sched/eevdf/place`.
@@ -66,14 +67,7 @@ impl DebugFile for PlaceFile {
         match word {
             b"on" => set_recording(true),
             b"off" => set_recording(false),
-            _ => {
-                if parse_u64(input)? != 0 {
-                    return Err(EINVAL);
-                }
-                for cpu in possible_cpus() {
-                    RqGuard::lock(cpu)?.clear_placements();
-                }
-            }
+            _ => return reset_on_zero(input, RqGuard::clear_placements),
         }
         Ok(())
     }

@@ -6,11 +6,11 @@
 //! with its counts, and a line `all` with the sums. Writing `0` resets every CPU's counts;
 //! any other write fails with EINVAL and changes nothing.
 
-use super::api::{parse_u64, DebugFile, Text};
-use super::per_cpu::show_per_cpu;
-use crate::rq::{possible_cpus, RqGuard};
+use super::api::{DebugFile, Text};
+use super::per_cpu::{reset_on_zero, show_per_cpu};
+use crate::rq::RqGuard;
 use crate::stats::NAMES;
-use kernel::error::{code::EINVAL, Result};
+use kernel::error::Result;
 
 /// `/sys/kernel/debug/sched/eevdf/stats`.
 pub struct StatsFile;
@@ -25,12 +25,6 @@ impl DebugFile for StatsFile {
     /// `0` resets every CPU's counts (possible CPUs, so an offline CPU does not come back
     /// with old counts). Anything else is EINVAL.
     fn write(&self, input: &[u8]) -> Result {
-        if parse_u64(input)? != 0 {
-            return Err(EINVAL);
-        }
-        for cpu in possible_cpus() {
-            RqGuard::lock(cpu)?.reset_counts();
-        }
-        Ok(())
+        reset_on_zero(input, RqGuard::reset_counts)
     }
 }

@@ -16,11 +16,11 @@
 //!
 //! Anything else fails with EINVAL and changes nothing.
 
-use super::api::{parse_u64, text, DebugFile, Text};
-use super::per_cpu::show_per_cpu;
-use crate::rq::{possible_cpus, RqGuard};
+use super::api::{text, DebugFile, Text};
+use super::per_cpu::{reset_on_zero, show_per_cpu};
+use crate::rq::RqGuard;
 use crate::verify::{enabled, plant, set_enabled, Plant, NAMES};
-use kernel::error::{code::EINVAL, Result};
+use kernel::error::Result;
 
 /// `/sys/kernel/debug/sched/eevdf/verify`.
 pub struct VerifyFile;
@@ -41,14 +41,7 @@ impl DebugFile for VerifyFile {
             b"corrupt max_slice" => plant(Plant::MaxSlice),
             b"off" => set_enabled(false),
             b"on" => set_enabled(true),
-            _ => {
-                if parse_u64(input)? != 0 {
-                    return Err(EINVAL);
-                }
-                for cpu in possible_cpus() {
-                    RqGuard::lock(cpu)?.reset_verify_counts();
-                }
-            }
+            _ => return reset_on_zero(input, RqGuard::reset_verify_counts),
         }
         Ok(())
     }
