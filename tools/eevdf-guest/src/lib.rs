@@ -788,6 +788,11 @@ pub struct MixedResult {
     pub burst_us: u64,
     /// `massive_intr`, then `interactive` (a group with no tasks is left out).
     pub groups: Vec<MixedGroup>,
+    /// Each task's policy, nice and `se.slice` as its `/proc/PID/sched` read after the
+    /// warm-up, role `massive_intr` or `interactive` (empty in records from before
+    /// 2026-12-03).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readback: Vec<TaskReadback>,
 }
 
 /// One group of [`MixedResult`], over the measured interval: the columns of `perf sched

@@ -928,6 +928,7 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
                 group("massive_intr", 3, 3600.0, 500, 0, false),
                 group("interactive", 2, 800.0, 200, 50, true),
             ],
+            readback: Vec::new(),
         }));
         let cells = matrix(MatrixKind::Seeds, &[]);
         let c = cells.iter().find(|c| c.id() == o.id).unwrap();

@@ -24,6 +24,13 @@ pub struct Planned {
 }
 
 impl Planned {
+    /// Whether `t` read back this policy, nice value and slice.
+    fn held_by(&self, t: &TaskReadback) -> bool {
+        t.policy.as_deref() == Some(self.policy)
+            && t.nice == Some(self.nice)
+            && t.slice_ns == Some(self.slice_ns)
+    }
+
     fn describe(&self) -> String {
         format!(
             "{} nice {} slice {} ns",
@@ -65,6 +72,9 @@ pub fn planned(cell: &Cell, base_ns: u64) -> Option<(Planned, Planned)> {
 /// Why the read-back of a run of `cell` does not hold its plan; `None` when it does, or when
 /// the cell plans no slices (or the run has no waker record: the run failed otherwise).
 pub fn mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String> {
+    if let Workload::Mixed { .. } = cell.workload {
+        return mixed_mismatch(cell, base_ns, records);
+    }
     let Workload::Latency {
         slice_x,
         load_slice_x,
@@ -97,10 +107,7 @@ pub fn mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String>
             ));
         }
         for t in tasks {
-            let held = t.policy.as_deref() == Some(plan.policy)
-                && t.nice == Some(plan.nice)
-                && t.slice_ns == Some(plan.slice_ns);
-            if !held {
+            if !plan.held_by(t) {
                 why.push(format!(
                     "{role} task {}, planned {}",
                     t.describe(),
@@ -133,6 +140,44 @@ fn tunables_mismatch(cell: &Cell, read: &BTreeMap<String, u64>) -> Option<String
     (!why.is_empty()).then(|| {
         format!(
             "cell {} did not run the tunables it names: {}",
+            cell.id(),
+            why.join("; ")
+        )
+    })
+}
+
+/// Why a seed 002 run (eevdf-mixed) did not hold its plan: every task SCHED_OTHER at nice 0
+/// with the base slice (`base_ns`, the cell's own `base_slice_ns` when it writes one).
+/// `None` when it did, or for records from before eevdf-mixed read its tasks back.
+fn mixed_mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String> {
+    let r = records.iter().find_map(|r| match r {
+        Record::Mixed(m) => Some(m),
+        _ => None,
+    })?;
+    if r.readback.is_empty() {
+        return None;
+    }
+    let plan = Planned {
+        policy: "other",
+        nice: 0,
+        slice_ns: base_ns,
+    };
+    let why: Vec<String> = r
+        .readback
+        .iter()
+        .filter(|t| !plan.held_by(t))
+        .map(|t| {
+            format!(
+                "{} task {}, planned {}",
+                t.role,
+                t.describe(),
+                plan.describe()
+            )
+        })
+        .collect();
+    (!why.is_empty()).then(|| {
+        format!(
+            "cell {} (base slice {base_ns} ns) did not run what it names: {}",
             cell.id(),
             why.join("; ")
         )
@@ -393,6 +438,57 @@ mod tests {
             Status::Failed(w) if w.contains("migration_cost_ns read back 500000, planned 0")));
         assert!(matches!(&outcomes[2].status,
             Status::Failed(w) if w.contains("migration_cost_ns not read back")));
+    }
+
+    /// Seed 002's tasks are held to the cell's base slice (its own tunable where it writes
+    /// one); a task at another slice fails the run, and records without a read-back pass.
+    #[test]
+    fn a_mixed_run_is_held_to_its_base_slice() {
+        use eevdf_guest::MixedResult;
+        let cells = crate::seeds::matrix(false, &[crate::plan::Experiment::Seed(2)]);
+        let long = cells
+            .iter()
+            .find(|c| {
+                c.features
+                    .tunables()
+                    .iter()
+                    .any(|t| t.file == "base_slice_ns")
+            })
+            .unwrap()
+            .clone();
+        let rec = |slices: &[u64]| {
+            vec![Record::Mixed(MixedResult {
+                policy: "other".into(),
+                cpus: vec![0],
+                duration_s: 3.0,
+                compute_run_us: 8000,
+                compute_sleep_us: 1000,
+                frame_us: 16667,
+                burst_us: 3333,
+                groups: Vec::new(),
+                readback: slices
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &ns)| task("interactive", 100 + i as i32, "eevdf-mixed", 0, ns))
+                    .collect(),
+            })]
+        };
+        let info = BootInfo {
+            base_slice_ns: BASE,
+            ..BootInfo::default()
+        };
+        let mut outcomes: Vec<Outcome> = (0..3).map(|r| Outcome::new(&long.id(), r)).collect();
+        for o in &mut outcomes {
+            o.tunables.insert("base_slice_ns".into(), 3_000_000);
+        }
+        outcomes[0].records = rec(&[3_000_000, 3_000_000]);
+        outcomes[1].records = rec(&[3_000_000, BASE]);
+        outcomes[2].records = rec(&[]);
+        check_boot(std::slice::from_ref(&long), &info, &mut outcomes);
+        assert_eq!(outcomes[0].status, Status::Ok);
+        assert!(matches!(&outcomes[1].status,
+            Status::Failed(w) if w.contains("slice 700000 ns, planned other nice 0 slice 3000000")));
+        assert_eq!(outcomes[2].status, Status::Ok);
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! on any kernel, perf or not. It ends with the table and one `@@json` result line.
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use eevdf_guest::{sys, FrameLatency, MixedGroup, MixedResult, Record};
+use eevdf_guest::{sys, FrameLatency, MixedGroup, MixedResult, Record, TaskReadback};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Parser, Debug)]
@@ -272,6 +272,19 @@ fn main() -> Result<()> {
             })
             .collect()
     };
+    // What each task runs with, as the kernel holds it: the lab checks it against the cell.
+    let readback: Vec<TaskReadback> = pids
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &p)| {
+            let role = if i < a.compute as usize {
+                "massive_intr"
+            } else {
+                "interactive"
+            };
+            TaskReadback::read(role, p)
+        })
+        .collect();
     let before = read(&pids)?;
     for i in 0..n {
         sh.counter(i, 2).store(1, Ordering::Relaxed);
@@ -337,6 +350,7 @@ fn main() -> Result<()> {
         frame_us: a.frame_us,
         burst_us: a.burst_us,
         groups,
+        readback,
     });
     println!("{}", r.to_line());
     Ok(())
