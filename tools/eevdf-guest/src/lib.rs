@@ -678,6 +678,10 @@ pub struct MigrateResult {
     #[serde(default)]
     pub place_record: bool,
     pub rounds: Vec<MigrateRound>,
+    /// The hogs' policy, nice and `se.slice` as their `/proc/PID/sched` read after the
+    /// rounds, role `hog` (empty without hogs, and in records from before 2026-12-03).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hogs: Vec<TaskReadback>,
 }
 
 /// One sleep and wakeup of [`MigrateResult`].

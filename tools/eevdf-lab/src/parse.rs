@@ -679,6 +679,7 @@ mod tests {
             hog_nice: 0,
             place_record: false,
             rounds: vec![round(3000.0, 200.0), round(-2950.0, 100.0)],
+            hogs: Vec::new(),
         };
         // Beside a nice-0 hog half the latency: max(3000 - 100, 2950 - 50).
         assert_eq!(lag_vr_net_us(&x), Some(2900.0));

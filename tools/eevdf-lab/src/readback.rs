@@ -72,8 +72,10 @@ pub fn planned(cell: &Cell, base_ns: u64) -> Option<(Planned, Planned)> {
 /// Why the read-back of a run of `cell` does not hold its plan; `None` when it does, or when
 /// the cell plans no slices (or the run has no waker record: the run failed otherwise).
 pub fn mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String> {
-    if let Workload::Mixed { .. } = cell.workload {
-        return mixed_mismatch(cell, base_ns, records);
+    match cell.workload {
+        Workload::Mixed { .. } => return mixed_mismatch(cell, base_ns, records),
+        Workload::Migrate { hog_nice, .. } => return hogs_mismatch(cell, hog_nice, records),
+        _ => {}
     }
     let Workload::Latency {
         slice_x,
@@ -178,6 +180,29 @@ fn mixed_mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<Strin
     (!why.is_empty()).then(|| {
         format!(
             "cell {} (base slice {base_ns} ns) did not run what it names: {}",
+            cell.id(),
+            why.join("; ")
+        )
+    })
+}
+
+/// Why a seed 003 run (eevdf-migrate) did not hold its plan: its hogs SCHED_OTHER at the
+/// cell's nice (19 runs V far ahead; a hog that stayed at 0 would not). `None` when they
+/// did, or for records from before eevdf-migrate read its hogs back (and runs without hogs).
+fn hogs_mismatch(cell: &Cell, hog_nice: i32, records: &[Record]) -> Option<String> {
+    let r = records.iter().find_map(|r| match r {
+        Record::Migrate(m) => Some(m),
+        _ => None,
+    })?;
+    let why: Vec<String> = r
+        .hogs
+        .iter()
+        .filter(|t| t.policy.as_deref() != Some("other") || t.nice != Some(hog_nice))
+        .map(|t| format!("hog {}, planned other nice {hog_nice}", t.describe()))
+        .collect();
+    (!why.is_empty()).then(|| {
+        format!(
+            "cell {} did not run the hogs it names: {}",
             cell.id(),
             why.join("; ")
         )
@@ -489,6 +514,35 @@ mod tests {
         assert!(matches!(&outcomes[1].status,
             Status::Failed(w) if w.contains("slice 700000 ns, planned other nice 0 slice 3000000")));
         assert_eq!(outcomes[2].status, Status::Ok);
+    }
+
+    /// Seed 003's nice-19 cell fails a run whose hogs did not run at nice 19.
+    #[test]
+    fn a_migrate_run_is_held_to_its_hogs_nice() {
+        use eevdf_guest::MigrateResult;
+        let cells = crate::seeds::matrix(false, &[crate::plan::Experiment::Seed(3)]);
+        let c = cells
+            .iter()
+            .find(|c| matches!(c.workload, Workload::Migrate { hog_nice: 19, .. }))
+            .unwrap();
+        let rec = |nice: i32| {
+            vec![Record::Migrate(MigrateResult {
+                policy: "other".into(),
+                mode: "affinity".into(),
+                sleep_ms: 1000,
+                after_ms: 500,
+                hog_nice: 19,
+                place_record: true,
+                rounds: Vec::new(),
+                hogs: vec![task("hog", 7, "eevdf-migrate", nice, BASE)],
+            })]
+        };
+        assert_eq!(mismatch(c, BASE, &rec(19)), None);
+        let why = mismatch(c, BASE, &rec(0)).expect("a mismatch");
+        assert!(
+            why.contains("nice 0") && why.contains("planned other nice 19"),
+            "{why}"
+        );
     }
 
     #[test]

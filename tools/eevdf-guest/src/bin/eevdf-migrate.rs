@@ -41,7 +41,7 @@
 //! with one `@@json` result line.
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
-use eevdf_guest::{debugfs, sys, MigrateResult, MigrateRound, Record};
+use eevdf_guest::{debugfs, sys, MigrateResult, MigrateRound, Record, TaskReadback};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Move {
@@ -323,6 +323,11 @@ fn main() -> Result<()> {
         );
         rounds.push(r);
     }
+    // What the hogs ran with, as the kernel holds it: the lab checks their nice.
+    let hog_attrs: Vec<TaskReadback> = hogs
+        .iter()
+        .filter_map(|&p| TaskReadback::read("hog", p))
+        .collect();
     for p in hogs {
         sys::kill(p, libc::SIGKILL);
         sys::wait_pid(p, true);
@@ -338,6 +343,7 @@ fn main() -> Result<()> {
         hog_nice: a.hog_nice,
         place_record: place.is_some(),
         rounds,
+        hogs: hog_attrs,
     });
     println!("{}", r.to_line());
     Ok(())
