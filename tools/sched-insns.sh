@@ -6,6 +6,10 @@
 # pick's paths: Documentation/pick-cost.md), and hackbench. A row's figure is fair.c's
 # and the Rust core's instructions in task context divided by the switches counted
 # (calls of the row's switch function on CPU 0); the guest kernel's total is beside it.
+# A row that names a work function (hackbench: `unix_stream_sendmsg`, one call a message)
+# is also given per unit of work, in a second table: where the kernels switch at different
+# rates for the same work, a switch carries different work, and only the unit of work
+# compares like with like.
 #
 #   tools/sched-insns.sh [--rows "pingpong yield-uniform-8 ..."] [--log-ms MS]
 #
@@ -22,19 +26,19 @@
 # the rust kernel's rows run again.
 source "$(dirname "$0")/lib.sh"
 
-# name  switch-function  guest command (eevdf-vm's /eevdf/bin is on the guest's PATH)
+# name  switch-function  work-function  guest command (eevdf-vm's /eevdf/bin is on the guest's PATH)
 ROWS="
-pingpong pipe_write -
-yield-uniform-2 do_sched_yield /eevdf/bin/eevdf-scale --tasks 2 --duration-ms 100000000
-yield-uniform-8 do_sched_yield /eevdf/bin/eevdf-scale --tasks 8 --duration-ms 100000000
-yield-uniform-40 do_sched_yield /eevdf/bin/eevdf-scale --tasks 40 --duration-ms 100000000
-yield-uniform-80 do_sched_yield /eevdf/bin/eevdf-scale --tasks 80 --duration-ms 100000000
-yield-uniform-1000 do_sched_yield /eevdf/bin/eevdf-scale --tasks 1000 --duration-ms 100000000
-yield-weights-8 do_sched_yield /eevdf/bin/eevdf-scale --tasks 8 --mix weights --duration-ms 100000000
-yield-weights-80 do_sched_yield /eevdf/bin/eevdf-scale --tasks 80 --mix weights --duration-ms 100000000
-yield-slices-8 do_sched_yield /eevdf/bin/eevdf-scale --tasks 8 --mix slices --duration-ms 100000000
-yield-slices-80 do_sched_yield /eevdf/bin/eevdf-scale --tasks 80 --mix slices --duration-ms 100000000
-hackbench-g2 __schedule hackbench -g 2 -l 1000000
+pingpong pipe_write - -
+yield-uniform-2 do_sched_yield - /eevdf/bin/eevdf-scale --tasks 2 --duration-ms 100000000
+yield-uniform-8 do_sched_yield - /eevdf/bin/eevdf-scale --tasks 8 --duration-ms 100000000
+yield-uniform-40 do_sched_yield - /eevdf/bin/eevdf-scale --tasks 40 --duration-ms 100000000
+yield-uniform-80 do_sched_yield - /eevdf/bin/eevdf-scale --tasks 80 --duration-ms 100000000
+yield-uniform-1000 do_sched_yield - /eevdf/bin/eevdf-scale --tasks 1000 --duration-ms 100000000
+yield-weights-8 do_sched_yield - /eevdf/bin/eevdf-scale --tasks 8 --mix weights --duration-ms 100000000
+yield-weights-80 do_sched_yield - /eevdf/bin/eevdf-scale --tasks 80 --mix weights --duration-ms 100000000
+yield-slices-8 do_sched_yield - /eevdf/bin/eevdf-scale --tasks 8 --mix slices --duration-ms 100000000
+yield-slices-80 do_sched_yield - /eevdf/bin/eevdf-scale --tasks 80 --mix slices --duration-ms 100000000
+hackbench-g2 __schedule unix_stream_sendmsg hackbench -g 2 -l 1000000
 "
 rows=$(echo "$ROWS" | awk 'NF { print $1 }' | tr '\n' ' ')
 log_ms=300
@@ -65,6 +69,8 @@ base=$EEVDF_CACHE/insnprof/sched-insns
 # rust) from the header of insnprof's table.tsv.
 total() { awk -v g="$1" '$1 == "#" && $2 == "total" && $3 == g ":" { print $5; exit }' "$2"; }
 switches() { sed -n 's/.*delta_switches=\([0-9]*\).*/\1/p' "$1" | head -1; }
+# calls FUNCTION TABLE: the function's task-context calls a switch (insnprof's column 4).
+calls() { awk -F'\t' -v f="$1" '$1 == f { print $4; exit }' "$2"; }
 declare -A res
 n=0
 nrows=$(echo $rows | wc -w)
@@ -72,7 +78,7 @@ for r in $rows; do
 	n=$((n + 1))
 	line=$(echo "$ROWS" | awk -v r="$r" '$1 == r')
 	fn=$(echo "$line" | awk '{ print $2 }')
-	cmd=$(echo "$line" | cut -d' ' -f3-)
+	cmd=$(echo "$line" | cut -d' ' -f4-)
 	for k in rust stock; do
 		kdir=$base/kernels/$k
 		out=$base/$r-$k
@@ -114,5 +120,27 @@ for r in $rows; do
 		a = rf + rr; b = sf + sr
 		printf "| %s | `%s` | %.1f | %.1f | %.3f | %.0f | %.0f | %d, %d |\n",
 			r, fn, a, b, a / b, rk, sk, rs, ss
+	}'
+done
+
+worked=$(for r in $rows; do echo "$ROWS" | awk -v r="$r" '$1 == r && $3 != "-" { print r }'; done)
+[ -n "$worked" ] || exit 0
+echo
+echo "Per unit of work (the rows that name a work function; its calls counted as above):"
+echo
+echo "| row | work counted | rust sched insns/unit | stock sched insns/unit | rust/stock | rust kernel insns/unit | stock kernel insns/unit | units a switch (rust, stock) |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
+for r in $worked; do
+	work=$(echo "$ROWS" | awk -v r="$r" '$1 == r { print $3 }')
+	read -r rf rr rk _ <<<"${res[$r,rust]}"
+	read -r sf sr sk _ <<<"${res[$r,stock]}"
+	ru=$(calls "$work" "$base/$r-rust/table.tsv")
+	su=$(calls "$work" "$base/$r-stock/table.tsv")
+	[ -n "$ru" ] && [ -n "$su" ] || die "$r: no calls of $work in its tables"
+	awk -v r="$r" -v w="$work" -v rf="$rf" -v rr="$rr" -v rk="$rk" -v ru="$ru" \
+		-v sf="$sf" -v sr="$sr" -v sk="$sk" -v su="$su" 'BEGIN {
+		a = (rf + rr) / ru; b = (sf + sr) / su
+		printf "| %s | `%s` | %.1f | %.1f | %.3f | %.0f | %.0f | %.2f, %.2f |\n",
+			r, w, a, b, a / b, rk / ru, sk / su, ru, su
 	}'
 done
