@@ -794,18 +794,23 @@ impl Cell {
         matches!(self.workload, Workload::Mixed { .. })
     }
 
-    /// The workload's name without the feature set: what a table row is labelled with.
-    pub fn label(&self) -> String {
-        let l = match &self.workload {
+    /// The workload's name without the feature set (what a table row is labelled with) and
+    /// its ID's stem, without spaces: one arm a workload says both.
+    fn names(&self) -> (String, String) {
+        let on_off = |b: bool, on: &str, off: &str| if b { on } else { off }.to_string();
+        match &self.workload {
             Workload::Latency {
                 slice_x,
                 load_slice_x,
                 hogs: Some(h),
                 ..
-            } => format!(
-                "{} (pinned beside {} hogs on CPU 0)",
-                slices_name(*slice_x, *load_slice_x),
-                h.n
+            } => (
+                format!(
+                    "{} (pinned beside {} hogs on CPU 0)",
+                    slices_name(*slice_x, *load_slice_x),
+                    h.n
+                ),
+                format!("lat-hogs{}-{}", h.n, slices_id(*slice_x, *load_slice_x)),
             ),
             Workload::Latency {
                 slice_x,
@@ -813,95 +818,145 @@ impl Cell {
                 hb_groups,
                 hb_loops,
                 ..
-            } => format!(
-                "{} (hackbench -g {hb_groups} -l {hb_loops})",
-                slices_name(*slice_x, *load_slice_x)
+            } => (
+                format!(
+                    "{} (hackbench -g {hb_groups} -l {hb_loops})",
+                    slices_name(*slice_x, *load_slice_x)
+                ),
+                format!("lat-{}", slices_id(*slice_x, *load_slice_x)),
             ),
             Workload::Hackbench {
                 threads,
                 pipe,
                 groups,
                 ..
-            } => format!(
-                "hackbench {} {} -g {groups}",
-                if *threads { "threads" } else { "processes" },
-                if *pipe { "pipe" } else { "socket" }
+            } => (
+                format!(
+                    "hackbench {} {} -g {groups}",
+                    on_off(*threads, "threads", "processes"),
+                    on_off(*pipe, "pipe", "socket")
+                ),
+                format!(
+                    "hb-{}-{}-g{groups}",
+                    on_off(*threads, "thread", "process"),
+                    on_off(*pipe, "pipe", "socket")
+                ),
             ),
-            Workload::PingPong { .. } => "pipe ping-pong (1 CPU)".into(),
+            Workload::PingPong { .. } => ("pipe ping-pong (1 CPU)".into(), "pingpong".into()),
             Workload::Share { kind, .. } => match kind {
-                ShareKind::NiceSplit => "nice -4 vs 0 (1 CPU)".into(),
-                ShareKind::Equal(n) => format!("{n} equal hogs (1 CPU)"),
-                ShareKind::Cgroups => "nested cgroups a=200{x=100,y=300} b=100".into(),
+                ShareKind::NiceSplit => ("nice -4 vs 0 (1 CPU)".into(), "share-nice".into()),
+                ShareKind::Equal(n) => {
+                    (format!("{n} equal hogs (1 CPU)"), format!("share-equal{n}"))
+                }
+                ShareKind::Cgroups => (
+                    "nested cgroups a=200{x=100,y=300} b=100".into(),
+                    "share-cgroups".into(),
+                ),
             },
-            Workload::Scale { tasks, .. } => format!("{tasks} yielding tasks (1 CPU)"),
-            Workload::RtApp { what, .. } => what.clone(),
+            Workload::Scale { tasks, .. } => (
+                format!("{tasks} yielding tasks (1 CPU)"),
+                format!("scale-{tasks}"),
+            ),
+            Workload::RtApp { what, case, .. } => (what.clone(), format!("rt-{case}")),
             Workload::Msgr {
                 messengers,
                 workers,
                 work_us,
                 ..
-            } => format!("{messengers} messengers x {workers} workers, {work_us} us of work"),
-            Workload::Storm { change, .. } => match change {
-                StormChange::Slice => "T's slice set every 200 us (sched_setattr)".into(),
-                StormChange::Nice => "T reniced 0/1 every 200 us".into(),
-                StormChange::Cgroup => "T moved between two cgroups every 200 us".into(),
-            },
-            Workload::Mixed {
-                compute,
-                interactive,
-                interactive_burst_us: None,
-                ..
-            } => format!("{compute} massive_intr vs {interactive} interactive (CPU 0)"),
-            Workload::Mixed {
-                compute,
-                interactive,
-                interactive_burst_us: Some(b),
-                ..
-            } => format!(
-                "{compute} massive_intr vs {interactive} {} (CPU 0)",
-                MixedLoad::new(*compute, *interactive, *b).name()
+            } => (
+                format!("{messengers} messengers x {workers} workers, {work_us} us of work"),
+                format!("msgr-{messengers}x{workers}"),
             ),
-            Workload::Migrate { to, hog_nice, .. } => {
-                if *hog_nice == 0 {
-                    format!("sleeper moved CPU 0 -> {to} (a hog on each)")
-                } else {
-                    format!("sleeper moved CPU 0 -> {to} (a nice-{hog_nice} hog on each)")
+            Workload::Storm { change, .. } => (
+                match change {
+                    StormChange::Slice => "T's slice set every 200 us (sched_setattr)",
+                    StormChange::Nice => "T reniced 0/1 every 200 us",
+                    StormChange::Cgroup => "T moved between two cgroups every 200 us",
+                }
+                .into(),
+                format!("storm-{}", change.arg()),
+            ),
+            Workload::Mixed {
+                compute,
+                interactive,
+                interactive_burst_us,
+                ..
+            } => {
+                let load = interactive_burst_us.map(|b| MixedLoad::new(*compute, *interactive, b));
+                match load {
+                    None => (
+                        format!("{compute} massive_intr vs {interactive} interactive (CPU 0)"),
+                        format!("mixed-{compute}c{interactive}i"),
+                    ),
+                    Some(l) => (
+                        format!(
+                            "{compute} massive_intr vs {interactive} {} (CPU 0)",
+                            l.name()
+                        ),
+                        format!("mixed-{compute}c{interactive}i-{}", l.id()),
+                    ),
                 }
             }
+            Workload::Migrate {
+                to, hog_nice: 0, ..
+            } => (
+                format!("sleeper moved CPU 0 -> {to} (a hog on each)"),
+                format!("migrate-0to{to}"),
+            ),
+            Workload::Migrate { to, hog_nice, .. } => (
+                format!("sleeper moved CPU 0 -> {to} (a nice-{hog_nice} hog on each)"),
+                format!("migrate-0to{to}-hognice{hog_nice}"),
+            ),
             Workload::MigrateHackbench {
                 groups,
                 sleeper_rounds,
                 ..
-            } => {
-                if *sleeper_rounds > 0 {
-                    format!("hackbench -g {groups} with an unpinned long sleeper")
-                } else {
-                    format!("hackbench -g {groups} alone")
-                }
-            }
-            Workload::ForkJob { jobs: 0, .. } => "cyclictest alone (the idle baseline)".into(),
+            } => (
+                on_off(
+                    *sleeper_rounds > 0,
+                    &format!("hackbench -g {groups} with an unpinned long sleeper"),
+                    &format!("hackbench -g {groups} alone"),
+                ),
+                format!(
+                    "hbmig-g{groups}-{}",
+                    on_off(*sleeper_rounds > 0, "sleeper", "alone")
+                ),
+            ),
+            Workload::ForkJob { jobs: 0, .. } => (
+                "cyclictest alone (the idle baseline)".into(),
+                "cyclictest-idle".into(),
+            ),
             Workload::ForkJob { jobs, files, nice } => {
-                let at = if *nice == 0 {
-                    String::new()
-                } else {
-                    format!(" at nice {nice}")
+                let (at, id) = match nice {
+                    0 => (String::new(), String::new()),
+                    n => (format!(" at nice {n}"), format!("-n{n}")),
                 };
-                format!("fork job -j {jobs}{at}, {files} files, cyclictest beside")
+                (
+                    format!("fork job -j {jobs}{at}, {files} files, cyclictest beside"),
+                    format!("forkjob-j{jobs}{id}"),
+                )
             }
             Workload::PipeJob {
                 hogs,
                 consumer_slice_us,
                 ..
-            } => format!(
-                "pipe job beside {}, the consumer at {}",
-                pipejob_hogs(hogs).0,
-                if *consumer_slice_us == 0 {
-                    "the base slice".to_string()
-                } else {
-                    format!("a {consumer_slice_us} us slice")
-                }
-            ),
-        };
+            } => {
+                let (hogs_name, hogs_id) = pipejob_hogs(hogs);
+                let (slice, slice_id) = match consumer_slice_us {
+                    0 => ("the base slice".to_string(), "base".to_string()),
+                    us => (format!("a {us} us slice"), format!("s{us}")),
+                };
+                (
+                    format!("pipe job beside {hogs_name}, the consumer at {slice}"),
+                    format!("pipejob-{hogs_id}-{slice_id}"),
+                )
+            }
+        }
+    }
+
+    /// The workload's name without the feature set: what a table row is labelled with.
+    pub fn label(&self) -> String {
+        let l = self.names().0;
         match self.cpus {
             Some(n) => format!("{l}, {n} vCPUs"),
             None => l,
@@ -910,93 +965,7 @@ impl Cell {
 
     /// Unique in a matrix, without spaces: the guest prints it and the parser keys on it.
     pub fn id(&self) -> String {
-        let w = match &self.workload {
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                hogs: Some(h),
-                ..
-            } => format!("lat-hogs{}-{}", h.n, slices_id(*slice_x, *load_slice_x)),
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                ..
-            } => format!("lat-{}", slices_id(*slice_x, *load_slice_x)),
-            Workload::Hackbench {
-                threads,
-                pipe,
-                groups,
-                ..
-            } => format!(
-                "hb-{}-{}-g{groups}",
-                if *threads { "thread" } else { "process" },
-                if *pipe { "pipe" } else { "socket" }
-            ),
-            Workload::PingPong { .. } => "pingpong".into(),
-            Workload::Share { kind, .. } => match kind {
-                ShareKind::NiceSplit => "share-nice".into(),
-                ShareKind::Equal(n) => format!("share-equal{n}"),
-                ShareKind::Cgroups => "share-cgroups".into(),
-            },
-            Workload::Scale { tasks, .. } => format!("scale-{tasks}"),
-            Workload::RtApp { case, .. } => format!("rt-{case}"),
-            Workload::Msgr {
-                messengers,
-                workers,
-                ..
-            } => format!("msgr-{messengers}x{workers}"),
-            Workload::Storm { change, .. } => format!("storm-{}", change.arg()),
-            Workload::Mixed {
-                compute,
-                interactive,
-                interactive_burst_us: None,
-                ..
-            } => format!("mixed-{compute}c{interactive}i"),
-            Workload::Mixed {
-                compute,
-                interactive,
-                interactive_burst_us: Some(b),
-                ..
-            } => format!(
-                "mixed-{compute}c{interactive}i-{}",
-                MixedLoad::new(*compute, *interactive, *b).id()
-            ),
-            Workload::Migrate { to, hog_nice, .. } => {
-                if *hog_nice == 0 {
-                    format!("migrate-0to{to}")
-                } else {
-                    format!("migrate-0to{to}-hognice{hog_nice}")
-                }
-            }
-            Workload::MigrateHackbench {
-                groups,
-                sleeper_rounds,
-                ..
-            } => format!(
-                "hbmig-g{groups}-{}",
-                if *sleeper_rounds > 0 {
-                    "sleeper"
-                } else {
-                    "alone"
-                }
-            ),
-            Workload::ForkJob { jobs: 0, .. } => "cyclictest-idle".into(),
-            Workload::ForkJob { jobs, nice: 0, .. } => format!("forkjob-j{jobs}"),
-            Workload::ForkJob { jobs, nice, .. } => format!("forkjob-j{jobs}-n{nice}"),
-            Workload::PipeJob {
-                hogs,
-                consumer_slice_us,
-                ..
-            } => format!(
-                "pipejob-{}-{}",
-                pipejob_hogs(hogs).1,
-                if *consumer_slice_us == 0 {
-                    "base".to_string()
-                } else {
-                    format!("s{consumer_slice_us}")
-                }
-            ),
-        };
+        let w = self.names().1;
         match self.cpus {
             Some(n) => format!("{w}@{n}cpu/{}", self.features.name()),
             None => format!("{w}/{}", self.features.name()),
