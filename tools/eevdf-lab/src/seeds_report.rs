@@ -11,7 +11,7 @@ use crate::plot;
 use crate::report::{self, fmt_num, Raw, ReportPaths, Row};
 use crate::seeds::{self, S001_RUN_US, S001_SLEEP_US};
 use crate::stats::{median, Estimate};
-use crate::verdict::{self, Verdict};
+use crate::verdict::{self, Tally, Verdict};
 use anyhow::Result;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -305,23 +305,9 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     cpus.sort_unstable();
     cpus.dedup();
     let mut s = String::from("\n**Agreement.**");
-    let (mut with, mut against, mut undecided) = (0, 0, 0);
-    let mut tally = |v: Verdict, peter_above: bool| -> String {
-        match (v, peter_above) {
-            (Verdict::Above, true) | (Verdict::Below, false) => {
-                with += 1;
-                "as Peter's".to_string()
-            }
-            (Verdict::Above, false) | (Verdict::Below, true) => {
-                against += 1;
-                "against Peter's".to_string()
-            }
-            (u, _) => {
-                undecided += 1;
-                u.to_string()
-            }
-        }
-    };
+    let mut t = Tally::default();
+    let mut tally =
+        |v: Verdict, peter_above: bool| t.count(v, peter_above, "as Peter's", "against Peter's");
     for &n in &cpus {
         for &(slice, ee, ev) in &S000_PETER {
             let (Some(e), Some(v)) = (find(n, slice, "EEVDF"), find(n, slice, "EVDF")) else {
@@ -376,8 +362,8 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     }
     let _ = write!(
         s,
-        " Of these comparisons, {with} go Peter's way, {against} against it and {undecided} \
-         are undecided."
+        " Of these comparisons, {} go Peter's way, {} against it and {} are undecided.",
+        t.with, t.against, t.undecided
     );
     // The wakeups the cells pooled, against the 50,000 a kernel's pool is meant to hold.
     let short: Vec<String> = cells
@@ -1359,7 +1345,7 @@ const SEED_002_MEASURES: [(&str, f64, bool); 4] = [
 /// and against the load before.
 fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
     let mut s = String::new();
-    let (mut with_all, mut against_all, mut undecided_all) = (0, 0, 0);
+    let mut all = Tally::default();
     let mut prev: Option<(String, Estimate)> = None;
     for (at, name) in loads_002(cells) {
         let (Some(e), Some(v)) = (cell_002(cells, at, "EEVDF"), cell_002(cells, at, "EVDF")) else {
@@ -1370,14 +1356,14 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
             s,
             "**Agreement, {name}.** On the Rust kernel, EVDF against EEVDF:"
         );
-        let (mut with, mut against, mut undecided) = (0, 0, 0);
+        let mut t = Tally::default();
         for (i, ((what, seed, up), (ee, ve))) in SEED_002_MEASURES
             .into_iter()
             .zip(me.into_iter().zip(mv))
             .enumerate()
         {
             let (Some(eevdf), Some(evdf)) = (ee, ve) else {
-                undecided += 1;
+                t.undecided += 1;
                 let _ = write!(
                     s,
                     "{} {what}: {}",
@@ -1386,20 +1372,12 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
                 );
                 continue;
             };
-            let word = match (verdict::between(&evdf, &eevdf), up) {
-                (Verdict::Above, true) | (Verdict::Below, false) => {
-                    with += 1;
-                    "the seed's direction".to_string()
-                }
-                (Verdict::Above, false) | (Verdict::Below, true) => {
-                    against += 1;
-                    "against the seed's direction".to_string()
-                }
-                (u, _) => {
-                    undecided += 1;
-                    u.to_string()
-                }
-            };
+            let word = t.count(
+                verdict::between(&evdf, &eevdf),
+                up,
+                "the seed's direction",
+                "against the seed's direction",
+            );
             let _ = write!(
                 s,
                 "{} {what} {} against {} (×{:.2}; the seed: ×{seed:.2}): {word}",
@@ -1434,16 +1412,14 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
         }
         let _ = write!(
             s,
-            " Of the seed's {} measures, {with} {} its way, {against} against it and \
-             {undecided} undecided.",
+            " Of the seed's {} measures, {} {} its way, {} against it and {} undecided.",
             SEED_002_MEASURES.len(),
-            if with == 1 { "goes" } else { "go" }
+            t.with,
+            if t.with == 1 { "goes" } else { "go" },
+            t.against,
+            t.undecided
         );
-        (with_all, against_all, undecided_all) = (
-            with_all + with,
-            against_all + against,
-            undecided_all + undecided,
-        );
+        all += t;
         // What EVDF changes: the picks where the earliest deadline was not eligible.
         if let Some(p) = est_of(rows, e, "ineligible_picks_pct", Kernel::Rust) {
             let _ = write!(
@@ -1472,13 +1448,15 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
         }
         s.push_str("\n\n");
     }
-    if with_all + against_all + undecided_all > 0 {
+    if all.total() > 0 {
         let _ = writeln!(
             s,
-            "Over the loads, of {} comparisons: {with_all} the seed's way, {against_all} \
-             against it, {undecided_all} undecided (an undecided comparison counts toward \
-             neither).\n",
-            with_all + against_all + undecided_all
+            "Over the loads, of {} comparisons: {} the seed's way, {} against it, {} \
+             undecided (an undecided comparison counts toward neither).\n",
+            all.total(),
+            all.with,
+            all.against,
+            all.undecided
         );
     }
     s
