@@ -42,8 +42,8 @@ mod verdict;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
+use feature::StandIn;
 use hostkit::paths::{cache_dir, repo_root};
-use next_report::StandIn;
 use plan::{Boot, Cell, Experiment, Kernel, KernelChoice, MatrixKind, Pair};
 use process::{Vm, VmCommand};
 use progress::{fmt_dur, BootLabel, BootProgress, Eta};

@@ -9,7 +9,6 @@
 
 use crate::next::{NextFeature, NB_OFF, NB_ON, NB_SYNC};
 use crate::parse::{self, metric_meta, Status, COUNTER_PREFIX};
-pub use crate::plan::StandIn;
 use crate::plan::{Experiment, Kernel};
 use crate::report::{cell_index, fmt_est, fmt_num, Raw, TimingInfo};
 use crate::stats::{self, Estimate};
@@ -1124,6 +1123,7 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::feature::StandIn;
     use crate::next::matrix;
     use crate::parse::{BootInfo, Outcome};
     use crate::plan::{Cell, MatrixKind};
@@ -1485,16 +1485,6 @@ mod tests {
         ));
         assert!(md.contains(&format!("- `{id}`: exit status 1")));
         assert!(md.contains("6 boots × 1 runs per boot (6 runs a cell)"));
-        for bad in ["X", "A=", "=B", "NO_A=B", "a=B", "A=B C"] {
-            assert!(StandIn::parse(bad).is_err(), "{bad}");
-        }
-        assert_eq!(
-            StandIn::parse("PROTECT_AT_PICK=NO_PLACE_LAG").unwrap(),
-            StandIn {
-                feature: "PROTECT_AT_PICK".into(),
-                written_as: "NO_PLACE_LAG".into()
-            }
-        );
     }
 
     #[test]

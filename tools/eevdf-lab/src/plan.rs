@@ -2,7 +2,7 @@
 //! boots, and the guest script each boot runs. The `next` matrix's cells are in
 //! `next.rs`.
 
-use crate::feature::NextFeature;
+use crate::feature::{valid_write, NextFeature};
 use serde::{Deserialize, Serialize};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -188,7 +188,18 @@ impl Experiment {
             Experiment::Fairness => "Fairness",
             Experiment::Scale => "Scale",
             Experiment::Next(f) => f.name(),
-            Experiment::Seed(n) => seed_title(n),
+            Experiment::Seed(0) => {
+                "Seed 000: a waker's slice against hackbench, EEVDF against EVDF (LKML)"
+            }
+            Experiment::Seed(1) => "Seed 001: a partial-slice sleeper beside hogs (FreeBSD ULE)",
+            Experiment::Seed(2) => {
+                "Seed 002: massive_intr against an interactive load (EEVDF, EVDF)"
+            }
+            Experiment::Seed(3) => "Seed 003: a long sleeper that wakes on another CPU",
+            Experiment::Seed(4) => {
+                "Seed 004: a fork-heavy job at 100% and 300% load, cyclictest beside it"
+            }
+            Experiment::Seed(_) => "Seed (unknown)",
         }
     }
 }
@@ -291,15 +302,6 @@ impl From<FeatureSetRepr> for FeatureSet {
             },
         }
     }
-}
-
-/// Whether `w` is a write the features file takes: `NAME` or `NO_NAME`, NAME of `A-Z0-9_`.
-pub fn valid_write(w: &str) -> bool {
-    let name = w.strip_prefix("NO_").unwrap_or(w);
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 impl FeatureSet {
@@ -1289,48 +1291,6 @@ impl MatrixKind {
     }
 }
 
-/// A feature written as another one for a run (`--feature-stand-in NAME=OTHER`), so that
-/// the pipeline can run on a kernel without NAME. The numbers are then OTHER's.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StandIn {
-    /// The feature the cells name.
-    pub feature: String,
-    /// What was written instead (`OTHER` or `NO_OTHER`, which inverts).
-    pub written_as: String,
-}
-
-impl StandIn {
-    /// Parse `NAME=OTHER`; both must be feature writes (OTHER may be `NO_X`).
-    pub fn parse(s: &str) -> Result<StandIn, String> {
-        let (f, w) = s
-            .split_once('=')
-            .ok_or_else(|| format!("bad stand-in '{s}': want NAME=OTHER"))?;
-        let ok = |x: &str| valid_write(x);
-        if !ok(f) || f.starts_with("NO_") || !ok(w) {
-            return Err(format!(
-                "bad stand-in '{s}': NAME and OTHER are sched_feat names (OTHER may be NO_X)"
-            ));
-        }
-        Ok(StandIn {
-            feature: f.into(),
-            written_as: w.into(),
-        })
-    }
-}
-
-/// Seed `n`'s experiment, as its section and its cells' names title it (here, not in
-/// `seeds.rs`, so that the plan does not depend on the seeds' cells).
-pub fn seed_title(n: u8) -> &'static str {
-    match n {
-        0 => "Seed 000: a waker's slice against hackbench, EEVDF against EVDF (LKML)",
-        1 => "Seed 001: a partial-slice sleeper beside hogs (FreeBSD ULE)",
-        2 => "Seed 002: massive_intr against an interactive load (EEVDF, EVDF)",
-        3 => "Seed 003: a long sleeper that wakes on another CPU",
-        4 => "Seed 004: a fork-heavy job at 100% and 300% load, cyclictest beside it",
-        _ => "Seed (unknown)",
-    }
-}
-
 /// The cells of one of the main matrices (smoke, quick, full, bar), in run order, limited
 /// to `only` experiments (all when empty). The `next` and `seeds` matrices are their
 /// studies' (`crate::studies::study` chooses); asked for one of those, this has no cells.
@@ -2223,10 +2183,6 @@ mod tests {
         assert_eq!(s(&on, "NO_PLACE_LAG"), ["NEXT_BUDDY", "NO_PLACE_LAG"]);
         assert_eq!(s(&off, "NO_PLACE_LAG"), ["NO_NEXT_BUDDY", "PLACE_LAG"]);
         assert_eq!(on.with_stand_in("NEXT_BUDDY_EEVDF", "X").name(), "on");
-        for bad in ["", "NO_", "lower", "A B", "A;B", "NO_a"] {
-            assert!(!valid_write(bad), "{bad:?}");
-        }
-        assert!(valid_write("NO_RUN_TO_PARITY") && valid_write("HRTICK_DL"));
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! The raw results of a run, the summary rows computed from them (one struct that feeds the
 //! terminal tables, the Markdown report and summary.json alike), and the plots.
 
+use crate::feature::StandIn;
 use crate::insnprof::{self, InsnProf};
 use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
 use crate::plan::{
-    slices_name, Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, StandIn, Workload,
-    BAR_WAKEUPS, WAKER_PERIOD_US,
+    slices_name, Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload, BAR_WAKEUPS,
+    WAKER_PERIOD_US,
 };
 use crate::plot;
 use crate::stats::{self, Estimate};

@@ -106,7 +106,7 @@ fn open_section<'a>(raw: &'a Raw, n: u8, s: &mut String) -> Option<Vec<(usize, &
     if cells.is_empty() {
         return None;
     }
-    let _ = writeln!(s, "## {}\n", seeds::title(n));
+    let _ = writeln!(s, "## {}\n", Experiment::Seed(n).title());
     // A section whose cells have no successful run says so first: its tables are empty and
     // its verdicts undecided, for want of runs, not of an effect.
     let ok = |k: Kernel| {
