@@ -368,36 +368,21 @@ fn build(root: &Path, pair: Pair, kernels: &[Kernel], perf: bool) -> Result<()> 
     }
     eprintln!("==> eevdf-lab: building eevdf-vm and the static guest programs");
     let manifest = root.join("Cargo.toml");
-    run_checked(
-        Command::new("cargo")
-            .args([
-                "build",
-                "--quiet",
-                "--release",
-                "--locked",
-                "-p",
-                "eevdf-vm",
-                "--manifest-path",
-            ])
-            .arg(&manifest),
-        "cargo build -p eevdf-vm",
-    )?;
-    run_checked(
-        Command::new("cargo")
-            .args([
-                "build",
-                "--quiet",
-                "--release",
-                "--locked",
-                "--target",
-                "x86_64-unknown-linux-musl",
-                "-p",
-                "eevdf-guest",
-                "--manifest-path",
-            ])
-            .arg(&manifest),
-        "cargo build --target x86_64-unknown-linux-musl -p eevdf-guest",
-    )
+    let targets: [&[&str]; 2] = [
+        &["-p", "eevdf-vm"],
+        &["--target", "x86_64-unknown-linux-musl", "-p", "eevdf-guest"],
+    ];
+    for args in targets {
+        run_checked(
+            Command::new("cargo")
+                .args(["build", "--quiet", "--release", "--locked"])
+                .args(args)
+                .arg("--manifest-path")
+                .arg(&manifest),
+            &format!("cargo build {}", args.join(" ")),
+        )?;
+    }
+    Ok(())
 }
 
 /// The files tools/build-kernel.sh hashes into a build's `.fragments`, in its order:
