@@ -23,6 +23,7 @@
 
 mod feature;
 mod insnprof;
+mod main_matrix;
 mod metrics;
 mod next;
 mod next_report;
@@ -656,7 +657,7 @@ fn real_main() -> Result<bool> {
         MatrixKind::Seeds => 3,
         MatrixKind::Quick => 5,
         MatrixKind::Full => 8,
-        MatrixKind::Bar => plan::BAR_BOOTS,
+        MatrixKind::Bar => main_matrix::BAR_BOOTS,
     });
     let smoke = matches!(
         kind,
@@ -664,7 +665,7 @@ fn real_main() -> Result<bool> {
     );
     let inner_reps = args.inner_reps.unwrap_or(match kind {
         _ if smoke => 1,
-        MatrixKind::Bar => plan::BAR_INNER_REPS,
+        MatrixKind::Bar => main_matrix::BAR_INNER_REPS,
         _ => 2,
     });
     if boots_per_kernel == 0 || inner_reps == 0 || args.kernels.is_empty() {

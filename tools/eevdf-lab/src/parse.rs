@@ -700,7 +700,7 @@ mod tests {
             MatrixKind::Next | MatrixKind::NextSmoke => {
                 crate::next::matrix(kind == MatrixKind::NextSmoke, only)
             }
-            _ => crate::plan::main_matrix(kind, only),
+            _ => crate::main_matrix::cells(kind, only),
         }
     }
 

@@ -322,7 +322,7 @@ pub fn table<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::main_matrix as matrix;
+    use crate::main_matrix::cells as matrix;
     use crate::plan::{Experiment, FeatureSet, MatrixKind};
     use eevdf_guest::WakerResult;
 

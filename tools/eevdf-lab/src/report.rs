@@ -3,10 +3,10 @@
 
 use crate::feature::StandIn;
 use crate::insnprof::{self, InsnProf};
+use crate::main_matrix::BAR_WAKEUPS;
 use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
 use crate::plan::{
-    slices_name, Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload, BAR_WAKEUPS,
-    WAKER_PERIOD_US,
+    slices_name, Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload, WAKER_PERIOD_US,
 };
 use crate::plot;
 use crate::stats::{self, Estimate};
@@ -1407,7 +1407,7 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::main_matrix as matrix;
+    use crate::main_matrix::cells as matrix;
     use eevdf_guest::{PingPongResult, Record};
 
     fn outcome(id: &str, rate: f64) -> Outcome {

@@ -373,7 +373,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
                 .into_iter()
                 .filter_map(move |k| {
                     let n = report::wakeups_pooled(raw, ci, k);
-                    (n > 0 && n < crate::plan::BAR_WAKEUPS)
+                    (n > 0 && n < crate::main_matrix::BAR_WAKEUPS)
                         .then(|| format!("{} ({}, {}) {n}", c.label(), c.features.name(), k.name()))
                 })
         })
@@ -381,7 +381,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     let _ = write!(
         s,
         " Cells and kernels that pooled fewer than {} wakeups: {}.",
-        crate::plan::BAR_WAKEUPS,
+        crate::main_matrix::BAR_WAKEUPS,
         if short.is_empty() {
             "none".to_string()
         } else {

@@ -1,10 +1,11 @@
 //! The studies the lab runs: the main matrix (latency, throughput, fairness, scale and the
-//! performance bar: `plan.rs`, `report.rs`), upstream's next features (`next.rs`,
+//! performance bar: `main_matrix.rs`, `report.rs`), upstream's next features (`next.rs`,
 //! `next_report.rs`) and the seeds' experiments (`seeds.rs`, `seeds_report.rs`). Each is a
 //! [`Study`]: its cells, and its report from a run's records. This module sits above them
 //! all, so that none of them depends on another.
 
-use crate::plan::{main_matrix, Cell, Experiment, MatrixKind};
+use crate::main_matrix;
+use crate::plan::{Cell, Experiment, MatrixKind};
 use crate::report::{self, Raw};
 use crate::{next_report, seeds_report};
 use anyhow::Result;
@@ -46,7 +47,7 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
 
 impl Study for Main {
     fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-        main_matrix(kind, only)
+        main_matrix::cells(kind, only)
     }
 
     fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
@@ -91,9 +92,9 @@ mod tests {
         );
         assert_eq!(
             matrix(MatrixKind::Quick, &[]).len(),
-            main_matrix(MatrixKind::Quick, &[]).len()
+            main_matrix::cells(MatrixKind::Quick, &[]).len()
         );
-        assert!(main_matrix(MatrixKind::Next, &[]).is_empty());
+        assert!(main_matrix::cells(MatrixKind::Next, &[]).is_empty());
     }
 
     #[test]
