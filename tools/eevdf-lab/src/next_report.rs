@@ -426,6 +426,27 @@ fn verdict(expected: Effect, observed: Effect, measured: bool) -> String {
     }
 }
 
+/// A row of a claims table: the claim, what it expects, the pair's medians off → on (in
+/// `unit`) with on/off, and the verdict on an implied (not measured by upstream) `expect`.
+fn claim_row(
+    t: &mut String,
+    claim: &str,
+    expect_txt: &str,
+    r: &PairRow,
+    unit: &str,
+    expect: Effect,
+) {
+    let median = |e: &Option<Estimate>| e.as_ref().map_or("-".into(), |e| fmt_num(e.value));
+    let _ = writeln!(
+        t,
+        "| {claim} | {expect_txt} | {} → {}{unit} ({}) | {} |",
+        median(&r.off),
+        median(&r.on),
+        fmt_ratio(&r.ratio),
+        verdict(expect, row_effect(r), false)
+    );
+}
+
 /// The rows of one feature.
 fn rows_of(s: &Summary, f: NextFeature) -> Vec<&PairRow> {
     s.rows.iter().filter(|r| r.feature == f).collect()
@@ -531,14 +552,8 @@ fn agreement_run_to_parity(s: &Summary, rows: &[&PairRow]) -> String {
             let Some(r) = find(rows, &wid, &ctx, &metric) else {
                 continue;
             };
-            let _ = writeln!(
-                t,
-                "| {what}, {label}, {ctx} | no change claimed | {} → {} ({}) | {} |",
-                r.off.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
-                r.on.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
-                fmt_ratio(&r.ratio),
-                verdict(Effect::NoChange, row_effect(r), false)
-            );
+            let claim = format!("{what}, {label}, {ctx}");
+            claim_row(&mut t, &claim, "no change claimed", r, "", Effect::NoChange);
         }
     }
     t
@@ -583,14 +598,7 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
             else {
                 continue;
             };
-            let _ = writeln!(
-                t,
-                "| {what} | {expect} | {} → {} ({}) | {} |",
-                r.off.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
-                r.on.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
-                fmt_ratio(&r.ratio),
-                verdict(Effect::Lower, row_effect(r), false)
-            );
+            claim_row(&mut t, what, expect, r, "", Effect::Lower);
         }
     }
     t
@@ -751,14 +759,8 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
                     Effect::NoChange,
                 )
             };
-            let _ = writeln!(
-                t,
-                "| {what}, {label}, {ctx} | {expect_txt} | {} → {} µs ({}) | {} |",
-                r.off.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
-                r.on.as_ref().map_or("-".into(), |e| fmt_num(e.value)),
-                fmt_ratio(&r.ratio),
-                verdict(expect, row_effect(r), false)
-            );
+            let claim = format!("{what}, {label}, {ctx}");
+            claim_row(&mut t, &claim, expect_txt, r, " µs", expect);
         }
     }
     t.push_str(&storm_picks(rows));

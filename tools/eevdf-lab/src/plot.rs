@@ -141,6 +141,17 @@ pub struct Curve {
     pub points: Vec<(f64, f64)>,
 }
 
+impl Curve {
+    /// The `i`th series of a plot, in the palette's `i`th colour (round again past its end).
+    pub fn nth(i: usize, name: String, points: Vec<(f64, f64)>) -> Curve {
+        Curve {
+            name,
+            colour: PALETTE[i % PALETTE.len()],
+            points,
+        }
+    }
+}
+
 /// Position of a percentile on the "nines" axis: 0 at p0, 1 at p90, 2 at p99, 3 at p99.9;
 /// the maximum goes at 3.5.
 pub fn nines(p: f64) -> f64 {

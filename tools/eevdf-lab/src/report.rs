@@ -939,6 +939,21 @@ pub struct ReportPaths<'a> {
     pub img_prefix: &'a str,
 }
 
+impl ReportPaths<'_> {
+    /// The report's `## Plots` section: each of `images` linked under this prefix; nothing
+    /// without images.
+    pub fn plots(&self, images: &[String]) -> String {
+        let mut s = String::new();
+        if !images.is_empty() {
+            let _ = writeln!(s, "## Plots\n");
+            for i in images {
+                let _ = writeln!(s, "![{i}]({}{i})\n", self.img_prefix);
+            }
+        }
+        s
+    }
+}
+
 /// The whole Markdown report.
 pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String]) -> String {
     let mut s = preamble(raw, "eevdf-lab results");
@@ -955,12 +970,7 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
     );
     s.push_str(&bar_summary(raw, rows));
     s.push_str(&tables(raw, rows));
-    if !images.is_empty() {
-        let _ = writeln!(s, "## Plots\n");
-        for i in images {
-            let _ = writeln!(s, "![{i}]({}{i})\n", p.img_prefix);
-        }
-    }
+    s.push_str(&p.plots(images));
     s
 }
 
@@ -1189,11 +1199,8 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                             &c.features == f && at_x
                         })?;
                         let points = median_quantiles(raw, ci, k);
-                        (!points.is_empty()).then(|| plot::Curve {
-                            name: f.name().to_string(),
-                            colour: plot::PALETTE[fi % plot::PALETTE.len()],
-                            points,
-                        })
+                        (!points.is_empty())
+                            .then(|| plot::Curve::nth(fi, f.name().to_string(), points))
                     })
                     .collect();
                 (format!("{} (x the base slice)", slices_name(x, l)), curves)
@@ -1235,11 +1242,7 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                 .enumerate()
                 .filter_map(|(j, (ci, name))| {
                     let points = median_quantiles(raw, *ci, k);
-                    (!points.is_empty()).then(|| plot::Curve {
-                        name: name.clone(),
-                        colour: plot::PALETTE[j % plot::PALETTE.len()],
-                        points,
-                    })
+                    (!points.is_empty()).then(|| plot::Curve::nth(j, name.clone(), points))
                 })
                 .collect();
             (

@@ -2139,12 +2139,7 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
     section_002(raw, rows, &mut s);
     section_003(raw, rows, &mut s);
     section_004(raw, rows, &mut s);
-    if !images.is_empty() {
-        let _ = writeln!(s, "## Plots\n");
-        for i in images {
-            let _ = writeln!(s, "![{i}]({}{i})\n", p.img_prefix);
-        }
-    }
+    s.push_str(&p.plots(images));
     let _ = writeln!(s, "## All rows\n");
     s.push_str(&report::tables(raw, &all_rows(rows)));
     s
@@ -2181,15 +2176,12 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
             if points.is_empty() {
                 continue;
             }
-            curves.push(plot::Curve {
-                name: format!(
-                    "{} {}",
-                    k.name(),
-                    if short { "short slice" } else { "base slice" }
-                ),
-                colour: plot::PALETTE[(2 * ki + si) % plot::PALETTE.len()],
+            let slice = if short { "short slice" } else { "base slice" };
+            curves.push(plot::Curve::nth(
+                2 * ki + si,
+                format!("{} {slice}", k.name()),
                 points,
-            });
+            ));
         }
     }
     if !curves.is_empty() {
