@@ -7,8 +7,9 @@
 //! with a distribution-free 95% interval, and on/off as a ratio of medians with a bootstrap
 //! 95% interval (each side resampled independently, fixed seed).
 
+use crate::metrics;
 use crate::next::{NextFeature, NB_OFF, NB_ON, NB_SYNC};
-use crate::parse::{self, metric_meta, Status, COUNTER_PREFIX};
+use crate::parse::{self, Status, COUNTER_PREFIX};
 use crate::plan::{Experiment, Kernel};
 use crate::report::{cell_index, fmt_est, fmt_num, Raw, TimingInfo};
 use crate::stats::{self, Estimate};
@@ -287,7 +288,7 @@ fn unit_of(metric: &str) -> &'static str {
     } else if metric.ends_with("_pp") {
         "pp"
     } else {
-        metric_meta(metric).0
+        metrics::meta(metric).0
     }
 }
 

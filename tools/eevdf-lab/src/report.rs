@@ -4,7 +4,8 @@
 use crate::feature::StandIn;
 use crate::insnprof::{self, InsnProf};
 use crate::main_matrix::BAR_WAKEUPS;
-use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
+use crate::metrics::{self, Better};
+use crate::parse::{self, BootInfo, Outcome, Status};
 use crate::plan::{
     slices_name, Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload, WAKER_PERIOD_US,
 };
@@ -181,7 +182,7 @@ fn bar_pass_within(better: Better, r: &Estimate, tolerance: f64) -> Option<bool>
 /// and cell, with the upper end <= 1.05 (the median of the runs' p99s is descriptive); the
 /// deterministic rows (instructions a switch) at rust <= stock.
 pub fn bar_for(kind: MatrixKind, metric: &str, r: &Estimate) -> Option<bool> {
-    let (_, better, bar) = metric_meta(metric);
+    let (_, better, bar) = metrics::meta(metric);
     // The bar is the main matrix's; the seeds' cells say how the seeds' experiments come
     // out, with their intervals.
     if !bar || kind.is_seeds() {
@@ -280,7 +281,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
                 )),
                 _ => None,
             };
-            let (unit, _, _) = metric_meta(&metric);
+            let (unit, _, _) = metrics::meta(&metric);
             let ideal = parse::ideal_shares(outcomes_of.get(&ci).map(Vec::as_slice).unwrap_or(&[]))
                 .get(&metric)
                 .copied();
@@ -339,7 +340,7 @@ fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
         cell: pp_row.cell,
         cell_id: pp_row.cell_id.clone(),
         metric: insnprof::METRIC.to_string(),
-        unit: metric_meta(insnprof::METRIC).0.to_string(),
+        unit: metrics::meta(insnprof::METRIC).0.to_string(),
         kernels,
         unavailable: BTreeMap::new(),
         failed: BTreeMap::new(),
@@ -394,7 +395,7 @@ fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
         cell: ci,
         cell_id: p99_row.cell_id.clone(),
         metric: metric.into(),
-        unit: metric_meta(metric).0.into(),
+        unit: metrics::meta(metric).0.into(),
         kernels,
         unavailable: p99_row.unavailable.clone(),
         failed: p99_row.failed.clone(),
@@ -978,7 +979,7 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
 /// side (deterministic rows: the medians' order); otherwise a miss is "open", the
 /// interval too wide to decide; empty where the bar does not apply.
 fn bar_word(r: &Row) -> &'static str {
-    let better = metric_meta(&r.metric).1;
+    let better = metrics::meta(&r.metric).1;
     match (r.bar_pass, r.ratio.as_ref()) {
         (Some(true), _) => "pass",
         (Some(false), _) if INSTRUCTION_METRICS.contains(&r.metric.as_str()) => "FAIL",
@@ -1297,7 +1298,7 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     // Ratios of performance metrics only: a ratio of two small share errors or of two
     // latency extremes says little.
     let perf_rows = rows.iter().filter(|r| {
-        metric_meta(&r.metric).1 != Better::Neither
+        metrics::meta(&r.metric).1 != Better::Neither
             && !["max_err_pp", "lat_min_us", "lat_max_us"].contains(&r.metric.as_str())
     });
     names.extend(ratio_png(
