@@ -14,6 +14,7 @@ use crate::stats::{self, Estimate};
 use crate::verdict;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -158,6 +159,25 @@ pub struct Row {
     pub bar_pass: Option<bool>,
     /// The weight-ideal value (share rows).
     pub ideal: Option<f64>,
+}
+
+/// The row of `metric` in cell `ci` among `rows`.
+pub fn row<'a, R: Borrow<Row>>(rows: &'a [R], ci: usize, metric: &str) -> Option<&'a Row> {
+    rows.iter()
+        .map(Borrow::borrow)
+        .find(|r| r.cell == ci && r.metric == metric)
+}
+
+/// Kernel `k`'s estimate of `metric` in cell `ci`.
+pub fn est_of<R: Borrow<Row>>(rows: &[R], ci: usize, metric: &str, k: Kernel) -> Option<Estimate> {
+    row(rows, ci, metric)
+        .and_then(|r| r.kernels.get(&k))
+        .copied()
+}
+
+/// Its median.
+pub fn med<R: Borrow<Row>>(rows: &[R], ci: usize, metric: &str, k: Kernel) -> Option<f64> {
+    est_of(rows, ci, metric, k).map(|e| e.value)
 }
 
 /// The issue's bar: Rust/stock <= 1.00 with the interval's upper end <= 1.02 (mirrored for
@@ -467,6 +487,13 @@ pub(crate) fn fmt_est(e: &Estimate) -> String {
     )
 }
 
+/// A row's rust/stock ratio with its interval, `-` without one.
+pub(crate) fn fmt_ratio(r: &Row) -> String {
+    r.ratio.as_ref().map_or("-".into(), |x| {
+        format!("{:.3} [{:.3}, {:.3}]", x.value, x.lo, x.hi)
+    })
+}
+
 fn kernel_cell(row: &Row, k: Kernel) -> String {
     if let Some(e) = row.kernels.get(&k) {
         let f = row.failed.get(&k).copied().unwrap_or(0);
@@ -521,9 +548,7 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
             } else {
                 format!("{} ({})", r.metric, r.unit)
             };
-            let ratio = r.ratio.as_ref().map_or("-".into(), |x| {
-                format!("{:.3} [{:.3}, {:.3}]", x.value, x.lo, x.hi)
-            });
+            let ratio = fmt_ratio(r);
             let bar = bar_word(r);
             let _ = write!(
                 s,
@@ -583,12 +608,7 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         .find(|&b| b > 0)
         .unwrap_or(700);
     let hz = raw.pair.hz();
-    let median = |ci: usize, metric: &str, k: Kernel| {
-        rs.iter()
-            .find(|r| r.cell == ci && r.metric == metric)
-            .and_then(|r| r.kernels.get(&k))
-            .map(|e| e.value)
-    };
+    let median = |ci: usize, metric: &str, k: Kernel| med(rs, ci, metric, k);
     let mut t = format!(
         "The simulator against the kernel (`eevdf-sim`, kernel-faithful, HZ={hz}, base slice \
          {base_us} µs, 5 s), for the latency cells: the same waker (its CPU per \
@@ -721,13 +741,9 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
 /// does not compare.
 fn simulator_differences(raw: &Raw, rs: &[&Row], zero_wait: &[usize], over: usize) -> String {
     let mut t = String::from("\nWhere they differ:");
-    let est = |ci: usize, k: Kernel| {
-        rs.iter()
-            .find(|r| r.cell == ci && r.metric == "run_delay_avg_us")
-            .and_then(|r| r.kernels.get(&k))
-    };
+    let est = |ci: usize, k: Kernel| est_of(rs, ci, "run_delay_avg_us", k);
     for &ci in zero_wait {
-        let show = |k| est(ci, k).map_or("-".into(), |e| verdict::show(e, 2));
+        let show = |k| est(ci, k).map_or("-".into(), |e| verdict::show(&e, 2));
         let _ = write!(
             t,
             " in {}, where the simulated waker preempts at once (wait 0), the kernel's run \
@@ -854,14 +870,9 @@ fn over_share(raw: &Raw, rs: &[&Row], ci: usize) -> bool {
     let Some(share) = waker_share_pct(c, c.cpus_in(raw.cpus)) else {
         return false;
     };
-    rs.iter()
-        .find(|r| r.cell == ci && r.metric == "need_pct")
-        .and_then(|r| {
-            r.kernels
-                .get(&Kernel::Rust)
-                .or(r.kernels.get(&Kernel::Stock))
-        })
-        .is_some_and(|n| verdict::against(n, share) == verdict::Verdict::Above)
+    est_of(rs, ci, "need_pct", Kernel::Rust)
+        .or(est_of(rs, ci, "need_pct", Kernel::Stock))
+        .is_some_and(|n| verdict::against(&n, share) == verdict::Verdict::Above)
 }
 
 /// Per latency cell, which regime the waker is in: its need (CPU per wakeup

@@ -8,7 +8,7 @@ use crate::plan::{
     mixed_load, Against, Cell, Experiment, Kernel, MixedLoad, Workload, MIXED_FRAME_US,
 };
 use crate::plot;
-use crate::report::{self, fmt_num, Raw, ReportPaths, Row};
+use crate::report::{self, est_of, fmt_num, med, row, Raw, ReportPaths, Row};
 use crate::seeds::{self, S001_RUN_US, S001_SLEEP_US};
 use crate::stats::{median, Estimate};
 use crate::verdict::{self, Tally, Verdict};
@@ -37,21 +37,6 @@ pub fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> 
 /// A cell with its index in the run's matrix.
 type IndexedCell<'a> = (usize, &'a Cell);
 
-/// The median of `metric` in cell `ci` on kernel `k`.
-fn med(rows: &[Row], ci: usize, metric: &str, k: Kernel) -> Option<f64> {
-    rows.iter()
-        .find(|r| r.cell == ci && r.metric == metric)
-        .and_then(|r| r.kernels.get(&k))
-        .map(|e| e.value)
-}
-
-/// A kernel's estimate of `metric` in cell `ci`.
-fn est_of(rows: &[Row], ci: usize, metric: &str, k: Kernel) -> Option<Estimate> {
-    row(rows, ci, metric)
-        .and_then(|r| r.kernels.get(&k))
-        .copied()
-}
-
 /// A kernel's per-run values of `metric` in cell `ci` (its successful runs).
 fn run_values(raw: &Raw, ci: usize, metric: &str, k: Kernel) -> Vec<f64> {
     let c = &raw.cells[ci];
@@ -63,11 +48,6 @@ fn run_values(raw: &Raw, ci: usize, metric: &str, k: Kernel) -> Vec<f64> {
                 .map(|(_, v)| v)
         })
         .collect()
-}
-
-/// The row of `metric` in cell `ci`.
-fn row<'a>(rows: &'a [Row], ci: usize, metric: &str) -> Option<&'a Row> {
-    rows.iter().find(|r| r.cell == ci && r.metric == metric)
 }
 
 fn opt(v: Option<f64>) -> String {
@@ -83,11 +63,7 @@ fn est(rows: &[Row], ci: usize, metric: &str, k: Kernel) -> String {
 
 /// The rust/stock ratio of a row with its interval, `-` without one.
 fn ratio(rows: &[Row], ci: usize, metric: &str) -> String {
-    row(rows, ci, metric)
-        .and_then(|r| r.ratio.as_ref())
-        .map_or("-".into(), |x| {
-            format!("{:.3} [{:.3}, {:.3}]", x.value, x.lo, x.hi)
-        })
+    row(rows, ci, metric).map_or("-".into(), report::fmt_ratio)
 }
 
 /// Cells of seed `n`, with their indices.
