@@ -66,6 +66,15 @@ fn ratio(rows: &[Row], ci: usize, metric: &str) -> String {
     row(rows, ci, metric).map_or("-".into(), report::fmt_ratio)
 }
 
+/// `items` joined by `sep` and put in a sentence by `say`; `empty` when there are none.
+fn listed(items: &[String], sep: &str, empty: &str, say: impl Fn(String) -> String) -> String {
+    if items.is_empty() {
+        empty.to_string()
+    } else {
+        say(items.join(sep))
+    }
+}
+
 /// Cells of seed `n`, with their indices.
 fn cells_of(raw: &Raw, n: u8) -> Vec<(usize, &Cell)> {
     raw.cells
@@ -388,11 +397,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
         " Under EEVDF the two kernels part (the ratio's interval excludes 1) in {} of the \
          rows{}",
         parted.len(),
-        if parted.is_empty() {
-            ".".into()
-        } else {
-            format!(": {}.", parted.join("; "))
-        }
+        listed(&parted, "; ", ".", |l| format!(": {l}."))
     );
     s.push_str("\n\n");
     s
@@ -646,11 +651,7 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
              cells, and against the {S001_ULE_FIXED_PCT}% of ULE with the fix above it in \
              {above_fix} and below it in {below_fix}{}.",
             k.name(),
-            if other.is_empty() {
-                String::new()
-            } else {
-                format!(" (undecided: {})", other.join("; "))
-            }
+            listed(&other, "; ", "", |l| format!(" (undecided: {l})"))
         );
     }
     // Where the two kernels' slowdowns part, by interval.
@@ -675,11 +676,7 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
         " The kernels' slowdowns part (intervals apart) in {} of {} cells{}",
         parted.len(),
         cells.len(),
-        if parted.is_empty() {
-            ".".to_string()
-        } else {
-            format!(": {}.", parted.join("; "))
-        }
+        listed(&parted, "; ", ".", |l| format!(": {l}."))
     );
     let mut hogs: Vec<&str> = Vec::new();
     for (_, c) in cells {
@@ -780,11 +777,12 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
             " With the base slice the sleeper's p99 wait on {} was {} µs: {}.",
             k.name(),
             shown.join(", "),
-            if steps.is_empty() {
-                "it grows with the hogs (each interval above the last)".to_string()
-            } else {
-                format!("not a rise at every step ({})", steps.join("; "))
-            }
+            listed(
+                &steps,
+                "; ",
+                "it grows with the hogs (each interval above the last)",
+                |l| format!("not a rise at every step ({l})")
+            )
         );
     }
     // (b) The short slice's p90 wait against one of its slices.
@@ -816,16 +814,8 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
             k.name(),
             below.len(),
             below.len() + other.len(),
-            if below.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", below.join(", "))
-            },
-            if other.is_empty() {
-                String::new()
-            } else {
-                format!("; not in {}", other.join("; "))
-            }
+            listed(&below, ", ", "", |l| format!(" ({l})")),
+            listed(&other, "; ", "", |l| format!("; not in {l}"))
         );
     }
     // (c) The share against its fair share.
@@ -859,11 +849,7 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
             100.0 * S001_RUN_US as f64 / (S001_RUN_US + S001_SLEEP_US) as f64,
             verdict::show(&w, 2),
             wc.label(),
-            if undecided.is_empty() {
-                String::new()
-            } else {
-                format!(" (undecided: {})", undecided.join("; "))
-            }
+            listed(&undecided, "; ", "", |l| format!(" (undecided: {l})"))
         );
     }
     // (d) The slowdown against ULE's.
