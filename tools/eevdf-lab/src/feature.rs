@@ -1,5 +1,6 @@
-//! Upstream's post-6.12 EEVDF features the lab toggles (`next`): a leaf of the module
-//! graph, so that the plan names them without depending on `next`'s cells.
+//! sched_feat names: upstream's post-6.12 EEVDF features the lab toggles (`next`), what a
+//! write to the features file may be, and a feature written as another (a stand-in). A leaf
+//! of the module graph, so that the plan names them without depending on `next`'s cells.
 
 use sched_eevdf::Features;
 use serde::{Deserialize, Serialize};
@@ -213,5 +214,66 @@ impl NextFeature {
         NextFeature::ALL
             .into_iter()
             .find(|f| f.name().eq_ignore_ascii_case(&s))
+    }
+}
+
+/// Whether `w` is a write the features file takes: `NAME` or `NO_NAME`, NAME of `A-Z0-9_`.
+pub fn valid_write(w: &str) -> bool {
+    let name = w.strip_prefix("NO_").unwrap_or(w);
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A feature written as another one for a run (`--feature-stand-in NAME=OTHER`), so that
+/// the pipeline can run on a kernel without NAME. The numbers are then OTHER's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StandIn {
+    /// The feature the cells name.
+    pub feature: String,
+    /// What was written instead (`OTHER` or `NO_OTHER`, which inverts).
+    pub written_as: String,
+}
+
+impl StandIn {
+    /// Parse `NAME=OTHER`; both must be feature writes (OTHER may be `NO_X`).
+    pub fn parse(s: &str) -> Result<StandIn, String> {
+        let (f, w) = s
+            .split_once('=')
+            .ok_or_else(|| format!("bad stand-in '{s}': want NAME=OTHER"))?;
+        let ok = |x: &str| valid_write(x);
+        if !ok(f) || f.starts_with("NO_") || !ok(w) {
+            return Err(format!(
+                "bad stand-in '{s}': NAME and OTHER are sched_feat names (OTHER may be NO_X)"
+            ));
+        }
+        Ok(StandIn {
+            feature: f.into(),
+            written_as: w.into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_and_stand_ins_are_checked() {
+        for bad in ["", "NO_", "lower", "A B", "A;B", "NO_a"] {
+            assert!(!valid_write(bad), "{bad:?}");
+        }
+        assert!(valid_write("NO_RUN_TO_PARITY") && valid_write("HRTICK_DL"));
+        for bad in ["X", "A=", "=B", "NO_A=B", "a=B", "A=B C"] {
+            assert!(StandIn::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            StandIn::parse("PROTECT_AT_PICK=NO_PLACE_LAG").unwrap(),
+            StandIn {
+                feature: "PROTECT_AT_PICK".into(),
+                written_as: "NO_PLACE_LAG".into()
+            }
+        );
     }
 }

@@ -23,6 +23,7 @@
 
 mod feature;
 mod insnprof;
+mod main_matrix;
 mod metrics;
 mod next;
 mod next_report;
@@ -42,8 +43,8 @@ mod verdict;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
+use feature::StandIn;
 use hostkit::paths::{cache_dir, repo_root};
-use next_report::StandIn;
 use plan::{Boot, Cell, Experiment, Kernel, KernelChoice, MatrixKind, Pair};
 use process::{Vm, VmCommand};
 use progress::{fmt_dur, BootLabel, BootProgress, Eta};
@@ -368,36 +369,21 @@ fn build(root: &Path, pair: Pair, kernels: &[Kernel], perf: bool) -> Result<()> 
     }
     eprintln!("==> eevdf-lab: building eevdf-vm and the static guest programs");
     let manifest = root.join("Cargo.toml");
-    run_checked(
-        Command::new("cargo")
-            .args([
-                "build",
-                "--quiet",
-                "--release",
-                "--locked",
-                "-p",
-                "eevdf-vm",
-                "--manifest-path",
-            ])
-            .arg(&manifest),
-        "cargo build -p eevdf-vm",
-    )?;
-    run_checked(
-        Command::new("cargo")
-            .args([
-                "build",
-                "--quiet",
-                "--release",
-                "--locked",
-                "--target",
-                "x86_64-unknown-linux-musl",
-                "-p",
-                "eevdf-guest",
-                "--manifest-path",
-            ])
-            .arg(&manifest),
-        "cargo build --target x86_64-unknown-linux-musl -p eevdf-guest",
-    )
+    let targets: [&[&str]; 2] = [
+        &["-p", "eevdf-vm"],
+        &["--target", "x86_64-unknown-linux-musl", "-p", "eevdf-guest"],
+    ];
+    for args in targets {
+        run_checked(
+            Command::new("cargo")
+                .args(["build", "--quiet", "--release", "--locked"])
+                .args(args)
+                .arg("--manifest-path")
+                .arg(&manifest),
+            &format!("cargo build {}", args.join(" ")),
+        )?;
+    }
+    Ok(())
 }
 
 /// The files tools/build-kernel.sh hashes into a build's `.fragments`, in its order:
@@ -671,7 +657,7 @@ fn real_main() -> Result<bool> {
         MatrixKind::Seeds => 3,
         MatrixKind::Quick => 5,
         MatrixKind::Full => 8,
-        MatrixKind::Bar => plan::BAR_BOOTS,
+        MatrixKind::Bar => main_matrix::BAR_BOOTS,
     });
     let smoke = matches!(
         kind,
@@ -679,7 +665,7 @@ fn real_main() -> Result<bool> {
     );
     let inner_reps = args.inner_reps.unwrap_or(match kind {
         _ if smoke => 1,
-        MatrixKind::Bar => plan::BAR_INNER_REPS,
+        MatrixKind::Bar => main_matrix::BAR_INNER_REPS,
         _ => 2,
     });
     if boots_per_kernel == 0 || inner_reps == 0 || args.kernels.is_empty() {

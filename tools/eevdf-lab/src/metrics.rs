@@ -148,6 +148,13 @@ pub fn find(name: &str) -> Option<&'static Metric> {
     })
 }
 
+/// The metric's unit and direction, and whether the performance bar applies: its
+/// entry in [`METRICS`] (none: no unit, no bar; `metrics_are_known` keeps the sources'
+/// names in the table).
+pub fn meta(name: &str) -> (&'static str, Better, bool) {
+    find(name).map_or(("", Better::Neither, false), |m| (m.unit, m.better, m.bar))
+}
+
 /// Documentation/lab.md's table of the metrics, from [`METRICS`].
 #[cfg(test)]
 fn markdown_table() -> String {

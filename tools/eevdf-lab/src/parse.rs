@@ -205,15 +205,6 @@ fn close(mut o: Outcome, rc: Option<String>) -> Outcome {
     o
 }
 
-pub use crate::metrics::Better;
-
-/// The metric's unit and direction, and whether the performance bar applies: its
-/// entry in [`crate::metrics::METRICS`] (none: no unit, no bar; `metrics_are_known` keeps
-/// the sources' names in the table).
-pub fn metric_meta(name: &str) -> (&'static str, Better, bool) {
-    crate::metrics::find(name).map_or(("", Better::Neither, false), |m| (m.unit, m.better, m.bar))
-}
-
 /// The named metrics of one successful outcome, in display order.
 pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
     let mut m: Vec<(String, f64)> = Vec::new();
@@ -700,7 +691,7 @@ mod tests {
             MatrixKind::Next | MatrixKind::NextSmoke => {
                 crate::next::matrix(kind == MatrixKind::NextSmoke, only)
             }
-            _ => crate::plan::main_matrix(kind, only),
+            _ => crate::main_matrix::cells(kind, only),
         }
     }
 
@@ -817,7 +808,7 @@ Time: 0.26
             "share_0",
         ]
         .into_iter()
-        .filter(|m| metric_meta(m).2)
+        .filter(|m| crate::metrics::meta(m).2)
         .collect();
         assert_eq!(
             bar,
@@ -828,7 +819,10 @@ Time: 0.26
                 "pingpong_switches_per_s"
             ]
         );
-        assert_eq!(metric_meta("pingpong_switches_per_s").1, Better::Higher);
+        assert_eq!(
+            crate::metrics::meta("pingpong_switches_per_s").1,
+            crate::metrics::Better::Higher
+        );
     }
 
     #[test]

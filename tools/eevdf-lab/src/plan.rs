@@ -2,7 +2,7 @@
 //! boots, and the guest script each boot runs. The `next` matrix's cells are in
 //! `next.rs`.
 
-use crate::feature::NextFeature;
+use crate::feature::{valid_write, NextFeature};
 use serde::{Deserialize, Serialize};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -188,7 +188,18 @@ impl Experiment {
             Experiment::Fairness => "Fairness",
             Experiment::Scale => "Scale",
             Experiment::Next(f) => f.name(),
-            Experiment::Seed(n) => seed_title(n),
+            Experiment::Seed(0) => {
+                "Seed 000: a waker's slice against hackbench, EEVDF against EVDF (LKML)"
+            }
+            Experiment::Seed(1) => "Seed 001: a partial-slice sleeper beside hogs (FreeBSD ULE)",
+            Experiment::Seed(2) => {
+                "Seed 002: massive_intr against an interactive load (EEVDF, EVDF)"
+            }
+            Experiment::Seed(3) => "Seed 003: a long sleeper that wakes on another CPU",
+            Experiment::Seed(4) => {
+                "Seed 004: a fork-heavy job at 100% and 300% load, cyclictest beside it"
+            }
+            Experiment::Seed(_) => "Seed (unknown)",
         }
     }
 }
@@ -291,15 +302,6 @@ impl From<FeatureSetRepr> for FeatureSet {
             },
         }
     }
-}
-
-/// Whether `w` is a write the features file takes: `NAME` or `NO_NAME`, NAME of `A-Z0-9_`.
-pub fn valid_write(w: &str) -> bool {
-    let name = w.strip_prefix("NO_").unwrap_or(w);
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 impl FeatureSet {
@@ -794,18 +796,23 @@ impl Cell {
         matches!(self.workload, Workload::Mixed { .. })
     }
 
-    /// The workload's name without the feature set: what a table row is labelled with.
-    pub fn label(&self) -> String {
-        let l = match &self.workload {
+    /// The workload's name without the feature set (what a table row is labelled with) and
+    /// its ID's stem, without spaces: one arm a workload says both.
+    fn names(&self) -> (String, String) {
+        let on_off = |b: bool, on: &str, off: &str| if b { on } else { off }.to_string();
+        match &self.workload {
             Workload::Latency {
                 slice_x,
                 load_slice_x,
                 hogs: Some(h),
                 ..
-            } => format!(
-                "{} (pinned beside {} hogs on CPU 0)",
-                slices_name(*slice_x, *load_slice_x),
-                h.n
+            } => (
+                format!(
+                    "{} (pinned beside {} hogs on CPU 0)",
+                    slices_name(*slice_x, *load_slice_x),
+                    h.n
+                ),
+                format!("lat-hogs{}-{}", h.n, slices_id(*slice_x, *load_slice_x)),
             ),
             Workload::Latency {
                 slice_x,
@@ -813,95 +820,145 @@ impl Cell {
                 hb_groups,
                 hb_loops,
                 ..
-            } => format!(
-                "{} (hackbench -g {hb_groups} -l {hb_loops})",
-                slices_name(*slice_x, *load_slice_x)
+            } => (
+                format!(
+                    "{} (hackbench -g {hb_groups} -l {hb_loops})",
+                    slices_name(*slice_x, *load_slice_x)
+                ),
+                format!("lat-{}", slices_id(*slice_x, *load_slice_x)),
             ),
             Workload::Hackbench {
                 threads,
                 pipe,
                 groups,
                 ..
-            } => format!(
-                "hackbench {} {} -g {groups}",
-                if *threads { "threads" } else { "processes" },
-                if *pipe { "pipe" } else { "socket" }
+            } => (
+                format!(
+                    "hackbench {} {} -g {groups}",
+                    on_off(*threads, "threads", "processes"),
+                    on_off(*pipe, "pipe", "socket")
+                ),
+                format!(
+                    "hb-{}-{}-g{groups}",
+                    on_off(*threads, "thread", "process"),
+                    on_off(*pipe, "pipe", "socket")
+                ),
             ),
-            Workload::PingPong { .. } => "pipe ping-pong (1 CPU)".into(),
+            Workload::PingPong { .. } => ("pipe ping-pong (1 CPU)".into(), "pingpong".into()),
             Workload::Share { kind, .. } => match kind {
-                ShareKind::NiceSplit => "nice -4 vs 0 (1 CPU)".into(),
-                ShareKind::Equal(n) => format!("{n} equal hogs (1 CPU)"),
-                ShareKind::Cgroups => "nested cgroups a=200{x=100,y=300} b=100".into(),
+                ShareKind::NiceSplit => ("nice -4 vs 0 (1 CPU)".into(), "share-nice".into()),
+                ShareKind::Equal(n) => {
+                    (format!("{n} equal hogs (1 CPU)"), format!("share-equal{n}"))
+                }
+                ShareKind::Cgroups => (
+                    "nested cgroups a=200{x=100,y=300} b=100".into(),
+                    "share-cgroups".into(),
+                ),
             },
-            Workload::Scale { tasks, .. } => format!("{tasks} yielding tasks (1 CPU)"),
-            Workload::RtApp { what, .. } => what.clone(),
+            Workload::Scale { tasks, .. } => (
+                format!("{tasks} yielding tasks (1 CPU)"),
+                format!("scale-{tasks}"),
+            ),
+            Workload::RtApp { what, case, .. } => (what.clone(), format!("rt-{case}")),
             Workload::Msgr {
                 messengers,
                 workers,
                 work_us,
                 ..
-            } => format!("{messengers} messengers x {workers} workers, {work_us} us of work"),
-            Workload::Storm { change, .. } => match change {
-                StormChange::Slice => "T's slice set every 200 us (sched_setattr)".into(),
-                StormChange::Nice => "T reniced 0/1 every 200 us".into(),
-                StormChange::Cgroup => "T moved between two cgroups every 200 us".into(),
-            },
-            Workload::Mixed {
-                compute,
-                interactive,
-                interactive_burst_us: None,
-                ..
-            } => format!("{compute} massive_intr vs {interactive} interactive (CPU 0)"),
-            Workload::Mixed {
-                compute,
-                interactive,
-                interactive_burst_us: Some(b),
-                ..
-            } => format!(
-                "{compute} massive_intr vs {interactive} {} (CPU 0)",
-                MixedLoad::new(*compute, *interactive, *b).name()
+            } => (
+                format!("{messengers} messengers x {workers} workers, {work_us} us of work"),
+                format!("msgr-{messengers}x{workers}"),
             ),
-            Workload::Migrate { to, hog_nice, .. } => {
-                if *hog_nice == 0 {
-                    format!("sleeper moved CPU 0 -> {to} (a hog on each)")
-                } else {
-                    format!("sleeper moved CPU 0 -> {to} (a nice-{hog_nice} hog on each)")
+            Workload::Storm { change, .. } => (
+                match change {
+                    StormChange::Slice => "T's slice set every 200 us (sched_setattr)",
+                    StormChange::Nice => "T reniced 0/1 every 200 us",
+                    StormChange::Cgroup => "T moved between two cgroups every 200 us",
+                }
+                .into(),
+                format!("storm-{}", change.arg()),
+            ),
+            Workload::Mixed {
+                compute,
+                interactive,
+                interactive_burst_us,
+                ..
+            } => {
+                let load = interactive_burst_us.map(|b| MixedLoad::new(*compute, *interactive, b));
+                match load {
+                    None => (
+                        format!("{compute} massive_intr vs {interactive} interactive (CPU 0)"),
+                        format!("mixed-{compute}c{interactive}i"),
+                    ),
+                    Some(l) => (
+                        format!(
+                            "{compute} massive_intr vs {interactive} {} (CPU 0)",
+                            l.name()
+                        ),
+                        format!("mixed-{compute}c{interactive}i-{}", l.id()),
+                    ),
                 }
             }
+            Workload::Migrate {
+                to, hog_nice: 0, ..
+            } => (
+                format!("sleeper moved CPU 0 -> {to} (a hog on each)"),
+                format!("migrate-0to{to}"),
+            ),
+            Workload::Migrate { to, hog_nice, .. } => (
+                format!("sleeper moved CPU 0 -> {to} (a nice-{hog_nice} hog on each)"),
+                format!("migrate-0to{to}-hognice{hog_nice}"),
+            ),
             Workload::MigrateHackbench {
                 groups,
                 sleeper_rounds,
                 ..
-            } => {
-                if *sleeper_rounds > 0 {
-                    format!("hackbench -g {groups} with an unpinned long sleeper")
-                } else {
-                    format!("hackbench -g {groups} alone")
-                }
-            }
-            Workload::ForkJob { jobs: 0, .. } => "cyclictest alone (the idle baseline)".into(),
+            } => (
+                on_off(
+                    *sleeper_rounds > 0,
+                    &format!("hackbench -g {groups} with an unpinned long sleeper"),
+                    &format!("hackbench -g {groups} alone"),
+                ),
+                format!(
+                    "hbmig-g{groups}-{}",
+                    on_off(*sleeper_rounds > 0, "sleeper", "alone")
+                ),
+            ),
+            Workload::ForkJob { jobs: 0, .. } => (
+                "cyclictest alone (the idle baseline)".into(),
+                "cyclictest-idle".into(),
+            ),
             Workload::ForkJob { jobs, files, nice } => {
-                let at = if *nice == 0 {
-                    String::new()
-                } else {
-                    format!(" at nice {nice}")
+                let (at, id) = match nice {
+                    0 => (String::new(), String::new()),
+                    n => (format!(" at nice {n}"), format!("-n{n}")),
                 };
-                format!("fork job -j {jobs}{at}, {files} files, cyclictest beside")
+                (
+                    format!("fork job -j {jobs}{at}, {files} files, cyclictest beside"),
+                    format!("forkjob-j{jobs}{id}"),
+                )
             }
             Workload::PipeJob {
                 hogs,
                 consumer_slice_us,
                 ..
-            } => format!(
-                "pipe job beside {}, the consumer at {}",
-                pipejob_hogs(hogs).0,
-                if *consumer_slice_us == 0 {
-                    "the base slice".to_string()
-                } else {
-                    format!("a {consumer_slice_us} us slice")
-                }
-            ),
-        };
+            } => {
+                let (hogs_name, hogs_id) = pipejob_hogs(hogs);
+                let (slice, slice_id) = match consumer_slice_us {
+                    0 => ("the base slice".to_string(), "base".to_string()),
+                    us => (format!("a {us} us slice"), format!("s{us}")),
+                };
+                (
+                    format!("pipe job beside {hogs_name}, the consumer at {slice}"),
+                    format!("pipejob-{hogs_id}-{slice_id}"),
+                )
+            }
+        }
+    }
+
+    /// The workload's name without the feature set: what a table row is labelled with.
+    pub fn label(&self) -> String {
+        let l = self.names().0;
         match self.cpus {
             Some(n) => format!("{l}, {n} vCPUs"),
             None => l,
@@ -910,93 +967,7 @@ impl Cell {
 
     /// Unique in a matrix, without spaces: the guest prints it and the parser keys on it.
     pub fn id(&self) -> String {
-        let w = match &self.workload {
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                hogs: Some(h),
-                ..
-            } => format!("lat-hogs{}-{}", h.n, slices_id(*slice_x, *load_slice_x)),
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                ..
-            } => format!("lat-{}", slices_id(*slice_x, *load_slice_x)),
-            Workload::Hackbench {
-                threads,
-                pipe,
-                groups,
-                ..
-            } => format!(
-                "hb-{}-{}-g{groups}",
-                if *threads { "thread" } else { "process" },
-                if *pipe { "pipe" } else { "socket" }
-            ),
-            Workload::PingPong { .. } => "pingpong".into(),
-            Workload::Share { kind, .. } => match kind {
-                ShareKind::NiceSplit => "share-nice".into(),
-                ShareKind::Equal(n) => format!("share-equal{n}"),
-                ShareKind::Cgroups => "share-cgroups".into(),
-            },
-            Workload::Scale { tasks, .. } => format!("scale-{tasks}"),
-            Workload::RtApp { case, .. } => format!("rt-{case}"),
-            Workload::Msgr {
-                messengers,
-                workers,
-                ..
-            } => format!("msgr-{messengers}x{workers}"),
-            Workload::Storm { change, .. } => format!("storm-{}", change.arg()),
-            Workload::Mixed {
-                compute,
-                interactive,
-                interactive_burst_us: None,
-                ..
-            } => format!("mixed-{compute}c{interactive}i"),
-            Workload::Mixed {
-                compute,
-                interactive,
-                interactive_burst_us: Some(b),
-                ..
-            } => format!(
-                "mixed-{compute}c{interactive}i-{}",
-                MixedLoad::new(*compute, *interactive, *b).id()
-            ),
-            Workload::Migrate { to, hog_nice, .. } => {
-                if *hog_nice == 0 {
-                    format!("migrate-0to{to}")
-                } else {
-                    format!("migrate-0to{to}-hognice{hog_nice}")
-                }
-            }
-            Workload::MigrateHackbench {
-                groups,
-                sleeper_rounds,
-                ..
-            } => format!(
-                "hbmig-g{groups}-{}",
-                if *sleeper_rounds > 0 {
-                    "sleeper"
-                } else {
-                    "alone"
-                }
-            ),
-            Workload::ForkJob { jobs: 0, .. } => "cyclictest-idle".into(),
-            Workload::ForkJob { jobs, nice: 0, .. } => format!("forkjob-j{jobs}"),
-            Workload::ForkJob { jobs, nice, .. } => format!("forkjob-j{jobs}-n{nice}"),
-            Workload::PipeJob {
-                hogs,
-                consumer_slice_us,
-                ..
-            } => format!(
-                "pipejob-{}-{}",
-                pipejob_hogs(hogs).1,
-                if *consumer_slice_us == 0 {
-                    "base".to_string()
-                } else {
-                    format!("s{consumer_slice_us}")
-                }
-            ),
-        };
+        let w = self.names().1;
         match self.cpus {
             Some(n) => format!("{w}@{n}cpu/{}", self.features.name()),
             None => format!("{w}/{}", self.features.name()),
@@ -1268,7 +1239,7 @@ pub enum MatrixKind {
     NextSmoke,
     /// `bar`: the performance bar decided: the waker's latency cells (EEVDF,
     /// against hackbench and inside its share, three slices) long enough to pool at least
-    /// [`BAR_WAKEUPS`] wakeups a kernel and cell, and the throughput cells.
+    /// `main_matrix::BAR_WAKEUPS` wakeups a kernel and cell, and the throughput cells.
     Bar,
     /// `seeds`: the experiments of seeds 001 to 004 on the booted kernels (src/seeds.rs).
     Seeds,
@@ -1288,26 +1259,6 @@ pub const MIXED_WARMUP_MS: u64 = 300;
 /// its CPU per wakeup over this period.
 pub const WAKER_PERIOD_US: u64 = 1000;
 
-/// Wakeups the `bar` matrix pools a kernel and latency cell, at the least.
-pub const BAR_WAKEUPS: u64 = 50_000;
-
-/// `bar`'s boots a kernel and runs a boot: 12 runs a cell.
-pub const BAR_BOOTS: u32 = 6;
-pub const BAR_INNER_REPS: u32 = 2;
-
-/// How long each `bar` in-share latency run lasts, ms: the waker wakes once a millisecond,
-/// so 12 runs pool 62,400 wakeups.
-pub const BAR_RUN_MS: u64 = 5200;
-/// hackbench's loops in the `bar` latency cells. Over its share the waker misses most
-/// periods: `-l 220` ran about 4.6 s and gave 1618-1808 wakeups a run, and a whole `bar`
-/// run at `-l 600` pooled 48,194 (10x, the fewest) to 54,057 (0.1x) over 12 runs, 80 a loop
-/// at 10x. So -l 700: 56,000 at the fewest.
-const BAR_HB_LOOPS: u32 = 700;
-/// Wakeups a hackbench loop gave the `bar` waker over 12 runs, at the fewest (the
-/// measurement above: 48,194 / 600).
-#[cfg(test)]
-const BAR_WAKEUPS_PER_HB_LOOP_12: f64 = 48194.0 / 600.0;
-
 impl MatrixKind {
     /// The `next` matrices.
     pub fn is_next(self) -> bool {
@@ -1318,228 +1269,6 @@ impl MatrixKind {
     pub fn is_seeds(self) -> bool {
         matches!(self, MatrixKind::Seeds | MatrixKind::SeedsSmoke)
     }
-}
-
-/// A feature written as another one for a run (`--feature-stand-in NAME=OTHER`), so that
-/// the pipeline can run on a kernel without NAME. The numbers are then OTHER's.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StandIn {
-    /// The feature the cells name.
-    pub feature: String,
-    /// What was written instead (`OTHER` or `NO_OTHER`, which inverts).
-    pub written_as: String,
-}
-
-impl StandIn {
-    /// Parse `NAME=OTHER`; both must be feature writes (OTHER may be `NO_X`).
-    pub fn parse(s: &str) -> Result<StandIn, String> {
-        let (f, w) = s
-            .split_once('=')
-            .ok_or_else(|| format!("bad stand-in '{s}': want NAME=OTHER"))?;
-        let ok = |x: &str| valid_write(x);
-        if !ok(f) || f.starts_with("NO_") || !ok(w) {
-            return Err(format!(
-                "bad stand-in '{s}': NAME and OTHER are sched_feat names (OTHER may be NO_X)"
-            ));
-        }
-        Ok(StandIn {
-            feature: f.into(),
-            written_as: w.into(),
-        })
-    }
-}
-
-/// Seed `n`'s experiment, as its section and its cells' names title it (here, not in
-/// `seeds.rs`, so that the plan does not depend on the seeds' cells).
-pub fn seed_title(n: u8) -> &'static str {
-    match n {
-        0 => "Seed 000: a waker's slice against hackbench, EEVDF against EVDF (LKML)",
-        1 => "Seed 001: a partial-slice sleeper beside hogs (FreeBSD ULE)",
-        2 => "Seed 002: massive_intr against an interactive load (EEVDF, EVDF)",
-        3 => "Seed 003: a long sleeper that wakes on another CPU",
-        4 => "Seed 004: a fork-heavy job at 100% and 300% load, cyclictest beside it",
-        _ => "Seed (unknown)",
-    }
-}
-
-/// The cells of one of the main matrices (smoke, quick, full, bar), in run order, limited
-/// to `only` experiments (all when empty). The `next` and `seeds` matrices are their
-/// studies' (`crate::studies::study` chooses); asked for one of those, this has no cells.
-pub fn main_matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-    use Experiment as E;
-    use FeatureSet as F;
-    if kind.is_next() || kind.is_seeds() {
-        return Vec::new();
-    }
-    let mut cells = Vec::new();
-    let (lat_sets, slices, hb): (Vec<F>, &[f64], (u32, u32)) = match kind {
-        MatrixKind::Smoke => (vec![F::eevdf()], &[1.0], (1, 20)),
-        MatrixKind::Bar => (vec![F::eevdf()], &[10.0, 1.0, 0.1], (2, BAR_HB_LOOPS)),
-        MatrixKind::Quick => (
-            vec![F::eevdf(), F::evdf(), F::bias()],
-            &[10.0, 1.0, 0.1],
-            (2, 70),
-        ),
-        _ => (F::seeds().to_vec(), &[10.0, 1.0, 0.1], (4, 60)),
-    };
-    for &slice_x in slices {
-        for f in &lat_sets {
-            cells.push(Cell::new(
-                E::Latency,
-                f.clone(),
-                Workload::Latency {
-                    slice_x,
-                    load_slice_x: Some(1.0),
-                    hb_groups: hb.0,
-                    hb_loops: hb.1,
-                    hogs: None,
-                },
-            ));
-        }
-    }
-    // The waker inside its share: pinned beside two hogs, EEVDF only; the
-    // hackbench cells above are the overloaded contrast. --quick runs the two ends of the
-    // slices for half a second (its ten-minute budget), --full all three for a second.
-    let (in_share, hog_ms): (&[f64], u64) = match kind {
-        MatrixKind::Quick => (&[10.0, 0.1], 500),
-        MatrixKind::Smoke => (&[], 0),
-        MatrixKind::Bar => (slices, BAR_RUN_MS),
-        _ => (slices, 1000),
-    };
-    for &slice_x in in_share {
-        cells.push(Cell::new(
-            E::Latency,
-            F::eevdf(),
-            Workload::Latency {
-                slice_x,
-                load_slice_x: Some(1.0),
-                hb_groups: 0,
-                hb_loops: 0,
-                hogs: Some(Hogs {
-                    n: 2,
-                    duration_ms: hog_ms,
-                }),
-            },
-        ));
-    }
-    let hackbench: Vec<(bool, bool, u32, u32)> = match kind {
-        MatrixKind::Smoke => vec![(false, true, 1, 20)],
-        MatrixKind::Quick | MatrixKind::Bar => vec![(false, true, 2, 70), (true, false, 2, 70)],
-        _ => {
-            let mut v = Vec::new();
-            for threads in [false, true] {
-                for pipe in [true, false] {
-                    for g in [1, 2, 4, 8] {
-                        v.push((threads, pipe, g, 200 / g));
-                    }
-                }
-            }
-            v
-        }
-    };
-    for (threads, pipe, groups, loops) in hackbench {
-        cells.push(Cell::new(
-            E::Throughput,
-            F::eevdf(),
-            Workload::Hackbench {
-                threads,
-                pipe,
-                groups,
-                loops,
-            },
-        ));
-    }
-    // --full: the latency and throughput experiments again at 2 and 4 vCPUs, where wakeups
-    // migrate and the load balancer runs (the same C code in both kernels); each shape
-    // boots on its own.
-    if kind == MatrixKind::Full {
-        for cpus in [2, 4] {
-            for &slice_x in slices {
-                cells.push(
-                    Cell::new(
-                        E::Latency,
-                        F::eevdf(),
-                        Workload::Latency {
-                            slice_x,
-                            load_slice_x: Some(1.0),
-                            hb_groups: hb.0,
-                            hb_loops: hb.1,
-                            hogs: None,
-                        },
-                    )
-                    .on_cpus(cpus),
-                );
-            }
-            for threads in [false, true] {
-                cells.push(
-                    Cell::new(
-                        E::Throughput,
-                        F::eevdf(),
-                        Workload::Hackbench {
-                            threads,
-                            pipe: !threads,
-                            groups: 4,
-                            loops: 50,
-                        },
-                    )
-                    .on_cpus(cpus),
-                );
-            }
-        }
-    }
-    let (pp_ms, share_ms, scale_ms) = match kind {
-        MatrixKind::Smoke => (300, 300, 300),
-        MatrixKind::Quick | MatrixKind::Bar => (600, 600, 600),
-        _ => (2000, 2000, 1000),
-    };
-    cells.push(Cell::new(
-        E::Throughput,
-        F::eevdf(),
-        Workload::PingPong { duration_ms: pp_ms },
-    ));
-    let shares: Vec<(ShareKind, F)> = match kind {
-        // Shares have an ideal, not a bar.
-        MatrixKind::Bar => vec![],
-        MatrixKind::Smoke => vec![(ShareKind::NiceSplit, F::eevdf())],
-        MatrixKind::Quick => vec![
-            (ShareKind::NiceSplit, F::eevdf()),
-            (ShareKind::Equal(3), F::eevdf()),
-            (ShareKind::Cgroups, F::eevdf()),
-        ],
-        _ => vec![
-            (ShareKind::NiceSplit, F::eevdf()),
-            (ShareKind::NiceSplit, F::evdf()),
-            (ShareKind::Equal(4), F::eevdf()),
-            (ShareKind::Cgroups, F::eevdf()),
-        ],
-    };
-    for (k, f) in shares {
-        cells.push(Cell::new(
-            E::Fairness,
-            f,
-            Workload::Share {
-                kind: k,
-                duration_ms: share_ms,
-            },
-        ));
-    }
-    let tasks: &[u32] = match kind {
-        MatrixKind::Smoke => &[10],
-        MatrixKind::Quick | MatrixKind::Bar => &[10, 100],
-        _ => &[10, 100, 1000],
-    };
-    for &n in tasks {
-        cells.push(Cell::new(
-            E::Scale,
-            F::eevdf(),
-            Workload::Scale {
-                tasks: n,
-                duration_ms: scale_ms,
-            },
-        ));
-    }
-    cells.retain(|c| only.is_empty() || only.contains(&c.experiment));
-    cells
 }
 
 /// One VM boot: a kernel, which repetition, and the cells it runs (indices into the matrix,
@@ -1769,6 +1498,22 @@ pub fn guest_script(boot: &Boot, cells: &[Cell]) -> String {
 mod tests {
     use super::*;
 
+    /// A latency cell of the main matrices' shape: the waker at `slice_x` against
+    /// `hackbench -g 2 -l 70` at the base slice.
+    fn latency(slice_x: f64, features: FeatureSet) -> Cell {
+        Cell::new(
+            Experiment::Latency,
+            features,
+            Workload::Latency {
+                slice_x,
+                load_slice_x: Some(1.0),
+                hb_groups: 2,
+                hb_loops: 70,
+                hogs: None,
+            },
+        )
+    }
+
     fn kernels(list: &[&str]) -> Result<(Pair, Vec<Kernel>), String> {
         let choices = list
             .iter()
@@ -1842,46 +1587,6 @@ mod tests {
         assert_eq!(slices_name(0.1, None), "waker 0.1x, load 0.1x (inherited)");
         assert_eq!(slices_id(0.1, Some(1.0)), "w0.1x-l1x");
         assert_eq!(slices_id(0.1, None), "0.1x");
-        for kind in [
-            MatrixKind::Quick,
-            MatrixKind::Full,
-            MatrixKind::Bar,
-            MatrixKind::Smoke,
-        ] {
-            for c in main_matrix(kind, &[Experiment::Latency]) {
-                let Workload::Latency {
-                    slice_x,
-                    load_slice_x,
-                    ..
-                } = c.workload
-                else {
-                    panic!("{}", c.id());
-                };
-                assert_eq!(
-                    load_slice_x,
-                    Some(1.0),
-                    "{}: the load at the base slice",
-                    c.id()
-                );
-                let (label, id, cmd) = (c.label(), c.id(), c.command());
-                assert!(
-                    label.starts_with(&format!("waker {slice_x}x, load 1x (")),
-                    "{label}"
-                );
-                assert!(id.contains(&format!("-w{slice_x}x-l1x")), "{id}");
-                assert!(
-                    cmd.contains(&format!("--slice-base-x {slice_x} --load-slice-base-x 1 ")),
-                    "{cmd}"
-                );
-            }
-        }
-        let quick = main_matrix(MatrixKind::Quick, &[Experiment::Latency]);
-        let labels: Vec<String> = quick.iter().map(Cell::label).collect();
-        assert!(labels.contains(&"waker 0.1x, load 1x (hackbench -g 2 -l 70)".to_string()));
-        assert!(labels.contains(&"waker 10x, load 1x (pinned beside 2 hogs on CPU 0)".to_string()));
-        let ids: Vec<String> = quick.iter().map(Cell::id).collect();
-        assert!(ids.contains(&"lat-w0.1x-l1x/EEVDF".to_string()));
-        assert!(ids.contains(&"lat-hogs2-w10x-l1x/EEVDF".to_string()));
         // A cell of a raw.json from before the load-slice fix has no load_slice_x: it keeps the ID
         // its outcomes carry, says its load inherited the waker's slice, and its command
         // (for --dry-run of such a plan) passes no load slice.
@@ -1896,153 +1601,18 @@ mod tests {
         );
         assert!(!c.command().contains("--load-slice-base-x"));
         // A new cell writes its load slice into raw.json and reads it back.
-        let json = serde_json::to_string(&quick[0].workload).unwrap();
+        let new = latency(0.1, FeatureSet::eevdf()).workload;
+        let json = serde_json::to_string(&new).unwrap();
         assert!(json.contains(r#""load_slice_x":1.0"#), "{json}");
-        assert_eq!(
-            serde_json::from_str::<Workload>(&json).unwrap(),
-            quick[0].workload
-        );
-    }
-
-    #[test]
-    fn matrices_cover_the_issue() {
-        let full = main_matrix(MatrixKind::Full, &[]);
-        let lat = full
-            .iter()
-            .filter(|c| c.experiment == Experiment::Latency)
-            .count();
-        assert_eq!(
-            lat,
-            5 * 3 + 3 + 2 * 3,
-            "5 feature sets x 3 slices, 3 slices inside the share, 3 slices at 2 and 4 vCPUs"
-        );
-        assert!(full.iter().any(|c| matches!(
-            c.workload,
-            Workload::Latency {
-                hogs: Some(Hogs { n: 2, .. }),
-                ..
-            }
-        )));
-        assert!(full
-            .iter()
-            .any(|c| matches!(c.workload, Workload::Scale { tasks: 1000, .. })));
-        let hb = full
-            .iter()
-            .filter(|c| matches!(c.workload, Workload::Hackbench { .. }))
-            .count();
-        assert_eq!(hb, 2 * 2 * 4 + 2 * 2, "and two at 2 and 4 vCPUs");
-        let quick = main_matrix(MatrixKind::Quick, &[]);
-        for e in Experiment::ALL {
-            assert!(quick.iter().any(|c| c.experiment == e), "{e:?}");
-        }
-        let only = main_matrix(MatrixKind::Quick, &[Experiment::Scale]);
-        assert!(only.iter().all(|c| c.experiment == Experiment::Scale) && !only.is_empty());
-    }
-
-    /// `bar` pools at least BAR_WAKEUPS wakeups a kernel in every latency cell: the hog
-    /// cells run BAR_RUN_MS, the hackbench cells BAR_HB_LOOPS loops (the waker measured
-    /// there gets a wakeup in about a third of its periods).
-    #[test]
-    fn bar_pools_enough_wakeups() {
-        let cells = main_matrix(MatrixKind::Bar, &[]);
-        let runs = u64::from(BAR_BOOTS * BAR_INNER_REPS);
-        let mut n = 0;
-        for c in &cells {
-            let ms = match c.workload {
-                Workload::Latency { hogs: Some(h), .. } => h.duration_ms,
-                Workload::Latency { hb_loops, .. } => {
-                    (f64::from(hb_loops) * BAR_WAKEUPS_PER_HB_LOOP_12) as u64 / runs
-                }
-                _ => continue,
-            };
-            n += 1;
-            assert!(
-                runs * ms >= BAR_WAKEUPS,
-                "{}: {} wakeups",
-                c.id(),
-                runs * ms
-            );
-        }
-        assert_eq!(n, 6, "two regimes x three slices");
-        assert!(cells.iter().all(|c| c.features == FeatureSet::eevdf()));
-        assert!(!cells.iter().any(|c| c.experiment == Experiment::Fairness));
-        assert!(cells
-            .iter()
-            .any(|c| matches!(c.workload, Workload::PingPong { .. })));
-    }
-
-    #[test]
-    fn quick_fits_its_budget() {
-        // Under 10 minutes: 10 boots x (cells x reps + ~15 s boot) with the rust kernel running
-        // every latency cell (once ELIGIBLE and BIAS_ELIGIBLE exist).
-        let cells = main_matrix(MatrixKind::Quick, &[]);
-        let per_boot: f64 = cells.iter().map(Cell::estimate_s).sum::<f64>() * 2.0 + 15.0;
-        assert!(per_boot * 10.0 < 600.0, "{per_boot}");
-    }
-
-    #[test]
-    fn boots_alternate_kernels_and_respect_the_budget() {
-        let cells = main_matrix(MatrixKind::Full, &[]);
-        let boots = plan_boots(&cells, &[Kernel::Rust, Kernel::Stock], 3, 2, 120.0);
-        let batches = boots.iter().map(|b| b.batch).max().unwrap() + 1;
-        assert!(batches > 1);
-        assert_eq!(boots.len(), batches * 3 * 2);
-        for pair in boots.chunks(2) {
-            assert_eq!(pair[0].kernel, Kernel::Rust);
-            assert_eq!(pair[1].kernel, Kernel::Stock);
-            assert_eq!(pair[0].cells, pair[1].cells);
-        }
-        // Every cell runs in exactly one batch.
-        let mut seen = vec![0; cells.len()];
-        for b in boots
-            .iter()
-            .filter(|b| b.rep == 0 && b.kernel == Kernel::Rust)
-        {
-            let t: f64 = b.cells.iter().map(|&i| cells[i].estimate_s() * 2.0).sum();
-            let biggest = b
-                .cells
-                .iter()
-                .map(|&i| cells[i].estimate_s() * 2.0)
-                .fold(0.0, f64::max);
-            assert!(t <= 120.0 + biggest, "{t}");
-            // A shape that fits one batch is as small as it is (the multi-CPU cells).
-            if b.cpus.is_none() {
-                assert!(t >= 30.0, "batches are balanced, not greedy: {t}");
-            }
-            for &i in &b.cells {
-                seen[i] += 1;
-            }
-        }
-        assert!(seen.iter().all(|&n| n == 1));
-    }
-
-    #[test]
-    fn full_has_multi_cpu_cells() {
-        let cells = main_matrix(MatrixKind::Full, &[]);
-        for n in [2, 4] {
-            let at: Vec<&Cell> = cells.iter().filter(|c| c.cpus == Some(n)).collect();
-            assert!(
-                at.iter().any(|c| c.experiment == Experiment::Latency),
-                "{n}"
-            );
-            assert!(
-                at.iter().any(|c| c.experiment == Experiment::Throughput),
-                "{n}"
-            );
-        }
-        assert!(main_matrix(MatrixKind::Quick, &[])
-            .iter()
-            .all(|c| c.cpus.is_none()));
-        let mut ids: Vec<String> = cells.iter().map(Cell::id).collect();
-        let n = ids.len();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), n);
+        assert_eq!(serde_json::from_str::<Workload>(&json).unwrap(), new);
     }
 
     #[test]
     fn script_guards_features_and_brackets_cells() {
-        let cells = main_matrix(MatrixKind::Quick, &[Experiment::Latency]);
+        let cells = vec![
+            latency(0.1, FeatureSet::eevdf()),
+            latency(0.1, FeatureSet::evdf()),
+        ];
         let boots = plan_boots(&cells, &[Kernel::Stock], 1, 2, 1e9);
         let s = guest_script(&boots[0], &cells);
         let evdf = cells
@@ -2072,7 +1642,14 @@ mod tests {
         assert!(!s[PRELUDE.len()..].contains("counters before"));
         // The scale cells run with schedstats off too, as the kernels boot: their
         // instructions a switch must not include the Rust kernel's counters.
-        let cells = main_matrix(MatrixKind::Smoke, &[Experiment::Scale]);
+        let cells = vec![Cell::new(
+            Experiment::Scale,
+            FeatureSet::eevdf(),
+            Workload::Scale {
+                tasks: 10,
+                duration_ms: 300,
+            },
+        )];
         let boots = plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9);
         let s = guest_script(&boots[0], &cells);
         assert!(!s.contains("echo 1 > $SS") && !s[PRELUDE.len()..].contains("counters before"));
@@ -2254,10 +1831,6 @@ mod tests {
         assert_eq!(s(&on, "NO_PLACE_LAG"), ["NEXT_BUDDY", "NO_PLACE_LAG"]);
         assert_eq!(s(&off, "NO_PLACE_LAG"), ["NO_NEXT_BUDDY", "PLACE_LAG"]);
         assert_eq!(on.with_stand_in("NEXT_BUDDY_EEVDF", "X").name(), "on");
-        for bad in ["", "NO_", "lower", "A B", "A;B", "NO_a"] {
-            assert!(!valid_write(bad), "{bad:?}");
-        }
-        assert!(valid_write("NO_RUN_TO_PARITY") && valid_write("HRTICK_DL"));
     }
 
     #[test]

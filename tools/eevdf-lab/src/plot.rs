@@ -63,18 +63,42 @@ fn log_decades(values: &[f64]) -> (f64, f64) {
     (lo, hi)
 }
 
-/// The grid line and label of decade `e` (10^e) on frame `f`'s log y axis.
-fn y_decade(c: &mut Canvas, f: &Frame, e: f64) {
-    let (_, y) = f.px(f.xmin, e);
+/// The page's title at (`x`, 10), at double size when it fits the canvas of width `w` less
+/// `x` on either side.
+fn title(c: &mut Canvas, w: u32, x: i64, title: &str) {
+    let scale = if Canvas::text_width(title, 2) > w as i64 - 2 * x {
+        1
+    } else {
+        2
+    };
+    c.text(x, 10, title, BLACK, scale);
+}
+
+/// A legend in one line from `x` at pixel row `y`: each name behind a square of its colour.
+fn legend<'a>(c: &mut Canvas, mut x: i64, y: i64, items: impl IntoIterator<Item = (&'a str, Rgb)>) {
+    for (n, col) in items {
+        c.rect(x, y, x + 14, y + 10, col);
+        c.text(x + 20, y + 1, n, BLACK, 1);
+        x += 40 + Canvas::text_width(n, 1);
+    }
+}
+
+/// A grid line across frame `f` at its y value `v`, labelled `lbl` left of the frame.
+fn y_grid(c: &mut Canvas, f: &Frame, v: f64, lbl: &str) {
+    let (_, y) = f.px(f.xmin, v);
     c.line((f.x0, y), (f.x1, y), GREY, 1, 0);
-    let lbl = format!("{}", 10f64.powf(e));
     c.text(
-        f.x0 as i64 - 8 - Canvas::text_width(&lbl, 1),
+        f.x0 as i64 - 8 - Canvas::text_width(lbl, 1),
         y as i64 - 4,
-        &lbl,
+        lbl,
         BLACK,
         1,
     );
+}
+
+/// The grid line and label of decade `e` (10^e) on frame `f`'s log y axis.
+fn y_decade(c: &mut Canvas, f: &Frame, e: f64) {
+    y_grid(c, f, e, &format!("{}", 10f64.powf(e)));
 }
 
 /// `lbl` centred under frame `f` at pixel column `x`.
@@ -86,6 +110,12 @@ fn label_under(c: &mut Canvas, f: &Frame, x: f64, lbl: &str) {
         BLACK,
         1,
     );
+}
+
+/// A grid line down frame `f` at pixel column `x`, labelled `lbl` under the frame.
+fn x_grid(c: &mut Canvas, f: &Frame, x: f64, lbl: &str) {
+    c.line((x, f.y0), (x, f.y1), GREY, 1, 0);
+    label_under(c, f, x, lbl);
 }
 
 /// A series: `pts` (pixels) joined by a line, each marked with a small square.
@@ -111,6 +141,17 @@ pub struct Curve {
     pub points: Vec<(f64, f64)>,
 }
 
+impl Curve {
+    /// The `i`th series of a plot, in the palette's `i`th colour (round again past its end).
+    pub fn nth(i: usize, name: String, points: Vec<(f64, f64)>) -> Curve {
+        Curve {
+            name,
+            colour: PALETTE[i % PALETTE.len()],
+            points,
+        }
+    }
+}
+
 /// Position of a percentile on the "nines" axis: 0 at p0, 1 at p90, 2 at p99, 3 at p99.9;
 /// the maximum goes at 3.5.
 pub fn nines(p: f64) -> f64 {
@@ -128,12 +169,7 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
     // At least two panels wide: the legend and the axes' note share the bottom line.
     let w = (pw * panels.len().max(2) as f64 + 40.0) as u32;
     let mut c = Canvas::new(w, 470, WHITE);
-    let title_scale = if Canvas::text_width(title, 2) > w as i64 - 40 {
-        1
-    } else {
-        2
-    };
-    c.text(20, 10, title, BLACK, title_scale);
+    self::title(&mut c, w, 20, title);
     let all: Vec<f64> = panels
         .iter()
         .flat_map(|(_, cs)| cs.iter().flat_map(|cv| cv.points.iter().map(|p| p.1)))
@@ -164,15 +200,7 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
             (99.9, "p99.9"),
             (100.0, "max"),
         ] {
-            let (x, _) = f.px(nines(p), lo);
-            c.line((x, f.y0), (x, f.y1), GREY, 1, 0);
-            c.text(
-                x as i64 - Canvas::text_width(lbl, 1) / 2,
-                f.y1 as i64 + 6,
-                lbl,
-                BLACK,
-                1,
-            );
+            x_grid(&mut c, &f, f.px(nines(p), lo).0, lbl);
         }
         f.border(&mut c);
         for cv in curves {
@@ -196,12 +224,12 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
         BLACK,
         1,
     );
-    let mut x = 70;
-    for (n, col) in legend {
-        c.rect(x, 440, x + 14, 450, col);
-        c.text(x + 20, 441, &n, BLACK, 1);
-        x += 40 + Canvas::text_width(&n, 1);
-    }
+    self::legend(
+        &mut c,
+        70,
+        440,
+        legend.iter().map(|(n, col)| (n.as_str(), *col)),
+    );
     c.write_png(path)
 }
 
@@ -224,12 +252,7 @@ pub fn xy_plot(
         .max(640) as u32;
     let h = 420u32;
     let mut c = Canvas::new(w, h, WHITE);
-    let title_scale = if Canvas::text_width(title, 2) > w as i64 - 20 {
-        1
-    } else {
-        2
-    };
-    c.text(10, 10, title, BLACK, title_scale);
+    self::title(&mut c, w, 10, title);
     let pts = || {
         curves
             .iter()
@@ -255,16 +278,7 @@ pub fn xy_plot(
     };
     let mut t = 0.0;
     while t <= ymax + 1e-9 {
-        let (_, y) = f.px(0.0, t);
-        c.line((f.x0, y), (f.x1, y), GREY, 1, 0);
-        let lbl = format!("{t}");
-        c.text(
-            f.x0 as i64 - 8 - Canvas::text_width(&lbl, 1),
-            y as i64 - 4,
-            &lbl,
-            BLACK,
-            1,
-        );
+        y_grid(&mut c, &f, t, &format!("{t}"));
         t += step;
     }
     let mut xs: Vec<f64> = pts().map(|p| p.0).collect();
@@ -283,12 +297,12 @@ pub fn xy_plot(
     }
     let axes = format!("x: {x_label}   y: {y_label}");
     c.text(70, h as i64 - 56, &axes, BLACK, 1);
-    let mut x = 70;
-    for cv in curves {
-        c.rect(x, h as i64 - 30, x + 14, h as i64 - 20, cv.colour);
-        c.text(x + 20, h as i64 - 29, &cv.name, BLACK, 1);
-        x += 40 + Canvas::text_width(&cv.name, 1);
-    }
+    legend(
+        &mut c,
+        70,
+        h as i64 - 30,
+        curves.iter().map(|cv| (cv.name.as_str(), cv.colour)),
+    );
     c.write_png(path)
 }
 
@@ -305,12 +319,7 @@ pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
     let w = (pw * panels.len().max(2) as f64 + 40.0) as u32;
     let h = 60 + side as u32 + 70;
     let mut c = Canvas::new(w, h, WHITE);
-    let title_scale = if Canvas::text_width(title, 2) > w as i64 - 40 {
-        1
-    } else {
-        2
-    };
-    c.text(20, 10, title, BLACK, title_scale);
+    self::title(&mut c, w, 20, title);
     let usable = |v: f64| v.is_finite() && v > 0.0;
     for (i, (ptitle, pts)) in panels.iter().enumerate() {
         let vals: Vec<f64> = pts.iter().flat_map(|&(_, s, r)| [s, r]).collect();
@@ -328,17 +337,8 @@ pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
         c.text(f.x0 as i64, 40, ptitle, BLACK, 1);
         let mut e = lo;
         while e <= hi {
-            let (x, _) = f.px(e, e);
             y_decade(&mut c, &f, e);
-            c.line((x, f.y0), (x, f.y1), GREY, 1, 0);
-            let lbl = format!("{}", 10f64.powf(e));
-            c.text(
-                x as i64 - Canvas::text_width(&lbl, 1) / 2,
-                f.y1 as i64 + 6,
-                &lbl,
-                BLACK,
-                1,
-            );
+            x_grid(&mut c, &f, f.px(e, e).0, &format!("{}", 10f64.powf(e)));
             e += 1.0;
         }
         c.line(f.px(lo, lo), f.px(hi, hi), RED, 1, 0);
@@ -375,12 +375,7 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
     let h = 90 + 18 * rows.len().max(1) as u32;
     let w = (label_w + 520) as u32;
     let mut c = Canvas::new(w, h, WHITE);
-    let title_scale = if Canvas::text_width(title, 2) > w as i64 - 20 {
-        1
-    } else {
-        2
-    };
-    c.text(10, 10, title, BLACK, title_scale);
+    self::title(&mut c, w, 10, title);
     let vals: Vec<f64> = rows
         .iter()
         .flat_map(|r| [r.value, r.lo, r.hi])
@@ -405,9 +400,7 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
         .unwrap_or(0.5);
     let mut t = (xmin / step).ceil() * step;
     while t <= xmax + 1e-9 {
-        let (x, _) = f.px(t, 0.0);
-        c.line((x, f.y0), (x, f.y1), GREY, 1, 0);
-        label_under(&mut c, &f, x, &format!("{t:.2}"));
+        x_grid(&mut c, &f, f.px(t, 0.0).0, &format!("{t:.2}"));
         t += step;
     }
     let (x1, _) = f.px(1.0, 0.0);

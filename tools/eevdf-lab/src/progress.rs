@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn eta_learns_and_counts_reps() {
-        let cells = plan::main_matrix(MatrixKind::Smoke, &[]);
+        let cells = crate::main_matrix::cells(MatrixKind::Smoke, &[]);
         let boots = plan::plan_boots(&cells, &[Kernel::Rust], 1, 2, 1e9);
         let mut eta = Eta::new(10.0);
         let per: f64 = cells.iter().map(Cell::estimate_s).sum();

@@ -69,6 +69,22 @@ pub fn planned(cell: &Cell, base_ns: u64) -> Option<(Planned, Planned)> {
     ))
 }
 
+/// `cell {cell} did not run the {what} it names: {why; ...}` (`what it names` when `what` is
+/// empty), the reason a run failed its read-back; `None` when there is no `why`.
+fn unheld(cell: String, what: &str, why: &[String]) -> Option<String> {
+    let what = if what.is_empty() {
+        "what".to_string()
+    } else {
+        format!("the {what}")
+    };
+    (!why.is_empty()).then(|| {
+        format!(
+            "cell {cell} did not run {what} it names: {}",
+            why.join("; ")
+        )
+    })
+}
+
 /// Why the read-back of a run of `cell` does not hold its plan; `None` when it does, or when
 /// the cell plans no slices (or the run has no waker record: the run failed otherwise).
 pub fn mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String> {
@@ -118,12 +134,11 @@ pub fn mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String>
             }
         }
     }
-    (!why.is_empty()).then(|| {
-        format!(
-            "cell {id} ({names}, base slice {base_ns} ns) did not run the slices it names: {}",
-            why.join("; ")
-        )
-    })
+    unheld(
+        format!("{id} ({names}, base slice {base_ns} ns)"),
+        "slices",
+        &why,
+    )
 }
 
 /// Why a run of `cell` did not hold the scheduler tunables its feature set writes, as
@@ -139,13 +154,7 @@ fn tunables_mismatch(cell: &Cell, read: &BTreeMap<String, u64>) -> Option<String
             None => format!("{} not read back, planned {}", t.file, t.value),
         })
         .collect();
-    (!why.is_empty()).then(|| {
-        format!(
-            "cell {} did not run the tunables it names: {}",
-            cell.id(),
-            why.join("; ")
-        )
-    })
+    unheld(cell.id(), "tunables", &why)
 }
 
 /// Why a seed 002 run (eevdf-mixed) did not hold its plan: every task SCHED_OTHER at nice 0
@@ -177,13 +186,7 @@ fn mixed_mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<Strin
             )
         })
         .collect();
-    (!why.is_empty()).then(|| {
-        format!(
-            "cell {} (base slice {base_ns} ns) did not run what it names: {}",
-            cell.id(),
-            why.join("; ")
-        )
-    })
+    unheld(format!("{} (base slice {base_ns} ns)", cell.id()), "", &why)
 }
 
 /// Why a seed 003 run (eevdf-migrate) did not hold its plan: its hogs SCHED_OTHER at the
@@ -200,13 +203,7 @@ fn hogs_mismatch(cell: &Cell, hog_nice: i32, records: &[Record]) -> Option<Strin
         .filter(|t| t.policy.as_deref() != Some("other") || t.nice != Some(hog_nice))
         .map(|t| format!("hog {}, planned other nice {hog_nice}", t.describe()))
         .collect();
-    (!why.is_empty()).then(|| {
-        format!(
-            "cell {} did not run the hogs it names: {}",
-            cell.id(),
-            why.join("; ")
-        )
-    })
+    unheld(cell.id(), "hogs", &why)
 }
 
 /// Fails every successful run in `outcomes` (one boot's) whose cell in `cells` plans
@@ -325,7 +322,7 @@ pub fn table<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::main_matrix as matrix;
+    use crate::main_matrix::cells as matrix;
     use crate::plan::{Experiment, FeatureSet, MatrixKind};
     use eevdf_guest::WakerResult;
 
@@ -540,7 +537,11 @@ mod tests {
         assert_eq!(mismatch(c, BASE, &rec(19)), None);
         let why = mismatch(c, BASE, &rec(0)).expect("a mismatch");
         assert!(
-            why.contains("nice 0") && why.contains("planned other nice 19"),
+            why.starts_with(&format!(
+                "cell {} did not run the hogs it names: hog ",
+                c.id()
+            )) && why.contains("nice 0")
+                && why.contains("planned other nice 19"),
             "{why}"
         );
     }

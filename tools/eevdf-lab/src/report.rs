@@ -1,17 +1,20 @@
 //! The raw results of a run, the summary rows computed from them (one struct that feeds the
 //! terminal tables, the Markdown report and summary.json alike), and the plots.
 
+use crate::feature::StandIn;
 use crate::insnprof::{self, InsnProf};
-use crate::parse::{self, metric_meta, Better, BootInfo, Outcome, Status};
+use crate::main_matrix::BAR_WAKEUPS;
+use crate::metrics::{self, Better};
+use crate::parse::{self, BootInfo, Outcome, Status};
 use crate::plan::{
-    slices_name, Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, StandIn, Workload,
-    BAR_WAKEUPS, WAKER_PERIOD_US,
+    slices_name, Cell, Experiment, FeatureSet, Kernel, MatrixKind, Pair, Workload, WAKER_PERIOD_US,
 };
 use crate::plot;
 use crate::stats::{self, Estimate};
 use crate::verdict;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -158,6 +161,25 @@ pub struct Row {
     pub ideal: Option<f64>,
 }
 
+/// The row of `metric` in cell `ci` among `rows`.
+pub fn row<'a, R: Borrow<Row>>(rows: &'a [R], ci: usize, metric: &str) -> Option<&'a Row> {
+    rows.iter()
+        .map(Borrow::borrow)
+        .find(|r| r.cell == ci && r.metric == metric)
+}
+
+/// Kernel `k`'s estimate of `metric` in cell `ci`.
+pub fn est_of<R: Borrow<Row>>(rows: &[R], ci: usize, metric: &str, k: Kernel) -> Option<Estimate> {
+    row(rows, ci, metric)
+        .and_then(|r| r.kernels.get(&k))
+        .copied()
+}
+
+/// Its median.
+pub fn med<R: Borrow<Row>>(rows: &[R], ci: usize, metric: &str, k: Kernel) -> Option<f64> {
+    est_of(rows, ci, metric, k).map(|e| e.value)
+}
+
 /// The issue's bar: Rust/stock <= 1.00 with the interval's upper end <= 1.02 (mirrored for
 /// higher-is-better metrics).
 pub fn bar_pass(better: Better, r: &Estimate) -> Option<bool> {
@@ -180,7 +202,7 @@ fn bar_pass_within(better: Better, r: &Estimate, tolerance: f64) -> Option<bool>
 /// and cell, with the upper end <= 1.05 (the median of the runs' p99s is descriptive); the
 /// deterministic rows (instructions a switch) at rust <= stock.
 pub fn bar_for(kind: MatrixKind, metric: &str, r: &Estimate) -> Option<bool> {
-    let (_, better, bar) = metric_meta(metric);
+    let (_, better, bar) = metrics::meta(metric);
     // The bar is the main matrix's; the seeds' cells say how the seeds' experiments come
     // out, with their intervals.
     if !bar || kind.is_seeds() {
@@ -279,7 +301,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
                 )),
                 _ => None,
             };
-            let (unit, _, _) = metric_meta(&metric);
+            let (unit, _, _) = metrics::meta(&metric);
             let ideal = parse::ideal_shares(outcomes_of.get(&ci).map(Vec::as_slice).unwrap_or(&[]))
                 .get(&metric)
                 .copied();
@@ -338,7 +360,7 @@ fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
         cell: pp_row.cell,
         cell_id: pp_row.cell_id.clone(),
         metric: insnprof::METRIC.to_string(),
-        unit: metric_meta(insnprof::METRIC).0.to_string(),
+        unit: metrics::meta(insnprof::METRIC).0.to_string(),
         kernels,
         unavailable: BTreeMap::new(),
         failed: BTreeMap::new(),
@@ -393,7 +415,7 @@ fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
         cell: ci,
         cell_id: p99_row.cell_id.clone(),
         metric: metric.into(),
-        unit: metric_meta(metric).0.into(),
+        unit: metrics::meta(metric).0.into(),
         kernels,
         unavailable: p99_row.unavailable.clone(),
         failed: p99_row.failed.clone(),
@@ -465,6 +487,13 @@ pub(crate) fn fmt_est(e: &Estimate) -> String {
     )
 }
 
+/// A row's rust/stock ratio with its interval, `-` without one.
+pub(crate) fn fmt_ratio(r: &Row) -> String {
+    r.ratio.as_ref().map_or("-".into(), |x| {
+        format!("{:.3} [{:.3}, {:.3}]", x.value, x.lo, x.hi)
+    })
+}
+
 fn kernel_cell(row: &Row, k: Kernel) -> String {
     if let Some(e) = row.kernels.get(&k) {
         let f = row.failed.get(&k).copied().unwrap_or(0);
@@ -519,9 +548,7 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
             } else {
                 format!("{} ({})", r.metric, r.unit)
             };
-            let ratio = r.ratio.as_ref().map_or("-".into(), |x| {
-                format!("{:.3} [{:.3}, {:.3}]", x.value, x.lo, x.hi)
-            });
+            let ratio = fmt_ratio(r);
             let bar = bar_word(r);
             let _ = write!(
                 s,
@@ -581,12 +608,7 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         .find(|&b| b > 0)
         .unwrap_or(700);
     let hz = raw.pair.hz();
-    let median = |ci: usize, metric: &str, k: Kernel| {
-        rs.iter()
-            .find(|r| r.cell == ci && r.metric == metric)
-            .and_then(|r| r.kernels.get(&k))
-            .map(|e| e.value)
-    };
+    let median = |ci: usize, metric: &str, k: Kernel| med(rs, ci, metric, k);
     let mut t = format!(
         "The simulator against the kernel (`eevdf-sim`, kernel-faithful, HZ={hz}, base slice \
          {base_us} µs, 5 s), for the latency cells: the same waker (its CPU per \
@@ -719,13 +741,9 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
 /// does not compare.
 fn simulator_differences(raw: &Raw, rs: &[&Row], zero_wait: &[usize], over: usize) -> String {
     let mut t = String::from("\nWhere they differ:");
-    let est = |ci: usize, k: Kernel| {
-        rs.iter()
-            .find(|r| r.cell == ci && r.metric == "run_delay_avg_us")
-            .and_then(|r| r.kernels.get(&k))
-    };
+    let est = |ci: usize, k: Kernel| est_of(rs, ci, "run_delay_avg_us", k);
     for &ci in zero_wait {
-        let show = |k| est(ci, k).map_or("-".into(), |e| verdict::show(e, 2));
+        let show = |k| est(ci, k).map_or("-".into(), |e| verdict::show(&e, 2));
         let _ = write!(
             t,
             " in {}, where the simulated waker preempts at once (wait 0), the kernel's run \
@@ -852,14 +870,9 @@ fn over_share(raw: &Raw, rs: &[&Row], ci: usize) -> bool {
     let Some(share) = waker_share_pct(c, c.cpus_in(raw.cpus)) else {
         return false;
     };
-    rs.iter()
-        .find(|r| r.cell == ci && r.metric == "need_pct")
-        .and_then(|r| {
-            r.kernels
-                .get(&Kernel::Rust)
-                .or(r.kernels.get(&Kernel::Stock))
-        })
-        .is_some_and(|n| verdict::against(n, share) == verdict::Verdict::Above)
+    est_of(rs, ci, "need_pct", Kernel::Rust)
+        .or(est_of(rs, ci, "need_pct", Kernel::Stock))
+        .is_some_and(|n| verdict::against(&n, share) == verdict::Verdict::Above)
 }
 
 /// Per latency cell, which regime the waker is in: its need (CPU per wakeup
@@ -938,6 +951,21 @@ pub struct ReportPaths<'a> {
     pub img_prefix: &'a str,
 }
 
+impl ReportPaths<'_> {
+    /// The report's `## Plots` section: each of `images` linked under this prefix; nothing
+    /// without images.
+    pub fn plots(&self, images: &[String]) -> String {
+        let mut s = String::new();
+        if !images.is_empty() {
+            let _ = writeln!(s, "## Plots\n");
+            for i in images {
+                let _ = writeln!(s, "![{i}]({}{i})\n", self.img_prefix);
+            }
+        }
+        s
+    }
+}
+
 /// The whole Markdown report.
 pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String]) -> String {
     let mut s = preamble(raw, "eevdf-lab results");
@@ -954,12 +982,7 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
     );
     s.push_str(&bar_summary(raw, rows));
     s.push_str(&tables(raw, rows));
-    if !images.is_empty() {
-        let _ = writeln!(s, "## Plots\n");
-        for i in images {
-            let _ = writeln!(s, "![{i}]({}{i})\n", p.img_prefix);
-        }
-    }
+    s.push_str(&p.plots(images));
     s
 }
 
@@ -967,7 +990,7 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
 /// side (deterministic rows: the medians' order); otherwise a miss is "open", the
 /// interval too wide to decide; empty where the bar does not apply.
 fn bar_word(r: &Row) -> &'static str {
-    let better = metric_meta(&r.metric).1;
+    let better = metrics::meta(&r.metric).1;
     match (r.bar_pass, r.ratio.as_ref()) {
         (Some(true), _) => "pass",
         (Some(false), _) if INSTRUCTION_METRICS.contains(&r.metric.as_str()) => "FAIL",
@@ -1188,11 +1211,8 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                             &c.features == f && at_x
                         })?;
                         let points = median_quantiles(raw, ci, k);
-                        (!points.is_empty()).then(|| plot::Curve {
-                            name: f.name().to_string(),
-                            colour: plot::PALETTE[fi % plot::PALETTE.len()],
-                            points,
-                        })
+                        (!points.is_empty())
+                            .then(|| plot::Curve::nth(fi, f.name().to_string(), points))
                     })
                     .collect();
                 (format!("{} (x the base slice)", slices_name(x, l)), curves)
@@ -1234,11 +1254,7 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                 .enumerate()
                 .filter_map(|(j, (ci, name))| {
                     let points = median_quantiles(raw, *ci, k);
-                    (!points.is_empty()).then(|| plot::Curve {
-                        name: name.clone(),
-                        colour: plot::PALETTE[j % plot::PALETTE.len()],
-                        points,
-                    })
+                    (!points.is_empty()).then(|| plot::Curve::nth(j, name.clone(), points))
                 })
                 .collect();
             (
@@ -1293,7 +1309,7 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     // Ratios of performance metrics only: a ratio of two small share errors or of two
     // latency extremes says little.
     let perf_rows = rows.iter().filter(|r| {
-        metric_meta(&r.metric).1 != Better::Neither
+        metrics::meta(&r.metric).1 != Better::Neither
             && !["max_err_pp", "lat_min_us", "lat_max_us"].contains(&r.metric.as_str())
     });
     names.extend(ratio_png(
@@ -1334,13 +1350,39 @@ pub fn ratio_png<'a>(
     Ok(Some(name.to_string()))
 }
 
-/// Write a run's report: report.md (returned) and summary.json into `dir`, and, if asked,
-/// the results page, with the plots copied to a directory named after the page beside it
-/// (results.md's to results/, bar.md's to bar/, seeds.md's to seeds/). `md` renders the
-/// report with an image prefix; `header` opens the page.
+/// The report.md, summary.json, plots and (if asked) the results page of a run of the main
+/// matrix or the bar; its tables and the bar's summary are printed.
+pub fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
+    let rows = summarise(raw);
+    let images = plots(raw, &rows, dir)?;
+    write_report(
+        dir,
+        &rows,
+        &images,
+        results_page,
+        "<!-- Generated by eevdf-lab (run or bar) --results-page from a real run: do not \
+         edit. -->\n",
+        |p| markdown(raw, &rows, p, &images),
+    )?;
+    println!(
+        "\nkernel pair: {} ({})\n\n{}",
+        raw.pair.name(),
+        raw.pair.describe(),
+        tables(raw, &rows)
+    );
+    print!("{}", bar_summary(raw, &rows));
+    println!("report: {}", dir.join("report.md").display());
+    Ok(())
+}
+
+/// Write a run's report: report.md (returned) and `summary` as summary.json into `dir`,
+/// and, if asked, the results page, with the plots (`images`, in `dir`) copied to a
+/// directory named after the page beside it (results.md's to results/, bar.md's to bar/,
+/// seeds.md's to seeds/). `md` renders the report with an image prefix; `header` opens the
+/// page.
 pub fn write_report(
     dir: &Path,
-    rows: &[Row],
+    summary: &impl Serialize,
     images: &[String],
     results_page: Option<&Path>,
     header: &str,
@@ -1350,7 +1392,7 @@ pub fn write_report(
     std::fs::write(dir.join("report.md"), &report)?;
     std::fs::write(
         dir.join("summary.json"),
-        serde_json::to_string_pretty(rows)?,
+        serde_json::to_string_pretty(summary)?,
     )?;
     if let Some(page) = results_page {
         let stem = page
@@ -1360,8 +1402,10 @@ pub fn write_report(
             .to_string();
         let img_dir = page.parent().unwrap_or(Path::new(".")).join(&stem);
         let img_prefix = format!("{stem}/");
-        std::fs::create_dir_all(&img_dir)
-            .with_context(|| format!("creating {}", img_dir.display()))?;
+        if !images.is_empty() {
+            std::fs::create_dir_all(&img_dir)
+                .with_context(|| format!("creating {}", img_dir.display()))?;
+        }
         for i in images {
             std::fs::copy(dir.join(i), img_dir.join(i)).with_context(|| format!("copying {i}"))?;
         }
@@ -1378,7 +1422,7 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::main_matrix as matrix;
+    use crate::main_matrix::cells as matrix;
     use eevdf_guest::{PingPongResult, Record};
 
     fn outcome(id: &str, rate: f64) -> Outcome {
@@ -1894,5 +1938,26 @@ mod tests {
         assert_eq!(bar_pass(Better::Higher, &e(1.0, 0.985, 1.02)), Some(true));
         assert_eq!(bar_pass(Better::Higher, &e(1.0, 0.97, 1.02)), Some(false));
         assert_eq!(bar_pass(Better::Neither, &e(1.0, 0.97, 1.02)), None);
+    }
+
+    /// The page is the header and the report with the page's image prefix; summary.json is
+    /// the summary given; a run without plots gets no plots directory beside its page.
+    #[test]
+    fn write_report_writes_the_page_under_its_header() {
+        let dir = std::env::temp_dir().join(format!("eevdf-lab-report-{}", std::process::id()));
+        let page = dir.join("page.md");
+        std::fs::create_dir_all(&dir).unwrap();
+        let md = |p: &ReportPaths<'_>| format!("# report ({})\n", p.img_prefix);
+        let report = write_report(&dir, &[1, 2], &[], Some(&page), "<!-- h -->\n", md).unwrap();
+        assert_eq!(report, "# report ()\n");
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        assert_eq!(read("report.md"), report);
+        assert_eq!(read("page.md"), "<!-- h -->\n# report (page/)\n");
+        assert_eq!(
+            read("summary.json").split_whitespace().collect::<String>(),
+            "[1,2]"
+        );
+        assert!(!dir.join("page").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -28,11 +28,6 @@ use crate::plan::{Cell, Experiment, FeatureSet, MixedLoad, Workload};
 /// The seeds this matrix covers.
 pub const SEEDS: [u8; 5] = [0, 1, 2, 3, 4];
 
-/// The experiment's title, for the tables and `--only` (`seed000` .. `seed004`).
-pub fn title(n: u8) -> &'static str {
-    crate::plan::seed_title(n)
-}
-
 /// `seed000` .. `seed004` (or `000` .. `004`), for `--only`.
 pub fn parse(s: &str) -> Option<Experiment> {
     let n = s.strip_prefix("seed").unwrap_or(s);

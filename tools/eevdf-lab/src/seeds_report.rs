@@ -8,10 +8,10 @@ use crate::plan::{
     mixed_load, Against, Cell, Experiment, Kernel, MixedLoad, Workload, MIXED_FRAME_US,
 };
 use crate::plot;
-use crate::report::{self, fmt_num, Raw, ReportPaths, Row};
+use crate::report::{self, est_of, fmt_num, med, row, Raw, ReportPaths, Row};
 use crate::seeds::{self, S001_RUN_US, S001_SLEEP_US};
 use crate::stats::{median, Estimate};
-use crate::verdict::{self, Verdict};
+use crate::verdict::{self, Tally, Verdict};
 use anyhow::Result;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -37,21 +37,6 @@ pub fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> 
 /// A cell with its index in the run's matrix.
 type IndexedCell<'a> = (usize, &'a Cell);
 
-/// The median of `metric` in cell `ci` on kernel `k`.
-fn med(rows: &[Row], ci: usize, metric: &str, k: Kernel) -> Option<f64> {
-    rows.iter()
-        .find(|r| r.cell == ci && r.metric == metric)
-        .and_then(|r| r.kernels.get(&k))
-        .map(|e| e.value)
-}
-
-/// A kernel's estimate of `metric` in cell `ci`.
-fn est_of(rows: &[Row], ci: usize, metric: &str, k: Kernel) -> Option<Estimate> {
-    row(rows, ci, metric)
-        .and_then(|r| r.kernels.get(&k))
-        .copied()
-}
-
 /// A kernel's per-run values of `metric` in cell `ci` (its successful runs).
 fn run_values(raw: &Raw, ci: usize, metric: &str, k: Kernel) -> Vec<f64> {
     let c = &raw.cells[ci];
@@ -63,11 +48,6 @@ fn run_values(raw: &Raw, ci: usize, metric: &str, k: Kernel) -> Vec<f64> {
                 .map(|(_, v)| v)
         })
         .collect()
-}
-
-/// The row of `metric` in cell `ci`.
-fn row<'a>(rows: &'a [Row], ci: usize, metric: &str) -> Option<&'a Row> {
-    rows.iter().find(|r| r.cell == ci && r.metric == metric)
 }
 
 fn opt(v: Option<f64>) -> String {
@@ -83,11 +63,16 @@ fn est(rows: &[Row], ci: usize, metric: &str, k: Kernel) -> String {
 
 /// The rust/stock ratio of a row with its interval, `-` without one.
 fn ratio(rows: &[Row], ci: usize, metric: &str) -> String {
-    row(rows, ci, metric)
-        .and_then(|r| r.ratio.as_ref())
-        .map_or("-".into(), |x| {
-            format!("{:.3} [{:.3}, {:.3}]", x.value, x.lo, x.hi)
-        })
+    row(rows, ci, metric).map_or("-".into(), report::fmt_ratio)
+}
+
+/// `items` joined by `sep` and put in a sentence by `say`; `empty` when there are none.
+fn listed(items: &[String], sep: &str, empty: &str, say: impl Fn(String) -> String) -> String {
+    if items.is_empty() {
+        empty.to_string()
+    } else {
+        say(items.join(sep))
+    }
 }
 
 /// Cells of seed `n`, with their indices.
@@ -106,7 +91,7 @@ fn open_section<'a>(raw: &'a Raw, n: u8, s: &mut String) -> Option<Vec<(usize, &
     if cells.is_empty() {
         return None;
     }
-    let _ = writeln!(s, "## {}\n", seeds::title(n));
+    let _ = writeln!(s, "## {}\n", Experiment::Seed(n).title());
     // A section whose cells have no successful run says so first: its tables are empty and
     // its verdicts undecided, for want of runs, not of an effect.
     let ok = |k: Kernel| {
@@ -305,23 +290,9 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     cpus.sort_unstable();
     cpus.dedup();
     let mut s = String::from("\n**Agreement.**");
-    let (mut with, mut against, mut undecided) = (0, 0, 0);
-    let mut tally = |v: Verdict, peter_above: bool| -> String {
-        match (v, peter_above) {
-            (Verdict::Above, true) | (Verdict::Below, false) => {
-                with += 1;
-                "as Peter's".to_string()
-            }
-            (Verdict::Above, false) | (Verdict::Below, true) => {
-                against += 1;
-                "against Peter's".to_string()
-            }
-            (u, _) => {
-                undecided += 1;
-                u.to_string()
-            }
-        }
-    };
+    let mut t = Tally::default();
+    let mut tally =
+        |v: Verdict, peter_above: bool| t.count(v, peter_above, "as Peter's", "against Peter's");
     for &n in &cpus {
         for &(slice, ee, ev) in &S000_PETER {
             let (Some(e), Some(v)) = (find(n, slice, "EEVDF"), find(n, slice, "EVDF")) else {
@@ -376,8 +347,8 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     }
     let _ = write!(
         s,
-        " Of these comparisons, {with} go Peter's way, {against} against it and {undecided} \
-         are undecided."
+        " Of these comparisons, {} go Peter's way, {} against it and {} are undecided.",
+        t.with, t.against, t.undecided
     );
     // The wakeups the cells pooled, against the 50,000 a kernel's pool is meant to hold.
     let short: Vec<String> = cells
@@ -387,7 +358,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
                 .into_iter()
                 .filter_map(move |k| {
                     let n = report::wakeups_pooled(raw, ci, k);
-                    (n > 0 && n < crate::plan::BAR_WAKEUPS)
+                    (n > 0 && n < crate::main_matrix::BAR_WAKEUPS)
                         .then(|| format!("{} ({}, {}) {n}", c.label(), c.features.name(), k.name()))
                 })
         })
@@ -395,7 +366,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     let _ = write!(
         s,
         " Cells and kernels that pooled fewer than {} wakeups: {}.",
-        crate::plan::BAR_WAKEUPS,
+        crate::main_matrix::BAR_WAKEUPS,
         if short.is_empty() {
             "none".to_string()
         } else {
@@ -426,11 +397,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
         " Under EEVDF the two kernels part (the ratio's interval excludes 1) in {} of the \
          rows{}",
         parted.len(),
-        if parted.is_empty() {
-            ".".into()
-        } else {
-            format!(": {}.", parted.join("; "))
-        }
+        listed(&parted, "; ", ".", |l| format!(": {l}."))
     );
     s.push_str("\n\n");
     s
@@ -684,11 +651,7 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
              cells, and against the {S001_ULE_FIXED_PCT}% of ULE with the fix above it in \
              {above_fix} and below it in {below_fix}{}.",
             k.name(),
-            if other.is_empty() {
-                String::new()
-            } else {
-                format!(" (undecided: {})", other.join("; "))
-            }
+            listed(&other, "; ", "", |l| format!(" (undecided: {l})"))
         );
     }
     // Where the two kernels' slowdowns part, by interval.
@@ -713,11 +676,7 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
         " The kernels' slowdowns part (intervals apart) in {} of {} cells{}",
         parted.len(),
         cells.len(),
-        if parted.is_empty() {
-            ".".to_string()
-        } else {
-            format!(": {}.", parted.join("; "))
-        }
+        listed(&parted, "; ", ".", |l| format!(": {l}."))
     );
     let mut hogs: Vec<&str> = Vec::new();
     for (_, c) in cells {
@@ -818,11 +777,12 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
             " With the base slice the sleeper's p99 wait on {} was {} µs: {}.",
             k.name(),
             shown.join(", "),
-            if steps.is_empty() {
-                "it grows with the hogs (each interval above the last)".to_string()
-            } else {
-                format!("not a rise at every step ({})", steps.join("; "))
-            }
+            listed(
+                &steps,
+                "; ",
+                "it grows with the hogs (each interval above the last)",
+                |l| format!("not a rise at every step ({l})")
+            )
         );
     }
     // (b) The short slice's p90 wait against one of its slices.
@@ -854,16 +814,8 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
             k.name(),
             below.len(),
             below.len() + other.len(),
-            if below.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", below.join(", "))
-            },
-            if other.is_empty() {
-                String::new()
-            } else {
-                format!("; not in {}", other.join("; "))
-            }
+            listed(&below, ", ", "", |l| format!(" ({l})")),
+            listed(&other, "; ", "", |l| format!("; not in {l}"))
         );
     }
     // (c) The share against its fair share.
@@ -897,11 +849,7 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
             100.0 * S001_RUN_US as f64 / (S001_RUN_US + S001_SLEEP_US) as f64,
             verdict::show(&w, 2),
             wc.label(),
-            if undecided.is_empty() {
-                String::new()
-            } else {
-                format!(" (undecided: {})", undecided.join("; "))
-            }
+            listed(&undecided, "; ", "", |l| format!(" (undecided: {l})"))
         );
     }
     // (d) The slowdown against ULE's.
@@ -1359,7 +1307,7 @@ const SEED_002_MEASURES: [(&str, f64, bool); 4] = [
 /// and against the load before.
 fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
     let mut s = String::new();
-    let (mut with_all, mut against_all, mut undecided_all) = (0, 0, 0);
+    let mut all = Tally::default();
     let mut prev: Option<(String, Estimate)> = None;
     for (at, name) in loads_002(cells) {
         let (Some(e), Some(v)) = (cell_002(cells, at, "EEVDF"), cell_002(cells, at, "EVDF")) else {
@@ -1370,14 +1318,14 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
             s,
             "**Agreement, {name}.** On the Rust kernel, EVDF against EEVDF:"
         );
-        let (mut with, mut against, mut undecided) = (0, 0, 0);
+        let mut t = Tally::default();
         for (i, ((what, seed, up), (ee, ve))) in SEED_002_MEASURES
             .into_iter()
             .zip(me.into_iter().zip(mv))
             .enumerate()
         {
             let (Some(eevdf), Some(evdf)) = (ee, ve) else {
-                undecided += 1;
+                t.undecided += 1;
                 let _ = write!(
                     s,
                     "{} {what}: {}",
@@ -1386,20 +1334,12 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
                 );
                 continue;
             };
-            let word = match (verdict::between(&evdf, &eevdf), up) {
-                (Verdict::Above, true) | (Verdict::Below, false) => {
-                    with += 1;
-                    "the seed's direction".to_string()
-                }
-                (Verdict::Above, false) | (Verdict::Below, true) => {
-                    against += 1;
-                    "against the seed's direction".to_string()
-                }
-                (u, _) => {
-                    undecided += 1;
-                    u.to_string()
-                }
-            };
+            let word = t.count(
+                verdict::between(&evdf, &eevdf),
+                up,
+                "the seed's direction",
+                "against the seed's direction",
+            );
             let _ = write!(
                 s,
                 "{} {what} {} against {} (×{:.2}; the seed: ×{seed:.2}): {word}",
@@ -1434,16 +1374,14 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
         }
         let _ = write!(
             s,
-            " Of the seed's {} measures, {with} {} its way, {against} against it and \
-             {undecided} undecided.",
+            " Of the seed's {} measures, {} {} its way, {} against it and {} undecided.",
             SEED_002_MEASURES.len(),
-            if with == 1 { "goes" } else { "go" }
+            t.with,
+            if t.with == 1 { "goes" } else { "go" },
+            t.against,
+            t.undecided
         );
-        (with_all, against_all, undecided_all) = (
-            with_all + with,
-            against_all + against,
-            undecided_all + undecided,
-        );
+        all += t;
         // What EVDF changes: the picks where the earliest deadline was not eligible.
         if let Some(p) = est_of(rows, e, "ineligible_picks_pct", Kernel::Rust) {
             let _ = write!(
@@ -1472,13 +1410,15 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
         }
         s.push_str("\n\n");
     }
-    if with_all + against_all + undecided_all > 0 {
+    if all.total() > 0 {
         let _ = writeln!(
             s,
-            "Over the loads, of {} comparisons: {with_all} the seed's way, {against_all} \
-             against it, {undecided_all} undecided (an undecided comparison counts toward \
-             neither).\n",
-            with_all + against_all + undecided_all
+            "Over the loads, of {} comparisons: {} the seed's way, {} against it, {} \
+             undecided (an undecided comparison counts toward neither).\n",
+            all.total(),
+            all.with,
+            all.against,
+            all.undecided
         );
     }
     s
@@ -2161,12 +2101,7 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
     section_002(raw, rows, &mut s);
     section_003(raw, rows, &mut s);
     section_004(raw, rows, &mut s);
-    if !images.is_empty() {
-        let _ = writeln!(s, "## Plots\n");
-        for i in images {
-            let _ = writeln!(s, "![{i}]({}{i})\n", p.img_prefix);
-        }
-    }
+    s.push_str(&p.plots(images));
     let _ = writeln!(s, "## All rows\n");
     s.push_str(&report::tables(raw, &all_rows(rows)));
     s
@@ -2203,15 +2138,12 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
             if points.is_empty() {
                 continue;
             }
-            curves.push(plot::Curve {
-                name: format!(
-                    "{} {}",
-                    k.name(),
-                    if short { "short slice" } else { "base slice" }
-                ),
-                colour: plot::PALETTE[(2 * ki + si) % plot::PALETTE.len()],
+            let slice = if short { "short slice" } else { "base slice" };
+            curves.push(plot::Curve::nth(
+                2 * ki + si,
+                format!("{} {slice}", k.name()),
                 points,
-            });
+            ));
         }
     }
     if !curves.is_empty() {

@@ -152,6 +152,49 @@ pub fn show(e: &Estimate, digits: usize) -> String {
     format!("{:.d$} [{:.d$}, {:.d$}]", e.value, e.lo, e.hi, d = digits)
 }
 
+/// Comparisons against a claim's direction, counted by where they went: with it, against
+/// it, or undecided (which counts toward neither).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub with: usize,
+    pub against: usize,
+    pub undecided: usize,
+}
+
+impl Tally {
+    /// Counts `v`, a comparison the claim expects `Above` (`claim_above`) or `Below`, and
+    /// words it: `with` or `against` where decided, otherwise why not.
+    pub fn count(&mut self, v: Verdict, claim_above: bool, with: &str, against: &str) -> String {
+        match v {
+            Verdict::Above | Verdict::Below if (v == Verdict::Above) == claim_above => {
+                self.with += 1;
+                with.to_string()
+            }
+            Verdict::Above | Verdict::Below => {
+                self.against += 1;
+                against.to_string()
+            }
+            u => {
+                self.undecided += 1;
+                u.to_string()
+            }
+        }
+    }
+
+    /// Every comparison counted.
+    pub fn total(self) -> usize {
+        self.with + self.against + self.undecided
+    }
+}
+
+impl std::ops::AddAssign for Tally {
+    fn add_assign(&mut self, o: Tally) {
+        self.with += o.with;
+        self.against += o.against;
+        self.undecided += o.undecided;
+    }
+}
+
 /// Every run held to a bound, not the median: a bound that a kernel must keep in each run
 /// (a lag clamp) is judged by its worst run, and any run over it is named.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -296,5 +339,22 @@ mod tests {
             show(&est(1.0634, 1.0561, 1.0931, 12), 3),
             "1.063 [1.056, 1.093]"
         );
+    }
+
+    #[test]
+    fn a_tally_counts_each_side() {
+        let mut t = Tally::default();
+        assert_eq!(t.count(Verdict::Above, true, "with", "against"), "with");
+        assert_eq!(t.count(Verdict::Below, true, "with", "against"), "against");
+        assert_eq!(t.count(Verdict::Below, false, "with", "against"), "with");
+        assert_eq!(
+            t.count(Verdict::Missing, true, "with", "against"),
+            "undecided: not measured"
+        );
+        let mut all = Tally::default();
+        all += t;
+        all += t;
+        assert_eq!((all.with, all.against, all.undecided), (4, 2, 2));
+        assert_eq!(all.total(), 8);
     }
 }
