@@ -43,6 +43,29 @@ pub fn parse(s: &str) -> Option<Experiment> {
 /// 50,000 a pooled p99 is judged on.
 pub const S000_HB_LOOPS: u32 = 1300;
 
+/// Seed 000's hackbench loops a run at 2 vCPUs: 8 times [`S000_HB_LOOPS`]. Under icount the
+/// two vCPUs share one clock and run in turn, and the waker wakes far less a loop: at 1300
+/// loops × 6 runs, results/20261203-102956 (`seeds`, 2026-12-03) pooled only 7,368 to
+/// 41,831 wakeups a kernel and 2-vCPU cell, the fewest stock `lat-w1x-l1x@2cpu/EEVDF`
+/// (7,368: 0.94 a loop), stock `lat-w10x-l1x@2cpu/EEVDF` (9,228) and rust
+/// `lat-w10x-l1x@2cpu/BIAS_ELIGIBLE` (12,045). Wakeups scale about linearly with the loops,
+/// so 50,000 needs 50,000 / 7,368 × 1300 = 8,822 loops; 10,400 pools about 7,368 × 8 =
+/// 58,900 at the fewest cell (18% margin; 73,800 and 96,400 at the next two). Its runs
+/// spread 614 to 1,968 wakeups at 1300 loops: a cell whose six runs all fell at the low end
+/// would still miss, and the report says each cell's pool. Wall time: its boots took about
+/// 200 s (rust) and 70 s (stock) for 1300 loops × 6 cells × 2 runs, so about 8 times that:
+/// near 2 hours for 3 boots a kernel (Documentation/lab.md, `seeds`).
+pub const S000_HB_LOOPS_2CPU: u32 = 8 * S000_HB_LOOPS;
+
+/// Seed 000's hackbench loops a run on `cpus` vCPUs.
+pub fn s000_hb_loops(cpus: u32) -> u32 {
+    if cpus == 1 {
+        S000_HB_LOOPS
+    } else {
+        S000_HB_LOOPS_2CPU
+    }
+}
+
 /// Seed 001's pipe job: the data through the pipe, MiB (about 0.2 s of the producer's CPU
 /// alone, 8 chunks a MiB: 64 wakeups of the consumer).
 pub const S001_PIPEJOB_MIB: u64 = 8;
@@ -143,7 +166,7 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                             slice_x,
                             load_slice_x: Some(1.0),
                             hb_groups: 2,
-                            hb_loops: if smoke { 30 } else { S000_HB_LOOPS },
+                            hb_loops: if smoke { 30 } else { s000_hb_loops(cpus) },
                             hogs: None,
                         },
                     );
@@ -357,6 +380,29 @@ mod tests {
             only.iter().all(|c| c.cpus.is_some()),
             "003 runs on 2 and 4 vCPUs"
         );
+    }
+
+    /// Seed 000's 18 cells: 9 a guest shape, 1300 loops at 1 vCPU, 8 times that at 2 (the
+    /// fewest 2-vCPU pool measured, 7,368 at 1300 loops, scaled to over 50,000).
+    #[test]
+    fn seed000_loops_follow_the_guest_shape() {
+        let cells = matrix(false, &[Experiment::Seed(0)]);
+        assert_eq!(cells.len(), 18);
+        for c in &cells {
+            let Workload::Latency { hb_loops, .. } = c.workload else {
+                panic!("{}", c.id());
+            };
+            match c.cpus {
+                None => assert_eq!(hb_loops, 1300, "{}", c.id()),
+                Some(2) => assert_eq!(hb_loops, 10_400, "{}", c.id()),
+                n => panic!("{n:?}"),
+            }
+        }
+        assert_eq!(cells.iter().filter(|c| c.cpus == Some(2)).count(), 9);
+        assert!(7_368.0 / 1300.0 * f64::from(S000_HB_LOOPS_2CPU) > 55_000.0);
+        assert!(cells
+            .iter()
+            .any(|c| c.label() == "waker 10x, load 1x (hackbench -g 2 -l 10400), 2 vCPUs"));
     }
 
     #[test]
