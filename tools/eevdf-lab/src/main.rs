@@ -156,9 +156,15 @@ struct Common {
 
     /// Only these experiments (comma-separated: `run` and `bar`: latency, throughput,
     /// fairness, scale; `next`: run_to_parity_min_slice, lag_clamp_max_slice,
-    /// next_buddy_eevdf, protect_at_pick; `seeds`: seed001 to seed004).
-    #[arg(long, value_delimiter = ',', value_parser = parse_experiment)]
-    only: Vec<Experiment>,
+    /// next_buddy_eevdf, protect_at_pick; `seeds`: seed000 to seed004). `EXP@Ncpu` keeps
+    /// only the experiment's cells on N vCPUs (a cell's own `@Ncpu`, or `--cpus` for the
+    /// others): `seeds --only seed000@2cpu` runs seed 000's 2-vCPU cells alone (about 2
+    /// hours), `--only seed000@1cpu,seed001,seed002,seed003,seed004` the rest of the study.
+    /// The trade-off: such a run's raw.json holds part of the study, so its page alone
+    /// lacks the other cells and says nothing of them; `report RAW RAW` merges it with a
+    /// run of the rest. A shape on which the experiment has no cell is an error.
+    #[arg(long, value_delimiter = ',', value_parser = parse_only)]
+    only: Vec<Only>,
 
     /// Kernels to compare (comma-separated), from one of two pairs of builds. `rust,stock`
     /// (the default): the tiny pair, tinyconfig + the base fragment (HZ_1000, full
@@ -310,9 +316,99 @@ fn parse_experiment(s: &str) -> Result<Experiment, String> {
             format!(
                 "unknown experiment '{s}' (latency, throughput, fairness, scale; with next: \
                  run_to_parity_min_slice, lag_clamp_max_slice, next_buddy_eevdf, \
-                 protect_at_pick; with seeds: seed001, seed002, seed003, seed004)"
+                 protect_at_pick; with seeds: seed000, seed001, seed002, seed003, seed004; \
+                 any of them @Ncpu for its cells on N vCPUs)"
             )
         })
+}
+
+/// One `--only` item: an experiment, on every guest shape or on N vCPUs only (`@Ncpu`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Only {
+    experiment: Experiment,
+    cpus: Option<u32>,
+    /// As written, for errors.
+    text: String,
+}
+
+/// `latency`, `seed000`, `seed000@2cpu`.
+fn parse_only(s: &str) -> Result<Only, String> {
+    let (name, shape) = match s.split_once('@') {
+        Some((n, sh)) => (n, Some(sh)),
+        None => (s, None),
+    };
+    let experiment = parse_experiment(name)?;
+    let cpus = shape
+        .map(|sh| {
+            sh.strip_suffix("cpu")
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    format!(
+                        "bad guest shape '@{sh}' in '{s}': write EXPERIMENT@Ncpu with N >= 1, \
+                         e.g. seed000@2cpu"
+                    )
+                })
+        })
+        .transpose()?;
+    Ok(Only {
+        experiment,
+        cpus,
+        text: s.to_string(),
+    })
+}
+
+/// The experiments `only` names, each once, in order.
+fn only_experiments(only: &[Only]) -> Vec<Experiment> {
+    let mut v: Vec<Experiment> = Vec::new();
+    for o in only {
+        if !v.contains(&o.experiment) {
+            v.push(o.experiment);
+        }
+    }
+    v
+}
+
+/// Keeps the cells `only`'s guest shapes allow: a cell of an experiment that `only` names
+/// with `@Ncpu` items alone stays when it runs on one of those N (its own vCPU count, or
+/// `cpus` for a cell without one); other cells stay. An `@Ncpu` item that keeps no cell is
+/// an error naming the shapes its experiment has.
+fn restrict_shapes(cells: &mut Vec<Cell>, only: &[Only], cpus: u32) -> Result<()> {
+    let on = |c: &Cell| c.cpus.unwrap_or(cpus);
+    for o in only {
+        let Some(n) = o.cpus else { continue };
+        if !cells
+            .iter()
+            .any(|c| c.experiment == o.experiment && on(c) == n)
+        {
+            let mut shapes: Vec<u32> = cells
+                .iter()
+                .filter(|c| c.experiment == o.experiment)
+                .map(on)
+                .collect();
+            shapes.sort_unstable();
+            shapes.dedup();
+            let shapes: Vec<String> = shapes.iter().map(u32::to_string).collect();
+            bail!(
+                "--only {}: no cell of that experiment runs on {n} vCPUs in this matrix (its \
+                 cells run on {})",
+                o.text,
+                if shapes.is_empty() {
+                    "none: the matrix has no cell of it".to_string()
+                } else {
+                    format!("{} vCPUs", shapes.join(", "))
+                }
+            );
+        }
+    }
+    cells.retain(|c| {
+        let items: Vec<&Only> = only
+            .iter()
+            .filter(|o| o.experiment == c.experiment)
+            .collect();
+        items.is_empty() || items.iter().any(|o| o.cpus.is_none_or(|n| n == on(c)))
+    });
+    Ok(())
 }
 
 /// UTC "YYYY-MM-DD HH:MM:SS" from the system clock (days-to-civil, no time zone data).
@@ -683,7 +779,8 @@ fn real_main() -> Result<bool> {
         }
     }
     let root = repo_root();
-    let mut cells = studies::study(kind).cells(kind, &args.only);
+    let mut cells = studies::study(kind).cells(kind, &only_experiments(&args.only));
+    restrict_shapes(&mut cells, &args.only, args.cpus)?;
     if cells.is_empty() {
         bail!("the matrix is empty (check --only)");
     }
@@ -875,7 +972,10 @@ mod tests {
             "stock",
         ])
         .unwrap();
-        assert_eq!(a.only, vec![Experiment::Latency, Experiment::Scale]);
+        assert_eq!(
+            only_experiments(&a.only),
+            vec![Experiment::Latency, Experiment::Scale]
+        );
         assert_eq!(
             plan::resolve_kernels(&a.kernels),
             Ok((Pair::Tiny, vec![Kernel::Stock]))
@@ -935,7 +1035,7 @@ mod tests {
         .unwrap();
         assert_eq!(a.stand_ins[0].written_as, "NEXT_BUDDY");
         assert_eq!(
-            a.only,
+            only_experiments(&a.only),
             [
                 Experiment::Next(next::NextFeature::NextBuddyEevdf),
                 Experiment::Next(next::NextFeature::ProtectAtPick)
@@ -951,6 +1051,66 @@ mod tests {
             parse(&["eevdf-lab", "report", "results/x/raw.json"]).unwrap_err(),
             "report results/x/raw.json"
         );
+    }
+
+    /// `--only EXP@Ncpu` keeps the experiment's cells on N vCPUs; a bad shape, or one the
+    /// experiment has no cell on, is an error that says so.
+    #[test]
+    fn only_takes_a_guest_shape() {
+        let a = parse(&["eevdf-lab", "seeds", "--only", "seed000@2cpu"]).unwrap();
+        assert_eq!(a.only[0].cpus, Some(2));
+        let cells_of = |only: &[Only], cpus: u32| {
+            let mut c =
+                studies::study(MatrixKind::Seeds).cells(MatrixKind::Seeds, &only_experiments(only));
+            restrict_shapes(&mut c, only, cpus).map(|()| c)
+        };
+        let two = cells_of(&a.only, 1).unwrap();
+        assert_eq!(two.len(), 9);
+        assert!(two
+            .iter()
+            .all(|c| c.experiment == Experiment::Seed(0) && c.cpus == Some(2)));
+        assert!(two[0].command().contains("hackbench -g 2 -l 10400"));
+        // The rest of the study: seed 000 at 1 vCPU, every other seed whole.
+        let a = parse(&[
+            "eevdf-lab",
+            "seeds",
+            "--only",
+            "seed000@1cpu,seed001,seed002,seed003,seed004",
+        ])
+        .unwrap();
+        let rest = cells_of(&a.only, 1).unwrap();
+        let all = cells_of(&[], 1).unwrap();
+        assert_eq!(rest.len() + two.len(), all.len());
+        assert!(rest
+            .iter()
+            .all(|c| c.experiment != Experiment::Seed(0) || c.cpus.is_none()));
+        // Both shapes named: both kept.
+        let a = parse(&["eevdf-lab", "seeds", "--only", "seed000@1cpu,seed000@2cpu"]).unwrap();
+        assert_eq!(cells_of(&a.only, 1).unwrap().len(), 18);
+        // At --cpus 2, the cells without their own count run on 2 too, and none on 1.
+        let a2 = parse(&["eevdf-lab", "seeds", "--only", "seed000@2cpu"]).unwrap();
+        assert_eq!(cells_of(&a2.only, 2).unwrap().len(), 18);
+        assert!(cells_of(&a.only, 2).is_err());
+        // No cell on that shape.
+        let a = parse(&["eevdf-lab", "seeds", "--only", "seed000@4cpu"]).unwrap();
+        let e = cells_of(&a.only, 1).unwrap_err().to_string();
+        assert!(
+            e.contains("--only seed000@4cpu") && e.contains("1, 2 vCPUs"),
+            "{e}"
+        );
+        // Bad shapes.
+        for bad in [
+            "seed000@2",
+            "seed000@0cpu",
+            "seed000@twocpu",
+            "seed000@2cpus",
+        ] {
+            let e = parse(&["eevdf-lab", "seeds", "--only", bad]).unwrap_err();
+            assert!(e.contains("bad guest shape"), "{bad}: {e}");
+        }
+        assert!(parse(&["eevdf-lab", "seeds", "--only", "seed009@2cpu"])
+            .unwrap_err()
+            .contains("unknown experiment 'seed009'"));
     }
 
     #[test]
