@@ -890,6 +890,8 @@ fn real_main() -> Result<bool> {
         boots: Vec::new(),
         stand_ins: args.stand_ins.clone(),
         insnprof: Vec::new(),
+        merged: Vec::new(),
+        merge_command: String::new(),
     };
     let t_run = Instant::now();
     let cx = Ctx {

@@ -76,6 +76,33 @@ pub struct Raw {
     /// boots (`bar`; absent otherwise and in runs from before it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub insnprof: Vec<InsnProf>,
+    /// The runs this record merges (`eevdf-lab report RAW RAW ...`, [`crate::merge`]),
+    /// oldest first; empty for one run's record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<MergedRun>,
+    /// The `report` command that merged them (empty for one run's record).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub merge_command: String,
+}
+
+/// One run of a merged record: what the page's header and Kernels table say of it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MergedRun {
+    /// Its raw.json, as named to `report`.
+    pub raw: String,
+    pub started_utc: String,
+    pub command: String,
+    pub boots_per_kernel: u32,
+    pub inner_reps: u32,
+    pub kernels: Vec<KernelInfo>,
+    /// Its boots in the merged record's `boots`: `first_boot..first_boot + n_boots`.
+    pub first_boot: usize,
+    pub n_boots: usize,
+    /// The cells it ran.
+    pub n_cells: usize,
+    /// The IDs of the cells whose outcomes the page takes from it (the others a later run
+    /// replaced).
+    pub cells: Vec<String>,
 }
 
 #[cfg(test)]
@@ -100,6 +127,8 @@ impl Raw {
             boots: vec![],
             stand_ins: vec![],
             insnprof: vec![],
+            merged: vec![],
+            merge_command: String::new(),
         }
     }
 }
@@ -1046,12 +1075,17 @@ pub fn bar_summary(raw: &Raw, rows: &[Row]) -> String {
 /// lab had subcommands (`eevdf-lab --bar ...`), the same run in today's form (`eevdf-lab
 /// bar ...`).
 pub fn reproduce(raw: &Raw) -> String {
-    let words: Vec<&str> = raw.command.split_whitespace().collect();
+    reproduce_command(&raw.command, raw.matrix)
+}
+
+/// [`reproduce`] of a run's recorded `command` of `matrix`.
+fn reproduce_command(command: &str, matrix: MatrixKind) -> String {
+    let words: Vec<&str> = command.split_whitespace().collect();
     let studies = ["run", "bar", "next", "seeds", "report"];
     if words.len() < 2 || studies.contains(&words[1]) {
-        return raw.command.clone();
+        return command.to_string();
     }
-    let study = match raw.matrix {
+    let study = match matrix {
         MatrixKind::Bar => "bar",
         MatrixKind::Next | MatrixKind::NextSmoke => "next",
         MatrixKind::Seeds | MatrixKind::SeedsSmoke => "seeds",
@@ -1088,17 +1122,21 @@ pub fn preamble(raw: &Raw, title: &str) -> String {
                 .join(" and ")
         )
     };
-    let _ = writeln!(
-        s,
-        "Run {} UTC, matrix `{:?}`, {} boots per kernel × {} repetitions per boot, {cpus} \
-         ({}). Reproduce with:\n\n```sh\n{}\n```\n",
-        raw.started_utc,
-        raw.matrix,
-        raw.boots_per_kernel,
-        raw.inner_reps,
-        TimingInfo::describe(raw.timing),
-        reproduce(raw)
-    );
+    if raw.merged.is_empty() {
+        let _ = writeln!(
+            s,
+            "Run {} UTC, matrix `{:?}`, {} boots per kernel × {} repetitions per boot, {cpus} \
+             ({}). Reproduce with:\n\n```sh\n{}\n```\n",
+            raw.started_utc,
+            raw.matrix,
+            raw.boots_per_kernel,
+            raw.inner_reps,
+            TimingInfo::describe(raw.timing),
+            reproduce(raw)
+        );
+    } else {
+        s.push_str(&merged_runs(raw, &cpus));
+    }
     let _ = writeln!(
         s,
         "Kernel pair: **{}** ({}).\n",
@@ -1106,27 +1144,14 @@ pub fn preamble(raw: &Raw, title: &str) -> String {
         raw.pair.describe()
     );
     let _ = writeln!(s, "{}\n", integration_note(raw));
-    let _ = writeln!(s, "## Kernels\n\n| kernel | build | CONFIG_SCHED_EEVDF_RUST | built from the current series | uname -r | sched features at boot |\n|---|---|---|---|---|---|");
-    for k in &raw.kernels {
-        let b = raw.boots.iter().find(|b| b.kernel == k.kernel);
-        let _ = writeln!(
-            s,
-            "| {} | `{}` | {} | {} | {} | `{}` |",
-            k.kernel.name(),
-            raw.pair.build(k.kernel),
-            match k.config_sched_eevdf_rust {
-                Some(true) => "y",
-                Some(false) => "n",
-                None => "?",
-            },
-            match k.build_current {
-                Some(true) => "yes",
-                Some(false) => "**no** (built from an older series or config)",
-                None => "unknown",
-            },
-            b.map_or("-", |b| b.info.uname.as_str()),
-            b.map_or("-", |b| b.info.features.as_str())
-        );
+    if raw.merged.is_empty() {
+        let _ = writeln!(s, "## Kernels\n\n{KERNELS_HEAD}|\n{KERNELS_RULE}|");
+        for k in &raw.kernels {
+            let b = raw.boots.iter().find(|b| b.kernel == k.kernel);
+            let _ = writeln!(s, "{}|", kernel_row(raw, k, b));
+        }
+    } else {
+        s.push_str(&merged_kernels(raw));
     }
     let failed_boots: Vec<String> = raw
         .boots
@@ -1144,6 +1169,131 @@ pub fn preamble(raw: &Raw, title: &str) -> String {
         .collect();
     if !failed_boots.is_empty() {
         let _ = writeln!(s, "\n**Failed boots:** {}", failed_boots.join(", "));
+    }
+    s
+}
+
+/// The Kernels table's head and rule, without their closing `|`.
+const KERNELS_HEAD: &str = "| kernel | build | CONFIG_SCHED_EEVDF_RUST | built from the current \
+                            series | uname -r | sched features at boot ";
+const KERNELS_RULE: &str = "|---|---|---|---|---|---";
+
+/// A row of the Kernels table, without its closing `|`: kernel `k` as its run found it,
+/// `uname -r` and the features from boot `b` of it.
+fn kernel_row(raw: &Raw, k: &KernelInfo, b: Option<&BootRun>) -> String {
+    format!(
+        "| {} | `{}` | {} | {} | {} | `{}` ",
+        k.kernel.name(),
+        raw.pair.build(k.kernel),
+        match k.config_sched_eevdf_rust {
+            Some(true) => "y",
+            Some(false) => "n",
+            None => "?",
+        },
+        match k.build_current {
+            Some(true) => "yes",
+            Some(false) => "**no** (built from an older series or config)",
+            None => "unknown",
+        },
+        b.map_or("-", |b| b.info.uname.as_str()),
+        b.map_or("-", |b| b.info.features.as_str())
+    )
+}
+
+/// A merged record's runs, for the page's header: each run (its start, command, boots and
+/// the cells the page takes from it), how they merge, and every command to reproduce the
+/// page.
+fn merged_runs(raw: &Raw, cpus: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Merged from {} runs of matrix `{:?}`, {cpus} ({}). A later run's cells replace an \
+         earlier run's outcomes of the same cell IDs, cell by cell, on every kernel; every other \
+         cell keeps its run's:\n",
+        raw.merged.len(),
+        raw.matrix,
+        TimingInfo::describe(raw.timing)
+    );
+    for (n, m) in raw.merged.iter().enumerate() {
+        let cells = if m.cells.len() == m.n_cells {
+            format!("all {} of its cells", m.n_cells)
+        } else {
+            format!(
+                "{} of its {} cells (a later run replaced the others)",
+                m.cells.len(),
+                m.n_cells
+            )
+        };
+        let ids = if n > 0 && !m.cells.is_empty() && m.cells.len() <= 12 {
+            let ids: Vec<String> = m.cells.iter().map(|c| format!("`{c}`")).collect();
+            format!(": {}", ids.join(", "))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "{}. Run {} UTC (`{}`), {} boots per kernel × {} repetitions per boot; the page \
+             takes {cells}{ids}.",
+            n + 1,
+            m.started_utc,
+            m.raw,
+            m.boots_per_kernel,
+            m.inner_reps
+        );
+    }
+    let mut cmds: Vec<String> = raw
+        .merged
+        .iter()
+        .map(|m| reproduce_command(&m.command, raw.matrix))
+        .collect();
+    cmds.push(raw.merge_command.clone());
+    let _ = writeln!(
+        s,
+        "\nReproduce with (the runs, then the report that merges their raw.json files):\n\n\
+         ```sh\n{}\n```\n",
+        cmds.join("\n")
+    );
+    s
+}
+
+/// A merged record's Kernels table: a row for each distinct kernel build as the table shows
+/// it, with the runs that booted it, and a warning when a kernel's builds differ.
+fn merged_kernels(raw: &Raw) -> String {
+    let mut rows: Vec<(Kernel, String, Vec<usize>)> = Vec::new();
+    for (n, m) in raw.merged.iter().enumerate() {
+        let boots = &raw.boots[m.first_boot..m.first_boot + m.n_boots];
+        for k in &m.kernels {
+            let b = boots.iter().find(|b| b.kernel == k.kernel);
+            let row = kernel_row(raw, k, b);
+            match rows.iter_mut().find(|(_, r, _)| *r == row) {
+                Some((_, _, runs)) => runs.push(n + 1),
+                None => rows.push((k.kernel, row, vec![n + 1])),
+            }
+        }
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "## Kernels\n\n{KERNELS_HEAD}| runs |\n{KERNELS_RULE}|---|"
+    );
+    for (_, row, runs) in &rows {
+        let runs: Vec<String> = runs.iter().map(usize::to_string).collect();
+        let _ = writeln!(s, "{row}| {} |", runs.join(", "));
+    }
+    let mut differ: Vec<&str> = Vec::new();
+    for (k, _, _) in &rows {
+        if rows.iter().filter(|(x, _, _)| x == k).count() > 1 && !differ.contains(&k.name()) {
+            differ.push(k.name());
+        }
+    }
+    if !differ.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n**The merged runs booted different builds of the {} kernel** (the rows above): \
+             each cell's numbers come from the run that ran it, on that run's build, so a \
+             comparison across cells of different runs compares the builds too.",
+            differ.join(" and ")
+        );
     }
     s
 }
