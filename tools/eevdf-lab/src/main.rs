@@ -24,6 +24,7 @@
 mod feature;
 mod insnprof;
 mod main_matrix;
+mod merge;
 mod metrics;
 mod next;
 mod next_report;
@@ -131,10 +132,19 @@ enum Study {
         common: Common,
     },
     /// Regenerate a run's report from its raw.json (into that run's directory), with the
-    /// current verdicts.
+    /// current verdicts; or one report from several runs of one study (`report A B`, oldest
+    /// first), into `merged/` in the last run's directory (with the merged raw.json, which
+    /// `report` renders again). A later run replaces the earlier runs' outcomes of every
+    /// cell it ran (by cell ID, on every kernel); the other cells keep theirs. For a study
+    /// too long for one session: `seeds --only seed000@1cpu,seed001,seed002,seed003,seed004`,
+    /// then `seeds --only seed000@2cpu`, then `report` of both. Runs of different matrix
+    /// kinds, kernel pairs, --cpus, timing or bootstrap settings are refused (exit 2,
+    /// nothing written); different kernel builds are merged, the page's Kernels table
+    /// showing a row for each with the runs that booted it.
     Report {
-        /// The run's raw.json (results/<stamp>/raw.json).
-        raw: PathBuf,
+        /// The runs' raw.json files (results/<stamp>/raw.json), oldest first.
+        #[arg(required = true, num_args = 1..)]
+        raws: Vec<PathBuf>,
         /// Also write the report as this Markdown page, its plots beside it.
         #[arg(long, alias = "markdown")]
         results_page: Option<PathBuf>,
@@ -254,7 +264,7 @@ struct Args {
 
 impl Args {
     /// The run a subcommand asks for, or the raw.json `report` regenerates from.
-    fn from_cli(cli: Cli) -> Result<Args, (PathBuf, Option<PathBuf>)> {
+    fn from_cli(cli: Cli) -> Result<Args, (Vec<PathBuf>, Option<PathBuf>)> {
         let (kind, stand_ins, skip_insnprof, common) = match cli.study {
             Study::Run {
                 full,
@@ -295,7 +305,7 @@ impl Args {
                 };
                 (kind, Vec::new(), false, common)
             }
-            Study::Report { raw, results_page } => return Err((raw, results_page)),
+            Study::Report { raws, results_page } => return Err((raws, results_page)),
         };
         Ok(Args {
             kind,
@@ -731,20 +741,44 @@ impl std::ops::Deref for Args {
     }
 }
 
-/// `eevdf-lab report RAW`: the run's report again from its records.
-fn report_from_raw(p: &Path, results_page: Option<&Path>) -> Result<bool> {
-    let raw: Raw = serde_json::from_str(
-        &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
-    )
-    .with_context(|| format!("parsing {}", p.display()))?;
-    let dir = p.parent().unwrap_or(Path::new("."));
-    finish(&raw, dir, results_page)
+/// `eevdf-lab report RAW [RAW ...]`: the run's report again from its records, into its
+/// directory; several runs' merged ([`merge::merge`]) into `merged/` in the last one's
+/// directory, beside the merged record.
+fn report_from_raws(paths: &[PathBuf], results_page: Option<&Path>) -> Result<bool> {
+    let mut runs = Vec::new();
+    for p in paths {
+        let raw: Raw = serde_json::from_str(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )
+        .with_context(|| format!("parsing {}", p.display()))?;
+        runs.push((p.display().to_string(), raw));
+    }
+    let last = paths.last().context("report needs a raw.json")?;
+    let dir = last.parent().unwrap_or(Path::new("."));
+    if paths.len() == 1 {
+        let (_, raw) = runs.pop().context("report needs a raw.json")?;
+        return finish(&raw, dir, results_page);
+    }
+    let command = std::iter::once("target/release/eevdf-lab".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let raw = merge::merge(runs, &command)?;
+    let dir = dir.join("merged");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(dir.join("raw.json"), serde_json::to_string(&raw)?)?;
+    eprintln!(
+        "==> eevdf-lab: merged {} runs into {}",
+        raw.merged.len(),
+        dir.display()
+    );
+    finish(&raw, &dir, results_page)
 }
 
 fn real_main() -> Result<bool> {
     let args = match Args::from_cli(Cli::parse()) {
         Ok(a) => a,
-        Err((p, page)) => return report_from_raw(&p, page.as_deref()),
+        Err((p, page)) => return report_from_raws(&p, page.as_deref()),
     };
     let kind = args.kind;
     let boots_per_kernel = args.boots_per_kernel.unwrap_or(match kind {
@@ -960,7 +994,10 @@ mod tests {
     /// The run a command line asks for (an error for `report`, or a bad line).
     fn parse(argv: &[&str]) -> Result<Args, String> {
         let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
-        Args::from_cli(cli).map_err(|(p, _)| format!("report {}", p.display()))
+        Args::from_cli(cli).map_err(|(p, _)| {
+            let p: Vec<String> = p.iter().map(|p| p.display().to_string()).collect();
+            format!("report {}", p.join(" "))
+        })
     }
 
     #[test]
@@ -1053,6 +1090,14 @@ mod tests {
             parse(&["eevdf-lab", "report", "results/x/raw.json"]).unwrap_err(),
             "report results/x/raw.json"
         );
+        // Several, to merge; none is an error.
+        assert_eq!(
+            parse(&["eevdf-lab", "report", "a/raw.json", "b/raw.json"]).unwrap_err(),
+            "report a/raw.json b/raw.json"
+        );
+        assert!(parse(&["eevdf-lab", "report"])
+            .unwrap_err()
+            .contains("required"));
     }
 
     /// `--only EXP@Ncpu` keeps the experiment's cells on N vCPUs; a bad shape, or one the

@@ -1217,6 +1217,11 @@ fn merged_runs(raw: &Raw, cpus: &str) -> String {
     for (n, m) in raw.merged.iter().enumerate() {
         let cells = if m.cells.len() == m.n_cells {
             format!("all {} of its cells", m.n_cells)
+        } else if m.cells.is_empty() {
+            format!(
+                "none of its {} cells (later runs replaced them all)",
+                m.n_cells
+            )
         } else {
             format!(
                 "{} of its {} cells (a later run replaced the others)",
