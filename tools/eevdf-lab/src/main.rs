@@ -123,7 +123,10 @@ enum Study {
     /// under `perf sched record`, for EEVDF and EVDF, EVDF + NO_RUN_TO_PARITY over the share
     /// and EEVDF at a 3 ms base slice near and over it (002; the EVDF sets on rust alone), a long
     /// sleeper that wakes on another CPU at 2 and 4 vCPUs (003), a fork-heavy job at 100%
-    /// and 300% load with cyclictest beside it (004). 3 boots x 2 runs a cell.
+    /// and 300% load with cyclictest beside it (004). 3 boots x 2 runs a cell. Seed 000's
+    /// 2-vCPU cells run 8 times the loops of its 1-vCPU ones, for 50,000 wakeups a pool
+    /// (about 2 hours of the run): `--only seed000@2cpu` runs them alone, `--only
+    /// seed000@1cpu,seed001,seed002,seed003,seed004` the rest, `report A B` makes one page.
     Seeds {
         /// One short cell of each seed, one boot a guest shape: checks the pipeline.
         #[arg(long)]
@@ -399,15 +402,17 @@ fn restrict_shapes(cells: &mut Vec<Cell>, only: &[Only], cpus: u32) -> Result<()
             shapes.sort_unstable();
             shapes.dedup();
             let shapes: Vec<String> = shapes.iter().map(u32::to_string).collect();
+            if shapes.is_empty() {
+                bail!(
+                    "--only {}: this matrix has no cell of that experiment",
+                    o.text
+                );
+            }
             bail!(
                 "--only {}: no cell of that experiment runs on {n} vCPUs in this matrix (its \
-                 cells run on {})",
+                 cells run on {} vCPUs)",
                 o.text,
-                if shapes.is_empty() {
-                    "none: the matrix has no cell of it".to_string()
-                } else {
-                    format!("{} vCPUs", shapes.join(", "))
-                }
+                shapes.join(", ")
             );
         }
     }
@@ -1144,6 +1149,13 @@ mod tests {
         assert!(
             e.contains("--only seed000@4cpu") && e.contains("1, 2 vCPUs"),
             "{e}"
+        );
+        // An experiment of another study.
+        let a = parse(&["eevdf-lab", "seeds", "--only", "latency@2cpu,seed001"]).unwrap();
+        let e = cells_of(&a.only, 1).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--only latency@2cpu: this matrix has no cell of that experiment"
         );
         // Bad shapes.
         for bad in [
