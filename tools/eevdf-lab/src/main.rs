@@ -138,7 +138,8 @@ enum Study {
     /// current verdicts; or one report from several runs of one study (`report A B`, oldest
     /// first), into `merged/` in the last run's directory (with the merged raw.json, which
     /// `report` renders again). A later run replaces the earlier runs' outcomes of every
-    /// cell it ran (by cell ID, on every kernel); the other cells keep theirs. For a study
+    /// cell in its matrix (by cell ID, on every kernel, booted or not); the other cells keep
+    /// theirs. For a study
     /// too long for one session: `seeds --only seed000@1cpu,seed001,seed002,seed003,seed004`,
     /// then `seeds --only seed000@2cpu`, then `report` of both. Runs of different matrix
     /// kinds, kernel pairs, --cpus, timing or bootstrap settings are refused (exit 2,
