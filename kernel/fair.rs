@@ -650,6 +650,22 @@ impl<'rq> Runqueue for CfsRq<'rq> {
         // CPU's one reference to it.
         unsafe { (*self.raw()).next = se.map_or(ptr::null_mut(), Se::as_ptr) };
     }
+
+    #[inline]
+    fn earliest(&self) -> Option<Se<'rq>> {
+        // SAFETY: the cfs_rq is valid and locked for `'rq` (type invariant); its `earliest`
+        // (patch 0014) is null or an entity of its timeline: only the core writes it, in
+        // its enqueue (the entity it inserts) and erase (null when it takes that entity
+        // out), under the same lock; C never writes it, and a zeroed cfs_rq has it null.
+        unsafe { Se::from_raw((*self.raw()).earliest) }
+    }
+
+    #[inline]
+    fn set_earliest(&mut self, se: Option<Se<'rq>>) {
+        // SAFETY: the cfs_rq is valid and locked (type invariant), and `&mut self` is this
+        // CPU's one reference to it.
+        unsafe { (*self.raw()).earliest = se.map_or(ptr::null_mut(), Se::as_ptr) };
+    }
 }
 
 /// The core's feature bits are the kernel's `__SCHED_FEAT_*` numbers (features/table.rs),

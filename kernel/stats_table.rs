@@ -104,9 +104,10 @@ macro_rules! eevdf_stats_table {
             /// the buddy's deadline was earlier (counted besides the wakeup's outcome).
             (BuddyKept, "buddy_kept"),
             /// The picks that `pick_eevdf()` made in O(1), before the tree: one queued
-            /// entity, an eligible buddy, current kept by its slice protection, or the
-            /// leftmost entity holding the tree's earliest deadline (6.12's O(1) case is
-            /// its leftmost, the earliest deadline, being eligible). Not counted: `picks`
+            /// entity, an eligible buddy, current kept by its slice protection, the
+            /// remembered holder of the tree's earliest deadline, or the leftmost entity
+            /// holding it (6.12's O(1) case is its leftmost, the earliest deadline, being
+            /// eligible). Not counted: `picks`
             /// minus `pick_shortcut` and `pick_descent`, computed when read, so that the
             /// common pick costs no second increment.
             (PickFast, "pick_fast"),

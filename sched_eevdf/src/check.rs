@@ -5,8 +5,9 @@
 //! Like lib/rbtree_test.c's `check_augmented()` it recomputes every node's augmented value
 //! from its children and compares it with the stored one. It also checks the tree order,
 //! the parent links, the red-black properties, the cached leftmost node, and the sums
-//! `Σ w·key`, `Σ w`, `Σ r` and the queued count, recomputed from scratch; and that a next
-//! buddy is a queued, not delayed entity of this runqueue (current or in the tree). (Slice
+//! `Σ w·key`, `Σ w`, `Σ r` and the queued count, recomputed from scratch; that a next
+//! buddy is a queued, not delayed entity of this runqueue (current or in the tree); and
+//! that a remembered holder of the earliest deadline is the first tree entity with it. (Slice
 //! protection needs no invariant: `ops::protect_slice` reads a window past the deadline as
 //! ended.)
 //!
@@ -116,6 +117,12 @@ pub enum InvariantError {
         /// Recomputed value.
         computed: u32,
     },
+    /// The remembered holder of the earliest deadline (`Runqueue::earliest`) is not the
+    /// first tree entity whose deadline is the root's `min_deadline`.
+    Earliest {
+        /// The holder is a tree node.
+        in_tree: bool,
+    },
     /// The next buddy is neither current nor in the tree, or is not queued, or is delayed
     /// (fair.c clears a buddy when it dequeues it and never makes a delayed one).
     Buddy {
@@ -178,6 +185,10 @@ impl fmt::Display for InvariantError {
             AvgLoad { stored, computed } => write!(f, "avg_load {stored}, recomputed {computed}"),
             SumSlice { stored, computed } => write!(f, "sum_slice {stored}, recomputed {computed}"),
             NrQueued { stored, computed } => write!(f, "nr_queued {stored}, recomputed {computed}"),
+            Earliest { in_tree } => write!(
+                f,
+                "remembered earliest deadline: not its first holder (in the tree: {in_tree})"
+            ),
             Buddy {
                 on_this_rq,
                 on_rq,
@@ -212,6 +223,7 @@ impl InvariantError {
             AvgLoad { .. } => "sum_w",
             SumSlice { .. } => "sum_slice",
             NrQueued { .. } => "nr_queued",
+            Earliest { .. } => "earliest",
             Buddy { .. } => "buddy",
         }
     }
@@ -260,6 +272,11 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
         return Err(InvariantError::Leftmost);
     }
 
+    let md = rq.root().map(|r| r.min_deadline());
+    let earliest = rq.earliest();
+    let mut earliest_found = false;
+    // The first tree entity whose deadline is the root's `min_deadline`.
+    let mut holder: Option<R::Se> = None;
     let mut prev: Option<R::Se> = None;
     let mut node = first;
     let mut index = 0usize;
@@ -275,6 +292,10 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
             return Err(InvariantError::NotOnRq { index });
         }
         buddy_found |= Some(n) == buddy;
+        earliest_found |= Some(n) == earliest;
+        if holder.is_none() && Some(n.deadline()) == md {
+            holder = Some(n);
+        }
         let (left, right) = (rq.left(n), rq.right(n));
         for c in [left, right].into_iter().flatten() {
             if rq.parent(c) != Some(n) {
@@ -381,6 +402,11 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
         return Err(InvariantError::NrQueued {
             stored: rq.nr_queued(),
             computed: queued,
+        });
+    }
+    if earliest.is_some() && earliest != holder {
+        return Err(InvariantError::Earliest {
+            in_tree: earliest_found,
         });
     }
     if let Some(b) = buddy {

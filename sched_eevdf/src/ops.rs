@@ -35,9 +35,10 @@ use super::features::{Config, Features};
 use super::math::{avg_vruntime_add, avg_vruntime_delta, avg_vruntime_sub, entity_lag};
 use super::math::{update_zero_vruntime, vruntime_eligible};
 use super::tree::{
-    keeps_max_slice, min_deadline_update, rebuild_max_slice, Entity, Runqueue, Timeline,
+    entity_less, keeps_max_slice, min_deadline_update, rebuild_max_slice, Entity, Runqueue,
+    Timeline,
 };
-use super::vtime::vdelta;
+use super::vtime::{vdelta, vruntime_before};
 
 macro_rules! flags {
     ($(#[$m:meta])* $t:ident { $($(#[$fm:meta])* $f:ident = $v:expr,)* }) => {
@@ -347,16 +348,66 @@ pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) 
     // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
     // A leaf's `max_slice` is its slice whatever the features: one store.
     min_deadline_update::<_, true>(se, None, None);
+    earliest_enqueue(rq, se);
     let keep = timeline_keeps_max_slice(rq, features);
     rq.insert(se, keep);
 }
 
 /// `__dequeue_entity()`: out of the timeline and the sums.
-#[inline]
+#[inline(always)]
 pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) {
+    if rq.earliest() == Some(se) {
+        rq.set_earliest(None);
+    }
     let keep = timeline_keeps_max_slice(rq, features);
     rq.erase(se, keep);
     avg_vruntime_sub(rq, se);
+}
+
+/// The holder of the earliest deadline ([`Runqueue::earliest`]) as `se` is inserted.
+///
+/// The holder `h` is the first entity in tree order whose deadline is the root's
+/// `min_deadline` `md`. Inserting `se` (deadline `d`) changes `md` only to `d`, and the
+/// order of the others not at all, so, with `md` and `h` read before the insertion:
+///
+/// ```text
+///   empty timeline:  h' = se
+///   d < md:          h' = se              (the only entity with the new md)
+///   d == md:         h' = se if se comes before h in tree order, else h
+///                    (unknown stays unknown: the first with md may be se or not)
+///   d > md:          h' = h               (md and its entities unchanged)
+/// ```
+///
+/// Tree order is [`entity_less`]: an insertion goes right of entities with an equal
+/// vruntime, so `se` comes before `h` only with a strictly smaller vruntime. The erase
+/// forgets the holder when it takes it out ([`__dequeue_entity`]): who holds the earliest
+/// deadline then is not known without a descent, and the pick, which needs it only when
+/// the holder is eligible, falls back to the leftmost test and the descent until an
+/// insertion names one again. A deadline does not change in the tree (an entity is
+/// taken out to be given a new one), so nothing else moves the holder.
+///
+/// Cost: a load of the root and a comparison an insertion, a store where the holder
+/// changes; a comparison an erase (6 to 9 instructions a switch in the kernel where the
+/// holder never answers: Documentation/pick-cost.md). What it buys: the pick's O(1) answer for a queued
+/// entity with the earliest deadline that becomes eligible while others run (a
+/// short-slice waker beside a busy load: seed 000's case), where the leftmost by vruntime
+/// is another entity and the pick would otherwise descend.
+#[inline(always)]
+fn earliest_enqueue<R: Runqueue>(rq: &mut R, se: R::Se) {
+    let Some(root) = rq.root() else {
+        rq.set_earliest(Some(se));
+        return;
+    };
+    let (d, md) = (se.deadline(), root.min_deadline());
+    if vruntime_before(d, md) {
+        rq.set_earliest(Some(se));
+    } else if d == md {
+        if let Some(h) = rq.earliest() {
+            if entity_less(se, h) {
+                rq.set_earliest(Some(se));
+            }
+        }
+    }
 }
 
 /// Whether the next tree update keeps `max_slice` ([`keeps_max_slice`]), and what that

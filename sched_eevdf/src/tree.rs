@@ -195,6 +195,15 @@ pub trait Runqueue: Timeline {
     /// Sets the next buddy: one level of fair.c's `set_next_buddy()`, or a
     /// `clear_buddies()`.
     fn set_next_buddy(&mut self, se: Option<Self::Se>);
+    /// The holder of the timeline's earliest deadline, where it is known: the first entity
+    /// in tree order whose deadline is the root's `min_deadline`, or `None` (an empty
+    /// timeline, or a holder not known since the last one left). Kept by
+    /// [`__enqueue_entity`](super::__enqueue_entity) and
+    /// [`__dequeue_entity`](super::__dequeue_entity); read by the pick, which returns an
+    /// eligible holder in O(1), as 6.12 returns its eligible leftmost.
+    fn earliest(&self) -> Option<Self::Se>;
+    /// Sets [`Runqueue::earliest`].
+    fn set_earliest(&mut self, se: Option<Self::Se>);
 }
 
 /// `__entity_less()`: the timeline's order, `(s64)(a->vruntime - b->vruntime) < 0`.

@@ -203,6 +203,7 @@ pub struct UserRunqueue<'a> {
     curr: Option<UserSe<'a>>,
     next: Option<UserSe<'a>>,
     max_slice_stale: bool,
+    earliest: Option<UserSe<'a>>,
 }
 
 impl<'a> UserRunqueue<'a> {
@@ -296,6 +297,12 @@ impl<'a> Runqueue for UserRunqueue<'a> {
     }
     fn set_next_buddy(&mut self, se: Option<UserSe<'a>>) {
         self.next = se
+    }
+    fn earliest(&self) -> Option<UserSe<'a>> {
+        self.earliest
+    }
+    fn set_earliest(&mut self, se: Option<UserSe<'a>>) {
+        self.earliest = se
     }
 }
 

@@ -429,6 +429,8 @@ fn pick_matches_linear_scan_on_random_trees() {
         queue(&mut rq, e.se());
     }
     let mut cfg = Config::DEFAULT;
+    // Rounds where the remembered holder, not the leftmost, was the O(1) answer.
+    let mut held = 0usize;
     for round in 0..rounds {
         // Move a few entities around.
         for _ in 0..5 {
@@ -466,11 +468,18 @@ fn pick_matches_linear_scan_on_random_trees() {
             .find(|se| se.deadline() == md)
             .unwrap();
         let bound = el.vruntime(md) && el.vruntime(holder.vruntime());
+        let remembered = rq.earliest() == Some(holder) && el.vruntime(holder.vruntime());
+        held += usize::from(remembered && first != holder);
         match pick_path(&rq, cfg) {
-            PickPath::Fast => assert_eq!(first.deadline(), md, "round {round}"),
+            PickPath::Fast => assert!(first.deadline() == md || remembered, "round {round}"),
             PickPath::Shortcut => assert!(earliest_eligible && bound, "round {round}"),
             PickPath::Descent => assert!(!bound, "round {round}"),
         }
+    }
+    // The remembered holder answered where the leftmost could not (Miri's few rounds
+    // need not meet one).
+    if !cfg!(miri) {
+        assert!(held > 0);
     }
 }
 
@@ -556,30 +565,84 @@ fn pick_matches_reference_with_current_anywhere() {
 /// `pick_path()` names the way the pick went, and the pick it names is `pick_eevdf()`'s:
 /// three entities of equal weight (V = their mean vruntime, 15), no current.
 /// - the leftmost holds the earliest deadline: O(1) ([`PickPath::Fast`]);
-/// - the earliest deadline (8) is below V, so its holder is eligible: (E), the shortcut;
-/// - the earliest deadline (40) is above V: the descent, which finds the eligible 40.
+/// - the remembered holder of the earliest deadline (8) is eligible: O(1) too;
+/// - the holder not remembered (a fourth entity, with an earlier deadline still, was
+///   queued after them and taken out), the earliest deadline (8) below V, so its holder is
+///   eligible: (E), the shortcut;
+/// - the same, the earliest deadline (40) above V: the descent, which finds the eligible 40.
 #[test]
 fn pick_path_names_the_way() {
-    // (vruntime, deadline) of each entity, the path, the index of the pick.
-    type Case = ([(u64, u64); 3], PickPath, usize);
-    let cases: [Case; 3] = [
-        ([(0, 8), (5, 50), (40, 60)], PickPath::Fast, 0),
-        ([(0, 50), (5, 8), (40, 60)], PickPath::Shortcut, 1),
-        ([(0, 50), (5, 40), (40, 45)], PickPath::Descent, 1),
+    // (vruntime, deadline) of each entity, whether the holder is forgotten, the path, the
+    // index of the pick.
+    type Case = ([(u64, u64); 3], bool, PickPath, usize);
+    let cases: [Case; 4] = [
+        ([(0, 8), (5, 50), (40, 60)], false, PickPath::Fast, 0),
+        ([(0, 50), (5, 8), (40, 60)], false, PickPath::Fast, 1),
+        ([(0, 50), (5, 8), (40, 60)], true, PickPath::Shortcut, 1),
+        ([(0, 50), (5, 40), (40, 45)], true, PickPath::Descent, 1),
     ];
-    for (vd, path, pick) in cases {
+    for (vd, forget, path, pick) in cases {
         let ents: Vec<UserEntity> = (0..3)
             .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
             .collect();
+        let passing = UserEntity::new(LoadWeight::from_nice(0));
         let mut rq = UserRunqueue::new();
         for (e, &(v, d)) in ents.iter().zip(&vd) {
             e.se().set_vruntime(v);
             e.se().set_deadline(d);
             queue(&mut rq, e.se());
         }
+        if forget {
+            passing.se().set_vruntime(15);
+            passing.se().set_deadline(1);
+            queue(&mut rq, passing.se());
+            assert_eq!(rq.earliest(), Some(passing.se()));
+            unqueue(&mut rq, passing.se());
+            assert_eq!(rq.earliest(), None);
+        } else {
+            assert_eq!(rq.earliest(), Some(ents[pick].se()));
+        }
         check_invariants(&rq).unwrap();
         let cfg = Config::DEFAULT;
         assert_eq!(pick_path(&rq, cfg), path, "{vd:?}");
         assert_eq!(pick_eevdf(&rq, cfg), Some(ents[pick].se()), "{vd:?}");
     }
+}
+
+/// The checker reports a remembered holder of the earliest deadline that is not its first
+/// holder: another tree entity, an entity out of the tree, or the second of two with the
+/// earliest deadline; and the enqueue and erase keep the right one through ties.
+#[test]
+fn earliest_holder_is_checked() {
+    let ents: Vec<UserEntity> = (0..4)
+        .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+        .collect();
+    let se = |i: usize| ents[i].se();
+    let mut rq = UserRunqueue::new();
+    // (vruntime, deadline): 1 and 2 share the earliest deadline, 1 first in tree order.
+    for (i, (v, d)) in [(0, 50), (10, 20), (20, 20)].into_iter().enumerate() {
+        se(i).set_vruntime(v);
+        se(i).set_deadline(d);
+        queue(&mut rq, se(i));
+        check_invariants(&rq).unwrap();
+    }
+    assert_eq!(rq.earliest(), Some(se(1)));
+    // A tie inserted before the holder takes its place; after it, not.
+    se(3).set_vruntime(5);
+    se(3).set_deadline(20);
+    queue(&mut rq, se(3));
+    assert_eq!(rq.earliest(), Some(se(3)));
+    unqueue(&mut rq, se(3));
+    assert_eq!(rq.earliest(), None);
+    check_invariants(&rq).unwrap();
+    for (wrong, in_tree) in [(se(0), true), (se(2), true), (se(3), false)] {
+        rq.set_earliest(Some(wrong));
+        assert_eq!(
+            check_invariants(&rq),
+            Err(InvariantError::Earliest { in_tree }),
+            "{wrong:?}"
+        );
+    }
+    rq.set_earliest(Some(se(1)));
+    check_invariants(&rq).unwrap();
 }

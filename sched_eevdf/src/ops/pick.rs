@@ -28,12 +28,18 @@ use super::{PickPath, PickReason};
 /// vruntime, then FIFO) and current, which wins only with a strictly earlier deadline.
 /// O(log n).
 ///
-/// O(1) shortcut before the descent (6.12's pick has the same one for its layout): when
-/// the leftmost entity holds the tree's earliest deadline (the root's `min_deadline`) and
-/// is eligible, it is the tree's answer, since it comes first in tree order among all
-/// entities with that deadline; when it holds it and is not eligible, no tree entity is
-/// (the leftmost has the smallest vruntime, and eligibility is monotone in vruntime), and
-/// the tree has no answer. Equal slices and weights make this the common case, and
+/// O(1) shortcuts before the descent (6.12's pick has the first for its layout: its
+/// leftmost is its earliest deadline). The holder of the tree's earliest deadline (the
+/// root's `min_deadline`), the first entity in tree order with it, is the tree's answer
+/// when it is eligible: no tree deadline is earlier, and it comes first among the equal
+/// ones. The runqueue remembers the holder while it stays queued
+/// ([`Runqueue::earliest`], kept by the enqueue and the erase); where it does not know
+/// it, the leftmost entity is tested: when the leftmost holds the earliest deadline, it
+/// is the holder. A holder that is not eligible says nothing of the others unless it is
+/// the leftmost: then no tree entity is eligible (the leftmost has the smallest
+/// vruntime, and eligibility is monotone in vruntime), and the tree has no answer.
+/// Equal slices and weights make the leftmost case the common one, a short-slice entity
+/// that waits among longer ones the remembered holder's, and
 /// everything up to here is straight-line code; the descent is a separate function
 /// (`pick_eevdf_general`, out of line in the kernel), so that the common picks do not
 /// pay for the registers it needs.
@@ -147,6 +153,14 @@ fn pick_eevdf_fast_body<R: Runqueue>(rq: &R, features: Features) -> Fast<R::Se> 
                 Some(false) => return Fast::Pick(curr),
                 None => {}
             }
+        }
+    }
+    // The leftmost does not hold the earliest deadline: the remembered holder, when there
+    // is one and it is eligible, is the tree's answer, without the descent. Not eligible,
+    // it says nothing of the others (they may come before it): on to the descent.
+    if let Some(m) = rq.earliest() {
+        if el.vruntime_narrow(m.vruntime()) == Some(true) {
+            return Fast::Pick(earlier(curr, Some(m)));
         }
     }
     let (avg, load) = el.sums();
