@@ -482,14 +482,18 @@ impl<'rq> Timeline for CfsRq<'rq> {
     /// before the call (its sums, the leaf's augmented values) stays written: a refusal
     /// reports a bug in the caller, it does not undo it.
     #[inline(always)]
-    fn insert(&mut self, se: Se<'rq>, keep_max_slice: bool) {
+    fn insert(&mut self, se: Se<'rq>, keep_max_slice: bool) -> bool {
         let done = if keep_max_slice {
             self.try_insert_keeping_max_slice(se)
         } else {
             self.try_insert::<false>(se)
         };
-        if let Err(r) = done {
-            refused(r);
+        match done {
+            Ok(()) => true,
+            Err(r) => {
+                refused(r);
+                false
+            }
         }
     }
 

@@ -348,9 +348,13 @@ pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) 
     // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
     // A leaf's `max_slice` is its slice whatever the features: one store.
     min_deadline_update::<_, true>(se, None, None);
-    earliest_enqueue(rq, se);
+    let earliest = becomes_earliest(rq, se);
     let keep = timeline_keeps_max_slice(rq, features);
-    rq.insert(se, keep);
+    // A refused insertion (`se` already in a tree: a caller's bug) names no holder: the
+    // pick must not return an entity that is not in this timeline.
+    if rq.insert(se, keep) && earliest {
+        rq.set_earliest(Some(se));
+    }
 }
 
 /// `__dequeue_entity()`: out of the timeline and the sums.
@@ -364,7 +368,8 @@ pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) 
     avg_vruntime_sub(rq, se);
 }
 
-/// The holder of the earliest deadline ([`Runqueue::earliest`]) as `se` is inserted.
+/// Whether `se`, about to be inserted, becomes the holder of the earliest deadline
+/// ([`Runqueue::earliest`]); otherwise the holder stays what it is.
 ///
 /// The holder `h` is the first entity in tree order whose deadline is the root's
 /// `min_deadline` `md`. Inserting `se` (deadline `d`) changes `md` only to `d`, and the
@@ -393,21 +398,12 @@ pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) 
 /// short-slice waker beside a busy load: seed 000's case), where the leftmost by vruntime
 /// is another entity and the pick would otherwise descend.
 #[inline(always)]
-fn earliest_enqueue<R: Runqueue>(rq: &mut R, se: R::Se) {
+fn becomes_earliest<R: Runqueue>(rq: &R, se: R::Se) -> bool {
     let Some(root) = rq.root() else {
-        rq.set_earliest(Some(se));
-        return;
+        return true;
     };
     let (d, md) = (se.deadline(), root.min_deadline());
-    if vruntime_before(d, md) {
-        rq.set_earliest(Some(se));
-    } else if d == md {
-        if let Some(h) = rq.earliest() {
-            if entity_less(se, h) {
-                rq.set_earliest(Some(se));
-            }
-        }
-    }
+    vruntime_before(d, md) || (d == md && rq.earliest().is_some_and(|h| entity_less(se, h)))
 }
 
 /// Whether the next tree update keeps `max_slice` ([`keeps_max_slice`]), and what that

@@ -141,10 +141,11 @@ pub trait Timeline {
     }
 
     /// `rb_add_augmented_cached()`. Inserting an entity that is already in a tree must
-    /// leave both trees unchanged. `keep_max_slice`: whether the callbacks keep
-    /// `max_slice` too ([`min_deadline_update`]'s `MAX`); the caller
+    /// leave both trees unchanged, and return false; true when `se` was inserted.
+    /// `keep_max_slice`: whether the callbacks keep `max_slice` too
+    /// ([`min_deadline_update`]'s `MAX`); the caller
     /// ([`__enqueue_entity`](super::__enqueue_entity)) records when they did not.
-    fn insert(&mut self, se: Self::Se, keep_max_slice: bool);
+    fn insert(&mut self, se: Self::Se, keep_max_slice: bool) -> bool;
     /// `rb_erase_augmented_cached()`. Erasing an entity that is not in this tree must
     /// leave the tree unchanged. `keep_max_slice` as for [`Timeline::insert`].
     fn erase(&mut self, se: Self::Se, keep_max_slice: bool);

@@ -241,7 +241,7 @@ impl<'a> Timeline for UserRunqueue<'a> {
     fn is_red(&self, se: UserSe<'a>) -> bool {
         self.tree.is_red(se)
     }
-    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool) {
+    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool) -> bool {
         self.tree.insert(se, keep_max_slice)
     }
     fn erase(&mut self, se: UserSe<'a>, keep_max_slice: bool) {

@@ -399,8 +399,8 @@ fn misuse_keeps_trees_intact() {
     let other = UserEntity::new(LoadWeight::from_nice(0));
     let mut a = small_tree(&ents);
     let mut b = UserRunqueue::new();
-    b.insert(ents[3].se(), true);
-    a.insert(ents[3].se(), true);
+    assert!(!b.insert(ents[3].se(), true));
+    assert!(!a.insert(ents[3].se(), true));
     a.erase(other.se(), true);
     b.erase(ents[4].se(), true);
     check_invariants(&a).unwrap();
@@ -645,4 +645,28 @@ fn earliest_holder_is_checked() {
     }
     rq.set_earliest(Some(se(1)));
     check_invariants(&rq).unwrap();
+}
+
+/// An enqueue whose insertion the timeline refuses (the entity is in another tree: a
+/// caller's bug) names no holder of the earliest deadline: the pick must not return an
+/// entity that is not in its timeline.
+#[test]
+fn refused_enqueue_names_no_holder() {
+    let ents: Vec<UserEntity> = (0..2)
+        .map(|_| UserEntity::new(LoadWeight::from_nice(0)))
+        .collect();
+    let (x, y) = (ents[0].se(), ents[1].se());
+    let mut a = UserRunqueue::new();
+    let mut b = UserRunqueue::new();
+    x.set_vruntime(0);
+    x.set_deadline(50);
+    queue(&mut a, x);
+    y.set_vruntime(0);
+    y.set_deadline(10);
+    queue(&mut b, y);
+    // y, with the earlier deadline, is b's; a refuses it and keeps x as its holder.
+    __enqueue_entity(&mut a, y, KEEP);
+    assert_eq!(a.earliest(), Some(x));
+    assert_eq!(b.earliest(), Some(y));
+    assert_eq!(pick_eevdf(&a, Config::DEFAULT), Some(x));
 }

@@ -155,10 +155,11 @@ impl<'a> UserTimeline<'a> {
     }
 
     /// `rb_add_augmented_cached()` with [`entity_less`]: equal keys go right (FIFO).
-    fn add(&mut self, node: UserSe<'a>) {
+    /// False when it refused (the node already linked).
+    fn add(&mut self, node: UserSe<'a>) -> bool {
         if node.0.links.owner.get() != 0 {
             // Already linked (here or elsewhere): refuse, keeping every tree intact.
-            return;
+            return false;
         }
         let mut parent = None;
         let mut cur = self.root;
@@ -211,6 +212,7 @@ impl<'a> UserTimeline<'a> {
             self.leftmost = Some(node);
         }
         self.insert_fixup(node);
+        true
     }
 
     /// `__rb_insert()` with the augment rotate callback.
@@ -597,7 +599,7 @@ impl<'a> Timeline for UserTimeline<'a> {
     fn is_red(&self, se: UserSe<'a>) -> bool {
         Self::red(se)
     }
-    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool) {
+    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool) -> bool {
         self.keep_max = keep_max_slice;
         self.add(se)
     }
