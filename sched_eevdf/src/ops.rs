@@ -348,12 +348,16 @@ pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) 
     // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
     // A leaf's `max_slice` is its slice whatever the features: one store.
     min_deadline_update::<_, true>(se, None, None);
-    let earliest = becomes_earliest(rq, se);
-    let keep = timeline_keeps_max_slice(rq, features);
-    // A refused insertion (`se` already in a tree: a caller's bug) names no holder: the
-    // pick must not return an entity that is not in this timeline.
-    if rq.insert(se, keep) && earliest {
+    if becomes_earliest(rq, se) {
         rq.set_earliest(Some(se));
+    }
+    let keep = timeline_keeps_max_slice(rq, features);
+    // A refused insertion (`se` already in a tree: a caller's bug) leaves no holder named
+    // that is not in this timeline (the pick would return it); the one it replaced is
+    // forgotten too, which is always right. On the refusal's cold path only: the holder
+    // is named first so that the common insertion keeps nothing across the call.
+    if !rq.insert(se, keep) && rq.earliest() == Some(se) {
+        rq.set_earliest(None);
     }
 }
 

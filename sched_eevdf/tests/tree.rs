@@ -664,9 +664,10 @@ fn refused_enqueue_names_no_holder() {
     y.set_vruntime(0);
     y.set_deadline(10);
     queue(&mut b, y);
-    // y, with the earlier deadline, is b's; a refuses it and keeps x as its holder.
+    // y, with the earlier deadline, is b's; a refuses it and names no holder but its own
+    // (none: the refusal forgets the one it replaced).
     __enqueue_entity(&mut a, y, KEEP);
-    assert_eq!(a.earliest(), Some(x));
+    assert_eq!(a.earliest(), None);
     assert_eq!(b.earliest(), Some(y));
     assert_eq!(pick_eevdf(&a, Config::DEFAULT), Some(x));
 }
