@@ -397,10 +397,10 @@ pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) 
 ///
 /// Cost: a load of the root and a comparison an insertion, a store where the holder
 /// changes; a comparison an erase (6 to 9 instructions a switch in the kernel where the
-/// holder never answers: Documentation/pick-cost.md). What it buys: the pick's O(1) answer for a queued
-/// entity with the earliest deadline that becomes eligible while others run (a
-/// short-slice waker beside a busy load: seed 000's case), where the leftmost by vruntime
-/// is another entity and the pick would otherwise descend.
+/// holder never answers: Documentation/pick-cost.md). What it buys: the pick's O(1)
+/// answer for a queued entity with the earliest deadline that becomes eligible while
+/// others run (a short-slice waker beside a busy load: seed 000's case), where the
+/// leftmost by vruntime is another entity and the pick would otherwise descend.
 #[inline(always)]
 fn becomes_earliest<R: Runqueue>(rq: &R, se: R::Se) -> bool {
     let Some(root) = rq.root() else {
