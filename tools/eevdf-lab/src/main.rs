@@ -177,6 +177,8 @@ struct Common {
     /// The trade-off: such a run's raw.json holds part of the study, so its page alone
     /// lacks the other cells and says nothing of them; `report RAW RAW` merges it with a
     /// run of the rest. A shape on which the experiment has no cell is an error.
+    /// `EXP@Ncpu/SET` keeps one feature set's cells (`seeds --only seed000@2cpu/EVDF`): a
+    /// long study in parts that fit a session, or one part a core, merged by `report`.
     #[arg(long, value_delimiter = ',', value_parser = parse_only)]
     only: Vec<Only>,
 
@@ -331,25 +333,38 @@ fn parse_experiment(s: &str) -> Result<Experiment, String> {
                 "unknown experiment '{s}' (latency, throughput, fairness, scale; with next: \
                  run_to_parity_min_slice, lag_clamp_max_slice, next_buddy_eevdf, \
                  protect_at_pick; with seeds: seed000, seed001, seed002, seed003, seed004; \
-                 any of them @Ncpu for its cells on N vCPUs)"
+                 any of them @Ncpu for its cells on N vCPUs, /SET for one feature set's)"
             )
         })
 }
 
-/// One `--only` item: an experiment, on every guest shape or on N vCPUs only (`@Ncpu`).
+/// One `--only` item: an experiment, on every guest shape or on N vCPUs only (`@Ncpu`), with
+/// every feature set or with one only (`/SET`, the set's name as in the cell's ID).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Only {
     experiment: Experiment,
     cpus: Option<u32>,
+    set: Option<String>,
     /// As written, for errors.
     text: String,
 }
 
-/// `latency`, `seed000`, `seed000@2cpu`.
+/// `latency`, `seed000`, `seed000@2cpu`, `seed000/EVDF`, `seed000@2cpu/EVDF`.
 fn parse_only(s: &str) -> Result<Only, String> {
-    let (name, shape) = match s.split_once('@') {
-        Some((n, sh)) => (n, Some(sh)),
+    let (s_exp, set) = match s.split_once('/') {
+        Some((e, set)) if !set.is_empty() && !set.contains(char::is_whitespace) => {
+            (e, Some(set.to_string()))
+        }
+        Some(_) => {
+            return Err(format!(
+                "bad feature set in '{s}': write EXPERIMENT/SET with the set's name as in a                  cell's ID, e.g. seed000@2cpu/EVDF"
+            ))
+        }
         None => (s, None),
+    };
+    let (name, shape) = match s_exp.split_once('@') {
+        Some((n, sh)) => (n, Some(sh)),
+        None => (s_exp, None),
     };
     let experiment = parse_experiment(name)?;
     let cpus = shape
@@ -368,6 +383,7 @@ fn parse_only(s: &str) -> Result<Only, String> {
     Ok(Only {
         experiment,
         cpus,
+        set,
         text: s.to_string(),
     })
 }
@@ -383,13 +399,39 @@ fn only_experiments(only: &[Only]) -> Vec<Experiment> {
     v
 }
 
-/// Keeps the cells `only`'s guest shapes allow: a cell of an experiment that `only` names
-/// with `@Ncpu` items alone stays when it runs on one of those N (its own vCPU count, or
-/// `cpus` for a cell without one); other cells stay. An `@Ncpu` item that keeps no cell is
-/// an error naming the shapes its experiment has.
+/// Keeps the cells `only`'s guest shapes and feature sets allow: a cell of an experiment
+/// that `only` names stays when one of the experiment's items allows it, an item allowing
+/// the cells on its N vCPUs (`@Ncpu`: the cell's own vCPU count, or `cpus` for a cell
+/// without one) with its feature set (`/SET`), or on any shape and set where it names none;
+/// other cells stay. An item that keeps no cell is an error naming the shapes or sets its
+/// experiment has.
 fn restrict_shapes(cells: &mut Vec<Cell>, only: &[Only], cpus: u32) -> Result<()> {
     let on = |c: &Cell| c.cpus.unwrap_or(cpus);
+    let allows = |o: &Only, c: &Cell| {
+        c.experiment == o.experiment
+            && o.cpus.is_none_or(|n| n == on(c))
+            && o.set.as_deref().is_none_or(|s| s == c.features.name())
+    };
     for o in only {
+        if let Some(set) = &o.set {
+            if !cells.iter().any(|c| allows(o, c)) {
+                let mut sets: Vec<&str> = cells
+                    .iter()
+                    .filter(|c| c.experiment == o.experiment)
+                    .map(|c| c.features.name())
+                    .collect();
+                sets.sort_unstable();
+                sets.dedup();
+                if !sets.is_empty() && !sets.contains(&set.as_str()) {
+                    bail!(
+                        "--only {}: the experiment has no feature set '{set}' in this matrix \
+                         (its sets: {})",
+                        o.text,
+                        sets.join(", ")
+                    );
+                }
+            }
+        }
         let Some(n) = o.cpus else { continue };
         if !cells
             .iter()
@@ -417,12 +459,17 @@ fn restrict_shapes(cells: &mut Vec<Cell>, only: &[Only], cpus: u32) -> Result<()
             );
         }
     }
+    for o in only {
+        if !cells.iter().any(|c| allows(o, c)) {
+            bail!("--only {}: keeps no cell of this matrix", o.text);
+        }
+    }
     cells.retain(|c| {
-        let items: Vec<&Only> = only
+        let mut items = only
             .iter()
             .filter(|o| o.experiment == c.experiment)
-            .collect();
-        items.is_empty() || items.iter().any(|o| o.cpus.is_none_or(|n| n == on(c)))
+            .peekable();
+        items.peek().is_none() || items.any(|o| allows(o, c))
     });
     Ok(())
 }
@@ -1171,6 +1218,40 @@ mod tests {
         assert!(parse(&["eevdf-lab", "seeds", "--only", "seed009@2cpu"])
             .unwrap_err()
             .contains("unknown experiment 'seed009'"));
+        // A feature set: the shape's cells of that set alone; the three sets' parts make
+        // the shape whole.
+        let mut parts = 0;
+        for set in ["EEVDF", "EVDF", "BIAS_ELIGIBLE"] {
+            let item = format!("seed000@2cpu/{set}");
+            let a = parse(&["eevdf-lab", "seeds", "--only", &item]).unwrap();
+            assert_eq!(a.only[0].set.as_deref(), Some(set));
+            let part = cells_of(&a.only, 1).unwrap();
+            assert_eq!(part.len(), 3, "{item}");
+            assert!(part
+                .iter()
+                .all(|c| c.cpus == Some(2) && c.features.name() == set));
+            parts += part.len();
+        }
+        assert_eq!(parts, two.len());
+        // Other experiments stay whole beside a set item.
+        let a = parse(&["eevdf-lab", "seeds", "--only", "seed000/EVDF,seed001"]).unwrap();
+        let kept = cells_of(&a.only, 1).unwrap();
+        assert!(kept.iter().any(|c| c.experiment == Experiment::Seed(1)));
+        assert!(kept
+            .iter()
+            .filter(|c| c.experiment == Experiment::Seed(0))
+            .all(|c| c.features.name() == "EVDF"));
+        // A set the experiment does not have, and a set and shape that meet in no cell.
+        let a = parse(&["eevdf-lab", "seeds", "--only", "seed000@2cpu/CFS"]).unwrap();
+        let e = cells_of(&a.only, 1).unwrap_err().to_string();
+        assert!(
+            e.contains("no feature set 'CFS'") && e.contains("BIAS_ELIGIBLE, EEVDF, EVDF"),
+            "{e}"
+        );
+        for bad in ["seed000/", "seed000@2cpu/ EVDF"] {
+            let e = parse(&["eevdf-lab", "seeds", "--only", bad]).unwrap_err();
+            assert!(e.contains("bad feature set"), "{bad}: {e}");
+        }
     }
 
     #[test]
