@@ -1,21 +1,32 @@
 //! Several runs of one study as one record (`eevdf-lab report RAW RAW ...`): a study too
-//! long for one session runs in parts (`seeds`, then `seeds --only seed000@2cpu`) and its
-//! page is made from them all. Later runs replace earlier runs' outcomes cell by cell; the
-//! report is then computed from the merged record as from one run's, every verdict from its
-//! rows.
+//! long for one session runs in parts (`seeds`, then `seeds --only seed000@2cpu`, or one
+//! part a kernel, `--kernels rust` beside `--kernels stock`) and its page is made from them
+//! all. Later runs replace earlier runs' outcomes cell by cell, on the kernels they booted;
+//! the report is then computed from the merged record as from one run's, every verdict from
+//! its rows.
 
+use crate::plan::{Cell, Kernel};
 use crate::report::{MergedRun, Raw};
 use anyhow::{bail, Result};
 use std::collections::HashSet;
+
+/// Whether two runs planned the same cell: every field of it (its workload's command and
+/// loop counts, its features and tunables, its guest), as the runs' records hold it.
+fn same_definition(a: &Cell, b: &Cell) -> bool {
+    serde_json::to_value(a).ok() == serde_json::to_value(b).ok()
+}
 
 /// Merges `runs` (each its raw.json's name and record), oldest first, into one record:
 ///
 /// - its cells are the first run's, each replaced in place by a later run's cell of the same
 ///   ID (its definition, e.g. its loop count, is the later run's), then the later runs' new
 ///   cells in their order;
-/// - a cell ID a later run planned drops that cell's outcomes from every earlier run, on
-///   every kernel (a later run on one kernel leaves the cell none of the other's: a ratio
-///   across runs would compare two workloads); every other cell keeps its outcomes;
+/// - a cell ID a later run planned drops that cell's outcomes from every earlier run: on the
+///   kernels the later run booted, where the two runs define the cell alike (so that two
+///   runs of one plan, one on each kernel, make one cell with both); on every kernel where
+///   the definitions differ (a later run on one kernel then leaves the cell none of the
+///   other's: a ratio across runs would compare two workloads); every other cell keeps its
+///   outcomes;
 /// - the boots are every run's, in order (a boot whose outcomes were all replaced stays, so
 ///   that a failed boot is still reported), and `merged` says which are whose.
 ///
@@ -100,11 +111,30 @@ pub fn merge(runs: Vec<(String, Raw)>, merge_command: &str) -> Result<Raw> {
     out.merge_command = merge_command.to_string();
     for (name, r) in runs {
         let ids: HashSet<String> = r.cells.iter().map(|c| c.id()).collect();
+        let booted: HashSet<Kernel> = r.boots.iter().map(|b| b.kernel).collect();
+        // The IDs whose definition differs from the merged record's so far: replaced on
+        // every kernel.
+        let redefined: HashSet<String> = r
+            .cells
+            .iter()
+            .filter(|c| {
+                out.cells
+                    .iter()
+                    .find(|x| x.id() == c.id())
+                    .is_some_and(|x| !same_definition(x, c))
+            })
+            .map(|c| c.id())
+            .collect();
+        let replaced = |id: &str, k: Kernel| {
+            ids.contains(id) && (booted.contains(&k) || redefined.contains(id))
+        };
         for b in &mut out.boots {
-            b.outcomes.retain(|o| !ids.contains(&o.id));
+            b.outcomes.retain(|o| !replaced(&o.id, b.kernel));
         }
         for m in &mut out.merged {
-            m.cells.retain(|c| !ids.contains(c));
+            let theirs = &out.boots[m.first_boot..m.first_boot + m.n_boots];
+            m.cells
+                .retain(|c| theirs.iter().any(|b| !replaced(c, b.kernel)));
         }
         for c in &r.cells {
             let id = c.id();
@@ -321,6 +351,60 @@ mod tests {
         // A merge is not merged again.
         let m = merge(vec![("a".into(), a.clone()), ("a".into(), a.clone())], "r").unwrap();
         assert!(refused(m).contains("is itself a merge of 2 runs"));
+    }
+
+    /// Two runs of one plan, one on each kernel (a study split by `--kernels` to run a part
+    /// a core), make cells with both kernels' outcomes; a later run on one kernel that
+    /// defines a cell otherwise (here its hackbench loops) leaves it the later run's
+    /// kernel alone.
+    #[test]
+    fn runs_on_one_kernel_each_make_one_cell() {
+        let one_kernel = |mut r: Raw, k: Kernel| {
+            r.kernels.retain(|x| x.kernel == k);
+            r.boots.retain(|b| b.kernel == k);
+            r
+        };
+        let all = seeds::matrix(false, &[crate::plan::Experiment::Seed(0)]);
+        let id = all[0].id();
+        let rust = one_kernel(
+            run("2026-01-01 00:00:00", &[0, 1], 1.0, "6.12.117"),
+            Kernel::Rust,
+        );
+        let stock = one_kernel(
+            run("2026-01-01 00:00:01", &[0], 2.0, "6.12.117"),
+            Kernel::Stock,
+        );
+        let m = merge(
+            vec![("r".into(), rust.clone()), ("s".into(), stock.clone())],
+            "r",
+        )
+        .unwrap();
+        assert_eq!(rates(&m, &id), [1.0, 2.0], "rust's then stock's");
+        assert_eq!(rates(&m, &all[1].id()), [1.0]);
+        assert_eq!(
+            m.merged[0].cells.len(),
+            2,
+            "the rust run keeps both its cells"
+        );
+        assert_eq!(m.merged[1].cells, [id.clone()]);
+        let rows = report::summarise(&m);
+        assert!(rows.iter().any(|r| r.cell_id == id
+            && r.kernels.contains_key(&Kernel::Rust)
+            && r.kernels.contains_key(&Kernel::Stock)
+            && r.ratio.is_some()));
+        // A later stock run whose cell runs other loops: the rust outcomes go too.
+        let mut other = stock.clone();
+        match &mut other.cells[0].workload {
+            crate::plan::Workload::Latency { hb_loops, .. } => *hb_loops += 1,
+            w => panic!("seed 000's first cell is a latency cell, not {w:?}"),
+        }
+        let m = merge(vec![("r".into(), rust), ("s".into(), other)], "r").unwrap();
+        assert_eq!(
+            rates(&m, &id),
+            [2.0],
+            "the redefined cell: the later run's alone"
+        );
+        assert_eq!(m.merged[0].cells, [all[1].id()]);
     }
 
     /// Runs on different builds of a kernel merge; the Kernels table has a row for each
