@@ -386,7 +386,7 @@ mod tests {
             2,
             "the rust run keeps both its cells"
         );
-        assert_eq!(m.merged[1].cells, [id.clone()]);
+        assert_eq!(m.merged[1].cells, std::slice::from_ref(&id));
         let rows = report::summarise(&m);
         assert!(rows.iter().any(|r| r.cell_id == id
             && r.kernels.contains_key(&Kernel::Rust)
