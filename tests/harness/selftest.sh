@@ -3,7 +3,8 @@
 #   1. a deliberately broken guest test, one that runs a command the guest lacks, and
 #      one that leaves a process behind -> the harness reports each, exit != 0;
 #   2. a kernel WARN (LKDTM's WARNING trigger) from a script that exits 0 -> 125;
-#   3. a guest that never finishes      -> the hard timeout, 124;
+#   3. a guest that never finishes      -> the hard timeout, 124, and its SysRq-t dump
+#      (the sleeping task, and the runqueues as /proc/sched_debug shows them);
 #   4. with CONFIG_SCHED_EEVDF_RUST_VERIFY: a planted corruption of one augmented value
 #      (min_deadline) -> the live oracle WARNs naming the invariant, 125.
 source "$(dirname "$0")/../../tools/lib.sh"
@@ -49,7 +50,11 @@ expect "a kernel WARNING fails the run" 125 "$rc"
 
 printf 'sleep 100000\n' >"$tmp/hang.sh"
 boot 25 "$tmp/hang.sh"
-expect "a hung guest hits the hard timeout" 124 "$rc"
+grep -q 'sysrq: Show State' "$tmp/out" && grep -q 'task:sleep ' "$tmp/out" &&
+	grep -q 'Sched Debug Version' "$tmp/out" && grep -q 'runnable tasks:' "$tmp/out" &&
+	grep -q 'SysRq-t dump, [0-9]* lines' "$tmp/out" ||
+	rc="no-sysrq-dump:$rc"
+expect "a hung guest hits the hard timeout and is dumped (SysRq-t: tasks and runqueues)" 124 "$rc"
 if grep -q '^CONFIG_SCHED_EEVDF_RUST_VERIFY=y' "$KBUILD_ROOT/$kernel/.config"; then
 	cat >"$tmp/plant.sh" <<'G'
 echo 'corrupt min_deadline' >/sys/kernel/debug/sched/eevdf/verify

@@ -16,6 +16,13 @@
 //! Exit status: the guest script's status; 124 on timeout; 125 when the kernel
 //! reported a problem; 126 when the guest stopped without reporting a status.
 //!
+//! A guest that times out is asked for its state before it is killed: a serial break
+//! and SysRq-t (every task's state and stack and, with SCHED_DEBUG, every runqueue as
+//! /proc/sched_debug shows it), read for up to `--hang-dump-s`. A guest whose tasks all
+//! sleep with none woken prints no report of its own; the dump is what shows whether a
+//! task waits on a runqueue that never runs it (a scheduler bug) or on something else.
+//! The kernel needs CONFIG_MAGIC_SYSRQ_SERIAL (kernel/configs/debug.config, Debian's).
+//!
 //! Acceleration: TCG unless a KVM probe boot finishes within
 //! `--kvm-probe-timeout-s`. On the project's machines /dev/kvm exists but KVM
 //! guests hang before the kernel prints anything, so the probe result is cached
@@ -68,6 +75,14 @@ struct Args {
     /// slow TCG runs; too long only delays the report of a hung guest.
     #[arg(long, default_value_t = 300)]
     timeout_s: u64,
+
+    /// At the timeout, how long to read the guest's SysRq-t dump before killing it, in
+    /// seconds (it ends earlier once 3 s pass without a line); 0 kills at once. The dump
+    /// is what a hang without a kernel report leaves to diagnose it (a few thousand lines
+    /// on a loaded 4-vCPU guest); each timeout costs up to this much more. A kernel
+    /// without CONFIG_MAGIC_SYSRQ_SERIAL prints nothing, and the wait ends after 3 s.
+    #[arg(long, default_value_t = 30)]
+    hang_dump_s: u64,
 
     /// How to run the guest; see the program description.
     #[arg(long, value_enum, default_value_t = Accel::Auto)]
@@ -417,6 +432,35 @@ struct Outcome {
     guest_status: Option<i32>,
     reports: Vec<String>,
     timed_out: bool,
+    /// Console lines read after the timeout, the guest's SysRq-t dump.
+    dump_lines: usize,
+}
+
+/// What QEMU's stdin gets at a timeout: the monitor mux's escape for a serial break
+/// (C-a b), then, once the guest saw it, the SysRq key: `t`, every task's state and stack,
+/// and with SCHED_DEBUG the runqueues (`sysrq_sched_debug_show()`).
+const HANG_DUMP_KEYS: [&[u8]; 2] = [b"\x01b", b"t"];
+
+/// The dump is over once the guest printed nothing for this long.
+const HANG_DUMP_QUIET: Duration = Duration::from_secs(3);
+
+/// Asks the guest for its SysRq-t dump ([`HANG_DUMP_KEYS`]) and returns when to stop
+/// reading it, `dump` from now. A failed write (QEMU gone) leaves nothing to read: the
+/// reader then ends at [`HANG_DUMP_QUIET`] or at QEMU's end of output.
+fn start_hang_dump(qemu_in: Option<&mut std::process::ChildStdin>, dump: Duration) -> Instant {
+    if let Some(w) = qemu_in {
+        for (i, keys) in HANG_DUMP_KEYS.iter().enumerate() {
+            if i > 0 {
+                // The break is an event and the key data: let the guest take the break
+                // first, or the key may arrive before it and be read as plain input.
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            if w.write_all(keys).and_then(|()| w.flush()).is_err() {
+                break;
+            }
+        }
+    }
+    Instant::now() + dump
 }
 
 struct Run<'a> {
@@ -429,6 +473,8 @@ struct Run<'a> {
     mem_mib: u32,
     append: &'a str,
     timeout: Duration,
+    /// At the timeout: how long to read a SysRq-t dump (zero: none).
+    hang_dump: Duration,
     stream: bool,
     show_kernel: bool,
     log: Option<&'a Path>,
@@ -436,8 +482,10 @@ struct Run<'a> {
 }
 
 fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
+    // sysrq_always_enabled: the dump at a timeout needs SysRq-t, which Debian's default
+    // mask (0x01b6) leaves out.
     let cmdline = format!(
-        "console=ttyS0 panic=-1 printk.time=1 rdinit=/init {}",
+        "console=ttyS0 panic=-1 printk.time=1 sysrq_always_enabled rdinit=/init {}",
         r.append
     );
     let mut cmd = Command::new("qemu-system-x86_64");
@@ -449,7 +497,9 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
         "-display",
         "none",
     ])
-    .args(["-serial", "stdio", "-monitor", "none"])
+    // The console multiplexed with QEMU's monitor on stdio (`mon:`): its escape, C-a b,
+    // sends the serial break that starts a SysRq (see [`HANG_DUMP_KEYS`]).
+    .args(["-serial", "mon:stdio"])
     .args(["-smp", &r.cpus.to_string(), "-m", &r.mem_mib.to_string()])
     .arg("-kernel")
     .arg(r.kernel)
@@ -483,7 +533,7 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
         });
     }
     let mut child = cmd
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -529,21 +579,42 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
         guest_status: None,
         reports: Vec::new(),
         timed_out: false,
+        dump_lines: 0,
     };
+    let mut qemu_in = child.stdin.take();
+    // Set at the timeout while the guest's dump is read: when to stop reading.
+    let mut dump_until: Option<Instant> = None;
     let mut started = false;
     // Kernel lines still to show after the last report line (its trace).
     let mut trace_left = 0u32;
     let mut stdout = std::io::stdout().lock();
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            out.timed_out = true;
-            break;
-        }
+        let now = Instant::now();
+        let left = match dump_until {
+            Some(end) if end <= now => break,
+            Some(end) => (end - now).min(HANG_DUMP_QUIET),
+            None if deadline <= now => {
+                out.timed_out = true;
+                if r.hang_dump.is_zero() {
+                    break;
+                }
+                dump_until = Some(start_hang_dump(qemu_in.as_mut(), r.hang_dump));
+                continue;
+            }
+            None => deadline - now,
+        };
         match rx.recv_timeout(left) {
             Ok(Some(line)) => {
                 if let Some(f) = log.as_mut() {
                     writeln!(f, "{line}")?;
+                }
+                if dump_until.is_some() {
+                    // The dump's lines: to the log, and shown (the hang's one record).
+                    out.dump_lines += 1;
+                    if r.stream {
+                        writeln!(stdout, "{line}")?;
+                    }
+                    continue;
                 }
                 let report = report_in(&line);
                 if let Some(p) = report {
@@ -571,13 +642,14 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
                 }
             }
             Ok(None) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                out.timed_out = true;
-                break;
-            }
+            // At the deadline (the loop's head starts the dump) or, while dumping, after
+            // HANG_DUMP_QUIET without a line: the dump is over.
+            Err(mpsc::RecvTimeoutError::Timeout) if dump_until.is_some() => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
+    drop(qemu_in);
     if out.timed_out {
         let _ = child.kill();
     }
@@ -648,6 +720,7 @@ fn choose_accel(args: &Args, kernel: &Path) -> Result<Accel> {
         mem_mib: 256,
         append: "quiet",
         timeout: Duration::from_secs(args.kvm_probe_timeout_s),
+        hang_dump: Duration::ZERO,
         stream: false,
         show_kernel: false,
         log: None,
@@ -729,6 +802,7 @@ fn real_main() -> Result<ExitCode> {
         mem_mib: args.mem_mib,
         append: &args.append,
         timeout: Duration::from_secs(args.timeout_s),
+        hang_dump: Duration::from_secs(args.hang_dump_s),
         stream: true,
         show_kernel: args.show_kernel,
         log: args.log.as_deref(),
@@ -745,7 +819,21 @@ fn real_main() -> Result<ExitCode> {
         return Ok(ExitCode::from(125));
     }
     if out.timed_out {
-        eprintln!("eevdf-vm: FAIL: timed out after {} s", args.timeout_s);
+        let dump = match (args.hang_dump_s, out.dump_lines) {
+            (0, _) => String::new(),
+            (_, 0) => "; no SysRq-t dump (a kernel without CONFIG_MAGIC_SYSRQ_SERIAL, or a \
+                       guest that no longer takes interrupts)"
+                .to_string(),
+            (_, n) => format!(
+                "; its SysRq-t dump, {n} lines, is above{}",
+                if args.log.is_some() {
+                    " and in the log"
+                } else {
+                    ""
+                }
+            ),
+        };
+        eprintln!("eevdf-vm: FAIL: timed out after {} s{dump}", args.timeout_s);
         return Ok(ExitCode::from(124));
     }
     match out.guest_status {
