@@ -142,39 +142,16 @@ pub fn merge(runs: Vec<(String, Raw)>, merge_command: &str) -> Result<Raw> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{BootInfo, Outcome};
+    use crate::parse::Outcome;
     use crate::plan::{Kernel, MatrixKind};
     use crate::report::{self, BootRun, KernelInfo, ReportPaths};
     use crate::{seeds, seeds_report};
-    use eevdf_guest::{PingPongResult, Record};
-
-    /// An outcome of cell `id` whose one metric is `rate`.
-    fn outcome(id: &str, rate: f64) -> Outcome {
-        let mut o = Outcome::new(id, 0);
-        o.records.push(Record::PingPong(PingPongResult {
-            round_trips: 1,
-            duration_s: 1.0,
-            switches_per_s: rate,
-            system_ctxsw_per_s: rate,
-            cpu: Some(0),
-            policy: "other".into(),
-        }));
-        o
-    }
+    use eevdf_guest::Record;
 
     fn boot(kernel: Kernel, uname: &str, outcomes: Vec<Outcome>) -> BootRun {
-        BootRun {
-            kernel,
-            rep: 0,
-            batch: 0,
-            wall_s: 1.0,
-            exit: Some(0),
-            info: BootInfo {
-                uname: uname.into(),
-                ..BootInfo::default()
-            },
-            outcomes,
-        }
+        let mut b = BootRun::for_test(kernel, outcomes);
+        b.info.uname = uname.into();
+        b
     }
 
     fn kernels() -> Vec<KernelInfo> {
@@ -194,7 +171,11 @@ mod tests {
         let all = seeds::matrix(false, &[crate::plan::Experiment::Seed(0)]);
         let cells: Vec<_> = cells.iter().map(|&i| all[i].clone()).collect();
         let ids: Vec<String> = cells.iter().map(|c| c.id()).collect();
-        let outcomes = || ids.iter().map(|i| outcome(i, rate)).collect::<Vec<_>>();
+        let outcomes = || {
+            ids.iter()
+                .map(|i| Outcome::pingpong_for_test(i, rate))
+                .collect::<Vec<_>>()
+        };
         Raw {
             started_utc: started.into(),
             command: format!("target/release/eevdf-lab seeds # {started}"),

@@ -1128,7 +1128,7 @@ mod tests {
     use super::*;
     use crate::feature::StandIn;
     use crate::next::matrix;
-    use crate::parse::{BootInfo, Outcome};
+    use crate::parse::Outcome;
     use crate::plan::{Cell, MatrixKind};
     use crate::report::BootRun;
 
@@ -1142,17 +1142,12 @@ mod tests {
             timing: Some(TimingInfo::Icount { shift: 3 }),
             bootstrap_resamples: 500,
             boots: (0..boots)
-                .map(|b| BootRun {
-                    kernel: Kernel::Rust,
-                    rep: b,
-                    batch: 0,
-                    wall_s: 1.0,
-                    exit: Some(0),
-                    info: BootInfo {
-                        uname: "6.12.117".into(),
-                        ..BootInfo::default()
-                    },
-                    outcomes: cells.iter().filter_map(|c| outcome(b, c)).collect(),
+                .map(|b| {
+                    let outcomes = cells.iter().filter_map(|c| outcome(b, c)).collect();
+                    let mut run = BootRun::for_test(Kernel::Rust, outcomes);
+                    run.rep = b;
+                    run.info.uname = "6.12.117".into();
+                    run
                 })
                 .collect(),
             ..Raw::for_test(MatrixKind::Next, cells)

@@ -74,6 +74,58 @@ impl Outcome {
     }
 }
 
+#[cfg(test)]
+impl Outcome {
+    /// A run of cell `id` (rep 0) whose one record is a ping-pong at `rate` switches a
+    /// second, for the tests' fixtures.
+    pub(crate) fn pingpong_for_test(id: &str, rate: f64) -> Outcome {
+        let mut o = Outcome::new(id, 0);
+        o.records
+            .push(Record::PingPong(eevdf_guest::PingPongResult {
+                round_trips: 1,
+                duration_s: 1.0,
+                switches_per_s: rate,
+                system_ctxsw_per_s: rate,
+                cpu: Some(0),
+                policy: "other".into(),
+            }));
+        o
+    }
+}
+
+/// A waker's record for the tests' fixtures: 100 wakeups 1 ms apart, latencies of a few µs,
+/// no histogram and no read-back; struct update syntax sets the rest.
+#[cfg(test)]
+pub(crate) fn waker_for_test() -> eevdf_guest::WakerResult {
+    eevdf_guest::WakerResult {
+        policy: "other".into(),
+        interval_us: 1000,
+        slice_requested_ns: 0,
+        slice_effective_ns: 0,
+        samples: 100,
+        missed: 0,
+        min_us: 1.0,
+        avg_us: 2.0,
+        p50_us: 2.0,
+        p90_us: 3.0,
+        p99_us: 4.0,
+        p999_us: 5.0,
+        max_us: 6.0,
+        quantiles: vec![],
+        waker_nvcsw: 0,
+        waker_nivcsw: 0,
+        system_ctxsw: 0,
+        duration_s: 1.0,
+        bg_status: None,
+        run_delay_avg_us: 10.0,
+        run_avg_us: 37.0,
+        hist: vec![],
+        load_slice_requested_ns: None,
+        readback: vec![],
+        load_tasks: 0,
+    }
+}
+
 /// `NAME=VALUE` pairs of an `@@counters` line; `None` if one is malformed.
 fn parse_counters(s: &str) -> Option<BTreeMap<String, u64>> {
     s.split_whitespace()

@@ -133,6 +133,23 @@ impl Raw {
     }
 }
 
+#[cfg(test)]
+impl BootRun {
+    /// A boot of `kernel` (rep 0, batch 0, exit 0, no boot info) that ran `outcomes`, for the
+    /// tests' fixtures; struct update syntax sets the rest.
+    pub(crate) fn for_test(kernel: Kernel, outcomes: Vec<Outcome>) -> BootRun {
+        BootRun {
+            kernel,
+            rep: 0,
+            batch: 0,
+            wall_s: 1.0,
+            exit: Some(0),
+            info: BootInfo::default(),
+            outcomes,
+        }
+    }
+}
+
 /// How guest time runs (`--timing`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum Timing {
@@ -619,8 +636,24 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
 /// the load's regime (a long runqueue and constant wakeups), not of its pipes.
 const SIM_HB_RUN_US: u64 = 40;
 const SIM_HB_SLEEP_US: u64 = 200;
-/// How long the simulator runs each latency cell: 5 s.
-const SIM_DURATION_NS: f64 = 5e9;
+/// How long the simulator runs a lab's cell: 5 s.
+pub(crate) const SIM_DURATION_NS: f64 = 5e9;
+
+/// `eevdf-sim`'s kernel-faithful run of the lab's cell `id` for [`SIM_DURATION_NS`] at `hz`
+/// and a base slice of `base_us`, with `tasks` (its `[[task]]` tables) as the scenario.
+pub(crate) fn simulate(
+    id: &str,
+    hz: u64,
+    base_us: u64,
+    tasks: &str,
+) -> anyhow::Result<eevdf_sim::sim::RunResult> {
+    let toml = format!(
+        "name = \"{id}\"\ndescription = \"the lab's cell {id}\"\nduration_ms = 5000\n\
+         hz = {hz}\nbase_slice_us = {base_us}\nseed = 1\n\n{tasks}"
+    );
+    let sc = eevdf_sim::scenario::Scenario::parse(&toml)?;
+    eevdf_sim::sim::Sim::run(&sc, &eevdf_sim::sim::RunOptions::default())
+}
 
 /// The simulator against the kernel, for every one-vCPU latency cell: the same
 /// waker (its measured CPU per wakeup, `need_pct`, every 1 ms, its slice) beside the same
@@ -701,18 +734,14 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
                 40 * hb_groups
             ),
         };
-        let toml = format!(
-            "name = \"{id}\"\ndescription = \"the lab's cell {id}\"\nduration_ms = 5000\n\
-             hz = {hz}\nbase_slice_us = {base_us}\nseed = 1\n\n[[task]]\nname = \"waker\"\n\
-             slice_us = {slice}\nbehaviour = {{ kind = \"periodic\", period_us = \
-             {WAKER_PERIOD_US}, \
-             run_us = {run}, offset_us = 250 }}\n\n{others}",
-            id = c.id(),
+        let tasks = format!(
+            "[[task]]\nname = \"waker\"\nslice_us = {slice}\nbehaviour = {{ kind = \
+             \"periodic\", period_us = {WAKER_PERIOD_US}, run_us = {run}, offset_us = 250 \
+             }}\n\n{others}",
             slice = ((slice_x * base_us as f64).round() as u64).max(1),
             run = ((need / 100.0 * WAKER_PERIOD_US as f64).round() as u64).max(1),
         );
-        let sim = eevdf_sim::scenario::Scenario::parse(&toml)
-            .and_then(|sc| eevdf_sim::sim::Sim::run(&sc, &eevdf_sim::sim::RunOptions::default()));
+        let sim = simulate(&c.id(), hz, base_us, &tasks);
         let w = sim.as_ref().ok().and_then(|o| o.report.task("waker"));
         let k = |m: &str, k| median(ci, m, k).map_or("-".into(), fmt_num);
         let rd_rust = median(ci, "run_delay_avg_us", Kernel::Rust);
@@ -1578,33 +1607,7 @@ pub fn write_report(
 mod tests {
     use super::*;
     use crate::main_matrix::cells as matrix;
-    use eevdf_guest::{PingPongResult, Record};
-
-    fn outcome(id: &str, rate: f64) -> Outcome {
-        let mut o = Outcome::new(id, 0);
-        o.records.push(Record::PingPong(PingPongResult {
-            round_trips: 1,
-            duration_s: 1.0,
-            switches_per_s: rate,
-            system_ctxsw_per_s: rate,
-            cpu: Some(0),
-            policy: "other".into(),
-        }));
-        o
-    }
-
-    /// A boot of `kernel` that ran `outcomes`.
-    fn boot_run(kernel: Kernel, outcomes: Vec<Outcome>) -> BootRun {
-        BootRun {
-            kernel,
-            rep: 0,
-            batch: 0,
-            wall_s: 1.0,
-            exit: Some(0),
-            info: BootInfo::default(),
-            outcomes,
-        }
-    }
+    use eevdf_guest::Record;
 
     /// The pooled p99 row follows each p99 row where the waker sent its histogram, and the
     /// bar judges it in --bar only on a pool of BAR_WAKEUPS wakeups a kernel.
@@ -1632,8 +1635,8 @@ mod tests {
             boots: (0..12)
                 .flat_map(|_| {
                     [
-                        boot_run(Kernel::Rust, vec![run(0.98, samples)]),
-                        boot_run(Kernel::Stock, vec![run(1.0, samples)]),
+                        BootRun::for_test(Kernel::Rust, vec![run(0.98, samples)]),
+                        BootRun::for_test(Kernel::Stock, vec![run(1.0, samples)]),
                     ]
                 })
                 .collect(),
@@ -1663,31 +1666,8 @@ mod tests {
 
     fn waker(run_avg_us: f64) -> Record {
         Record::Waker(eevdf_guest::WakerResult {
-            policy: "other".into(),
-            interval_us: 1000,
-            slice_requested_ns: 0,
-            slice_effective_ns: 0,
-            samples: 100,
-            missed: 0,
-            min_us: 1.0,
-            avg_us: 2.0,
-            p50_us: 2.0,
-            p90_us: 3.0,
-            p99_us: 4.0,
-            p999_us: 5.0,
-            max_us: 6.0,
-            quantiles: vec![],
-            waker_nvcsw: 0,
-            waker_nivcsw: 0,
-            system_ctxsw: 0,
-            duration_s: 1.0,
-            bg_status: None,
-            run_delay_avg_us: 10.0,
             run_avg_us,
-            hist: vec![],
-            load_slice_requested_ns: None,
-            readback: vec![],
-            load_tasks: 0,
+            ..parse::waker_for_test()
         })
     }
 
@@ -1706,7 +1686,7 @@ mod tests {
             .into_iter()
             .flat_map(|k| std::iter::repeat_n(k, 6))
             .map(|k| {
-                boot_run(
+                BootRun::for_test(
                     k,
                     cells
                         .iter()
@@ -1805,9 +1785,9 @@ mod tests {
             boots: rates
                 .iter()
                 .map(|&(k, r)| {
-                    boot_run(
+                    BootRun::for_test(
                         k,
-                        vec![outcome(&pp, r), {
+                        vec![Outcome::pingpong_for_test(&pp, r), {
                             let mut o = Outcome::new(&evdf_id, 0);
                             o.status = Status::Unavailable("ELIGIBLE".into());
                             o
