@@ -162,18 +162,13 @@ fn sim_001(raw: &Raw, c: &Cell, base_us: f64) -> Option<(f64, f64, f64, f64)> {
     } else {
         String::new()
     };
-    let toml = format!(
-        "name = \"{id}\"\ndescription = \"the lab's cell {id}\"\nduration_ms = 5000\n\
-         hz = {hz}\nbase_slice_us = {base}\nseed = 1\n\n[[task]]\nname = \"sleeper\"\n\
-         {slice_line}behaviour = {{ kind = \"bursty\", run = {{ dist = \"fixed\", us = \
-         {S001_RUN_US} }}, sleep = {{ dist = \"fixed\", us = {S001_SLEEP_US} }} }}\n\n\
-         [[task]]\nname = \"hog\"\ncount = {n}\nbehaviour = {{ kind = \"hog\" }}\n",
-        id = c.id(),
-        hz = raw.pair.hz(),
-        base = base_us.round() as u64,
+    let tasks = format!(
+        "[[task]]\nname = \"sleeper\"\n{slice_line}behaviour = {{ kind = \"bursty\", run = \
+         {{ dist = \"fixed\", us = {S001_RUN_US} }}, sleep = {{ dist = \"fixed\", us = \
+         {S001_SLEEP_US} }} }}\n\n[[task]]\nname = \"hog\"\ncount = {n}\nbehaviour = {{ kind \
+         = \"hog\" }}\n"
     );
-    let sc = eevdf_sim::scenario::Scenario::parse(&toml).ok()?;
-    let out = eevdf_sim::sim::Sim::run(&sc, &eevdf_sim::sim::RunOptions::default()).ok()?;
+    let out = report::simulate(&c.id(), raw.pair.hz(), base_us.round() as u64, &tasks).ok()?;
     let t = out.report.task("sleeper")?;
     let n = t.wakeups.max(1) as f64;
     let alone_ns = ((S001_RUN_US + S001_SLEEP_US) * 1000) as f64;
@@ -181,12 +176,9 @@ fn sim_001(raw: &Raw, c: &Cell, base_us: f64) -> Option<(f64, f64, f64, f64)> {
         t.wakeup_latency_p99_ns as f64 / 1e3,
         t.wakeup_latency_max_ns as f64 / 1e3,
         t.preempted as f64 / n,
-        100.0 * SIM_001_NS / n / alone_ns,
+        100.0 * report::SIM_DURATION_NS / n / alone_ns,
     ))
 }
-
-/// How long the simulator runs a 001 cell.
-const SIM_001_NS: f64 = 5e9;
 
 /// The sleeper's effective slice in a 001 cell, µs (its custom slice, or the base slice).
 fn slice_001(c: &Cell, base_us: f64) -> f64 {
@@ -293,55 +285,40 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     let mut t = Tally::default();
     let mut tally =
         |v: Verdict, peter_above: bool| t.count(v, peter_above, "as Peter's", "against Peter's");
+    // EVDF by Peter's table; BIAS_ELIGIBLE by his words: the high end murdered (10x maximum
+    // higher), the low end not helped (0.1x average not lower). Each: (slice, set, metric,
+    // what, Peter's, whether Peter's is above EEVDF's).
+    let evdf = S000_PETER.iter().flat_map(|&(slice, ee, ev)| {
+        [("lat_avg_us", "average", 1), ("lat_max_us", "maximum", 2)].map(|(m, what, i)| {
+            let peter = format!("{:.0} against {:.0}", ev[i], ee[i]);
+            (slice, "EVDF", m, what, peter, ev[i] > ee[i])
+        })
+    });
+    let bias = [
+        (10.0, "lat_max_us", "maximum"),
+        (0.1, "lat_avg_us", "average"),
+    ]
+    .map(|(slice, m, what)| (slice, "BIAS_ELIGIBLE", m, what, "higher".to_string(), true));
+    let comparisons: Vec<_> = evdf.chain(bias).collect();
     for &n in &cpus {
-        for &(slice, ee, ev) in &S000_PETER {
-            let (Some(e), Some(v)) = (find(n, slice, "EEVDF"), find(n, slice, "EVDF")) else {
+        for (slice, set, m, what, peter, peter_above) in &comparisons {
+            let (Some(e), Some(x)) = (find(n, *slice, "EEVDF"), find(n, *slice, set)) else {
                 continue;
             };
-            for (m, what, i) in [("lat_avg_us", "average", 1), ("lat_max_us", "maximum", 2)] {
-                let (Some(a), Some(b)) = (
-                    est_of(rows, v, m, Kernel::Rust),
-                    est_of(rows, e, m, Kernel::Rust),
-                ) else {
-                    continue;
-                };
-                let word = tally(verdict::between(&a, &b), ev[i] > ee[i]);
-                let _ = write!(
-                    s,
-                    " At {n} vCPU{} and {slice}x, EVDF's {what} {} against EEVDF's {} µs \
-                     (Peter: {:.0} against {:.0}): {word}.",
-                    if n == 1 { "" } else { "s" },
-                    verdict::show(&a, 0),
-                    verdict::show(&b, 0),
-                    ev[i],
-                    ee[i],
-                );
-            }
-        }
-        // BIAS_ELIGIBLE, by Peter's words: the high end murdered (10x maximum higher), the
-        // low end not helped (0.1x average not lower).
-        for (slice, m, what, peter_above) in [
-            (10.0, "lat_max_us", "maximum", true),
-            (0.1, "lat_avg_us", "average", true),
-        ] {
-            let (Some(e), Some(b)) = (find(n, slice, "EEVDF"), find(n, slice, "BIAS_ELIGIBLE"))
-            else {
-                continue;
-            };
-            let (Some(x), Some(y)) = (
-                est_of(rows, b, m, Kernel::Rust),
+            let (Some(a), Some(b)) = (
+                est_of(rows, x, m, Kernel::Rust),
                 est_of(rows, e, m, Kernel::Rust),
             ) else {
                 continue;
             };
-            let word = tally(verdict::between(&x, &y), peter_above);
+            let word = tally(verdict::between(&a, &b), *peter_above);
             let _ = write!(
                 s,
-                " At {n} vCPU{} and {slice}x, BIAS_ELIGIBLE's {what} {} against EEVDF's {} µs \
-                 (Peter: higher): {word}.",
+                " At {n} vCPU{} and {slice}x, {set}'s {what} {} against EEVDF's {} µs \
+                 (Peter: {peter}): {word}.",
                 if n == 1 { "" } else { "s" },
-                verdict::show(&x, 0),
-                verdict::show(&y, 0),
+                verdict::show(&a, 0),
+                verdict::show(&b, 0),
             );
         }
     }
@@ -690,28 +667,34 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
     for h in hogs {
         let words = crate::plan::pipejob_hogs(h).0;
         for k in [Kernel::Stock, Kernel::Rust] {
-            if let (Some(b), Some(sh)) = (find(h, 0, "EEVDF"), find(h, short, "EEVDF")) {
-                if let (Some(eb), Some(es)) = (slow(b, k), slow(sh, k)) {
+            // (cell, set), against (cell, set): what the sentence opens with, and closes with.
+            let comparisons = [
+                (
+                    (short, "EEVDF"),
+                    format!(
+                        "Beside {words} on {}, the {short} µs consumer slice against the base \
+                         slice",
+                        k.name()
+                    ),
+                    "",
+                ),
+                (
+                    (0, "NO_RUN_TO_PARITY"),
+                    format!("Without RUN_TO_PARITY (base slice, {})", k.name()),
+                    " with it",
+                ),
+            ];
+            for ((slice, set), opening, closing) in comparisons {
+                let (Some(x), Some(y)) = (find(h, slice, set), find(h, 0, "EEVDF")) else {
+                    continue;
+                };
+                if let (Some(ex), Some(ey)) = (slow(x, k), slow(y, k)) {
                     let _ = write!(
                         s,
-                        " Beside {words} on {}, the {short} µs consumer slice against the base \
-                         slice: {}% against {}%, {}.",
-                        k.name(),
-                        verdict::show(&es, 0),
-                        verdict::show(&eb, 0),
-                        verdict::between(&es, &eb).say("faster", "slower")
-                    );
-                }
-            }
-            if let (Some(on), Some(off)) = (find(h, 0, "EEVDF"), find(h, 0, "NO_RUN_TO_PARITY")) {
-                if let (Some(eon), Some(eoff)) = (slow(on, k), slow(off, k)) {
-                    let _ = write!(
-                        s,
-                        " Without RUN_TO_PARITY (base slice, {}): {}% against {}% with it, {}.",
-                        k.name(),
-                        verdict::show(&eoff, 0),
-                        verdict::show(&eon, 0),
-                        verdict::between(&eoff, &eon).say("faster", "slower")
+                        " {opening}: {}% against {}%{closing}, {}.",
+                        verdict::show(&ex, 0),
+                        verdict::show(&ey, 0),
+                        verdict::between(&ex, &ey).say("faster", "slower")
                     );
                 }
             }
