@@ -131,15 +131,7 @@ pub fn summarise(raw: &Raw) -> Summary {
                 .map(|(_, m)| m.clone())
                 .collect()
         };
-        let present: Vec<String> = {
-            let mut v = metric_names(off);
-            for m in metric_names(on) {
-                if !v.contains(&m) {
-                    v.push(m);
-                }
-            }
-            v
-        };
+        let present = stats::first_seen(metric_names(off).into_iter().chain(metric_names(on)));
         // The feature's metrics, then (long sleepers) each task's, then its counters (also
         // the missing ones, shown as "-"), then every other counter.
         let mut wanted: Vec<(String, bool)> = feature
@@ -467,14 +459,10 @@ fn find<'a>(
 
 /// The pairs (workload ID, label, context) of a feature, in order.
 fn pair_keys(rows: &[&PairRow]) -> Vec<(String, String, String)> {
-    let mut v: Vec<(String, String, String)> = Vec::new();
-    for r in rows {
-        let k = (r.workload_id.clone(), r.workload.clone(), r.context.clone());
-        if !v.contains(&k) {
-            v.push(k);
-        }
-    }
-    v
+    stats::first_seen(
+        rows.iter()
+            .map(|r| (r.workload_id.clone(), r.workload.clone(), r.context.clone())),
+    )
 }
 
 fn has_counter(s: &Summary, name: &str) -> bool {
@@ -886,22 +874,18 @@ fn toggle(f: NextFeature, raw: &Raw) -> String {
              NEXT_BUDDY NEXT_BUDDY_EEVDF`.",
         );
     }
-    let mut sets: Vec<String> = Vec::new();
+    let w = |i: usize| {
+        let fs = &raw.cells[i].features;
+        let t = fs.tunables().iter().map(|t| format!(" {}", t.write()));
+        format!("{}{}", fs.writes().join(" "), t.collect::<String>())
+    };
     // The measured pairs (each cell with its twin), not the derived ones.
-    let measured = pairs(raw)
-        .into_iter()
-        .filter(|p| p.0 == f && raw.cells[p.1].ab.as_ref().is_some_and(|a| a.context == p.3));
-    for (_, off, on, _) in measured {
-        let w = |i: usize| {
-            let fs = &raw.cells[i].features;
-            let t = fs.tunables().iter().map(|t| format!(" {}", t.write()));
-            format!("{}{}", fs.writes().join(" "), t.collect::<String>())
-        };
-        let line = format!("off `{}`, on `{}`", w(off), w(on));
-        if !sets.contains(&line) {
-            sets.push(line);
-        }
-    }
+    let sets = stats::first_seen(
+        pairs(raw)
+            .into_iter()
+            .filter(|p| p.0 == f && raw.cells[p.1].ab.as_ref().is_some_and(|a| a.context == p.3))
+            .map(|(_, off, on, _)| format!("off `{}`, on `{}`", w(off), w(on))),
+    );
     if !sets.is_empty() {
         let _ = write!(
             s,
@@ -1487,15 +1471,7 @@ mod tests {
 
     #[test]
     fn verdicts() {
-        let e = |value, lo, hi, n| {
-            Some(Estimate {
-                value,
-                lo,
-                hi,
-                coverage: 0.95,
-                n,
-            })
-        };
+        let e = |value, lo, hi, n| Some(verdict::est(value, lo, hi, n));
         assert_eq!(
             verdict(Effect::Lower, effect(&e(0.8, 0.7, 0.9, 8)), true),
             "agrees: same direction"
@@ -1544,13 +1520,7 @@ mod tests {
             context: String::new(),
             metric: "ctr:lag_clamped_pos".into(),
             unit: String::new(),
-            ratio: Some(Estimate {
-                value: f64::INFINITY,
-                lo: f64::NAN,
-                hi: f64::NAN,
-                coverage: 0.95,
-                n: 8,
-            }),
+            ratio: e(f64::INFINITY, f64::NAN, f64::NAN, 8),
             off,
             on,
             off_nonzero: (0, 8),

@@ -561,13 +561,7 @@ fn kernel_cell(row: &Row, k: Kernel) -> String {
 pub fn tables(raw: &Raw, rows: &[Row]) -> String {
     let mut s = String::new();
     // The experiments in the matrix's order (the seeds' too).
-    let mut experiments: Vec<Experiment> = Vec::new();
-    for c in &raw.cells {
-        if !experiments.contains(&c.experiment) {
-            experiments.push(c.experiment);
-        }
-    }
-    for e in experiments {
+    for e in stats::first_seen(raw.cells.iter().map(|c| c.experiment)) {
         let rs: Vec<&Row> = rows
             .iter()
             .filter(|r| raw.cells[r.cell].experiment == e)
@@ -1361,20 +1355,15 @@ fn median_quantiles(raw: &Raw, cell: usize, k: Kernel) -> Vec<(f64, f64)> {
 pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
     // A panel a pair of slices (the waker's, the load's).
-    let mut slices: Vec<(f64, Option<f64>)> = Vec::new();
-    for c in &raw.cells {
-        if let Workload::Latency {
+    let slices = stats::first_seen(raw.cells.iter().filter_map(|c| match c.workload {
+        Workload::Latency {
             slice_x,
             load_slice_x,
             hogs: None,
             ..
-        } = c.workload
-        {
-            if !slices.contains(&(slice_x, load_slice_x)) {
-                slices.push((slice_x, load_slice_x));
-            }
-        }
-    }
+        } => Some((slice_x, load_slice_x)),
+        _ => None,
+    }));
     for k in [Kernel::Rust, Kernel::Stock] {
         if slices.is_empty() || !raw.boots.iter().any(|b| b.kernel == k) {
             continue;
@@ -1905,13 +1894,7 @@ mod tests {
     /// everywhere (1.02), the run delay too; shares never.
     #[test]
     fn bar_rules_by_matrix() {
-        let est = |value: f64, hi: f64| Estimate {
-            value,
-            lo: value - 0.01,
-            hi,
-            coverage: 0.95,
-            n: 12,
-        };
+        let est = |value: f64, hi: f64| verdict::est(value, value - 0.01, hi, 12);
         let r = est(0.99, 1.04);
         assert_eq!(bar_for(MatrixKind::Quick, "lat_p99_us", &r), None);
         assert_eq!(bar_for(MatrixKind::Bar, "lat_p99_us", &r), None);
@@ -2060,13 +2043,7 @@ mod tests {
 
     #[test]
     fn bar_rules() {
-        let e = |value, lo, hi| Estimate {
-            value,
-            lo,
-            hi,
-            coverage: 0.95,
-            n: 6,
-        };
+        let e = |value, lo, hi| verdict::est(value, lo, hi, 6);
         assert_eq!(bar_pass(Better::Lower, &e(0.99, 0.97, 1.01)), Some(true));
         assert_eq!(bar_pass(Better::Lower, &e(0.99, 0.97, 1.03)), Some(false));
         assert_eq!(bar_pass(Better::Lower, &e(1.001, 0.99, 1.01)), Some(false));

@@ -10,7 +10,7 @@ use crate::plan::{
 use crate::plot;
 use crate::report::{self, est_of, fmt_num, med, row, Raw, ReportPaths, Row};
 use crate::seeds::{self, S001_RUN_US, S001_SLEEP_US};
-use crate::stats::{median, Estimate};
+use crate::stats::{first_seen, median, Estimate};
 use crate::verdict::{self, Tally, Verdict};
 use anyhow::Result;
 use std::fmt::Write as _;
@@ -655,14 +655,10 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
         cells.len(),
         listed(&parted, "; ", ".", |l| format!(": {l}."))
     );
-    let mut hogs: Vec<&str> = Vec::new();
-    for (_, c) in cells {
-        if let Workload::PipeJob { hogs: h, .. } = &c.workload {
-            if !hogs.contains(&h.as_str()) {
-                hogs.push(h);
-            }
-        }
-    }
+    let hogs = first_seen(cells.iter().filter_map(|(_, c)| match &c.workload {
+        Workload::PipeJob { hogs, .. } => Some(hogs.as_str()),
+        _ => None,
+    }));
     let short = seeds::S001_SHORT_SLICE_US;
     for h in hogs {
         let words = crate::plan::pipejob_hogs(h).0;
@@ -1057,8 +1053,6 @@ fn section_002(raw: &Raw, rows: &[Row], s: &mut String) {
     }
     let sorted = sorted_002(&cells);
     // What ran, from the cells: the task counts, the loads against the share, the sets.
-    let mut loads: Vec<String> = Vec::new();
-    let mut sets: Vec<String> = Vec::new();
     let mut tasks = String::new();
     for &(_, c) in &sorted {
         if let (
@@ -1077,20 +1071,19 @@ fn section_002(raw: &Raw, rows: &[Row], s: &mut String) {
                 compute + interactive,
                 l.share_pct
             );
-            let w = format!("{:.0}% ({})", l.need_pct, l.against().word());
-            if !loads.contains(&w) {
-                loads.push(w);
-            }
         }
-        let set = format!(
+    }
+    let loads = first_seen(sorted.iter().filter_map(|(_, c)| {
+        let l = mixed_load(&c.workload)?;
+        Some(format!("{:.0}% ({})", l.need_pct, l.against().word()))
+    }));
+    let sets = first_seen(sorted.iter().map(|&(_, c)| {
+        format!(
             "{} at the {} base slice",
             base_set_002(c),
             base_slice_002(raw, c)
-        );
-        if !sets.contains(&set) {
-            sets.push(set);
-        }
-    }
+        )
+    }));
     let _ = write!(
         s,
         "\n**Ours**: `eevdf-mixed` on one vCPU, {tasks}. An interactive task wakes every \
