@@ -788,6 +788,15 @@ impl std::ops::Deref for Args {
     }
 }
 
+/// This run's command line as raw.json records it: `target/release/eevdf-lab` and its
+/// arguments.
+fn command_line() -> String {
+    std::iter::once("target/release/eevdf-lab".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `eevdf-lab report RAW [RAW ...]`: the run's report again from its records, into its
 /// directory; several runs' merged ([`merge::merge`]) into `merged/` in the last one's
 /// directory, beside the merged record.
@@ -806,11 +815,7 @@ fn report_from_raws(paths: &[PathBuf], results_page: Option<&Path>) -> Result<bo
         let (_, raw) = runs.pop().context("report needs a raw.json")?;
         return finish(&raw, dir, results_page);
     }
-    let command = std::iter::once("target/release/eevdf-lab".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let raw = merge::merge(runs, &command)?;
+    let raw = merge::merge(runs, &command_line())?;
     let dir = dir.join("merged");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(dir.join("raw.json"), serde_json::to_string(&raw)?)?;
@@ -942,13 +947,9 @@ fn real_main() -> Result<bool> {
             preflight(&root, pair, k, &cells, &args, &dir)?;
         }
     }
-    let command = std::iter::once("target/release/eevdf-lab".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
     let mut raw = Raw {
         started_utc,
-        command,
+        command: command_line(),
         matrix: kind,
         boots_per_kernel,
         inner_reps,

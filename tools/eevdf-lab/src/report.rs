@@ -1326,21 +1326,28 @@ fn merged_kernels(raw: &Raw) -> String {
     s
 }
 
+/// A kernel's successful runs of cell `id`.
+pub(crate) fn ok_runs<'a>(
+    raw: &'a Raw,
+    id: &'a str,
+    k: Kernel,
+) -> impl Iterator<Item = &'a Outcome> {
+    raw.boots
+        .iter()
+        .filter(move |b| b.kernel == k)
+        .flat_map(|b| &b.outcomes)
+        .filter(move |o| o.id == id && o.status == Status::Ok)
+}
+
 /// Median of each quantile over every waker record of a cell on a kernel.
 fn median_quantiles(raw: &Raw, cell: usize, k: Kernel) -> Vec<(f64, f64)> {
     let id = raw.cells[cell].id();
     let mut per_p: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-    for b in raw.boots.iter().filter(|b| b.kernel == k) {
-        for o in b
-            .outcomes
-            .iter()
-            .filter(|o| o.id == id && o.status == Status::Ok)
-        {
-            for r in &o.records {
-                if let eevdf_guest::Record::Waker(w) = r {
-                    for &(p, v) in &w.quantiles {
-                        per_p.entry((p * 1000.0) as u64).or_default().push(v);
-                    }
+    for o in ok_runs(raw, &id, k) {
+        for r in &o.records {
+            if let eevdf_guest::Record::Waker(w) = r {
+                for &(p, v) in &w.quantiles {
+                    per_p.entry((p * 1000.0) as u64).or_default().push(v);
                 }
             }
         }

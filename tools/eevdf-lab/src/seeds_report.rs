@@ -3,12 +3,12 @@
 //! `perf sched latency` table in the seed's format with a `perf sched timehist` excerpt,
 //! then every row of the run. All of it is a function of raw.json.
 
-use crate::parse::{self, Outcome, PerfLatRow, Status};
+use crate::parse::{self, PerfLatRow};
 use crate::plan::{
     mixed_load, Against, Cell, Experiment, Kernel, MixedLoad, Workload, MIXED_FRAME_US,
 };
 use crate::plot;
-use crate::report::{self, est_of, fmt_num, med, row, Raw, ReportPaths, Row};
+use crate::report::{self, est_of, fmt_num, med, ok_runs, row, Raw, ReportPaths, Row};
 use crate::seeds::{self, S001_RUN_US, S001_SLEEP_US};
 use crate::stats::{first_seen, median, Estimate};
 use crate::verdict::{self, Tally, Verdict};
@@ -928,15 +928,6 @@ const SEED_002: [(&str, &str, f64, u64, f64, f64, f64); 6] = [
         54881.879,
     ),
 ];
-
-/// A kernel's successful runs of cell `id`.
-fn ok_runs<'a>(raw: &'a Raw, id: &'a str, k: Kernel) -> impl Iterator<Item = &'a Outcome> {
-    raw.boots
-        .iter()
-        .filter(move |b| b.kernel == k)
-        .flat_map(|b| &b.outcomes)
-        .filter(move |o| o.id == id && o.status == Status::Ok)
-}
 
 /// The perf rows of a group over a kernel's successful runs of cell `id`.
 fn perf_rows(raw: &Raw, id: &str, k: Kernel, task: &str) -> Vec<PerfLatRow> {
