@@ -145,6 +145,7 @@ mod tests {
     use crate::parse::Outcome;
     use crate::plan::{Kernel, MatrixKind};
     use crate::report::{self, BootRun, KernelInfo, ReportPaths};
+    use crate::verdict::has;
     use crate::{seeds, seeds_report};
     use eevdf_guest::Record;
 
@@ -225,10 +226,7 @@ mod tests {
         // The page: both runs and every command, one Kernels row a kernel (same builds).
         let rows = report::summarise(&m);
         let page = seeds_report::markdown(&m, &rows, &ReportPaths { img_prefix: "" }, &[]);
-        assert!(
-            page.contains("Merged from 2 runs of matrix `Seeds`"),
-            "{page}"
-        );
+        has(&page, "Merged from 2 runs of matrix `Seeds`");
         assert!(page.contains("1. Run 2026-01-01 00:00:00 UTC (`a/raw.json`)"));
         assert!(page.contains("the page takes 3 of its 4 cells (a later run replaced"));
         assert!(page.contains(&format!("the page takes all 2 of its cells: `{replaced}`")));
@@ -237,7 +235,7 @@ mod tests {
              target/release/eevdf-lab seeds # 2026-01-02 00:00:00\n\
              eevdf-lab report a/raw.json b/raw.json\n```"
         ));
-        assert!(page.contains("| 6.12.117 | `` | 1, 2 |"), "{page}");
+        has(&page, "| 6.12.117 | `` | 1, 2 |");
         assert!(!page.contains("different builds"));
         // One run is itself, its page as before.
         let one = merge(vec![("a/raw.json".into(), a.clone())], "x").unwrap();
@@ -274,9 +272,9 @@ mod tests {
         let mut b = a.clone();
         b.matrix = MatrixKind::SeedsSmoke;
         let e = refused(b);
-        assert!(
-            e.contains("cannot merge b into a: they differ in matrix Seeds against SeedsSmoke"),
-            "{e}"
+        has(
+            &e,
+            "cannot merge b into a: they differ in matrix Seeds against SeedsSmoke",
         );
         let mut b = a.clone();
         b.pair = crate::plan::Pair::Distro;
@@ -285,10 +283,7 @@ mod tests {
         b.cpus = 2;
         b.seed = 7;
         let e = refused(b);
-        assert!(
-            e.contains("vCPUs (--cpus) 1 against 2, bootstrap seed 1 against 7"),
-            "{e}"
-        );
+        has(&e, "vCPUs (--cpus) 1 against 2, bootstrap seed 1 against 7");
         let mut b = Raw::for_test(MatrixKind::Quick, vec![]);
         b.started_utc = "x".into();
         assert!(refused(b).contains("matrix Seeds against Quick"));

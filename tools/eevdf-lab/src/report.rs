@@ -1603,6 +1603,7 @@ pub fn write_report(
 mod tests {
     use super::*;
     use crate::main_matrix::cells as matrix;
+    use crate::verdict::has;
     use eevdf_guest::Record;
 
     /// The pooled p99 row follows each p99 row where the waker sent its histogram, and the
@@ -1708,12 +1709,9 @@ mod tests {
                 .to_string()
         };
         let hogs = line("waker 0.1x, load 1x (pinned beside 2 hogs on CPU 0)");
-        assert!(
-            hogs.contains("| 3.7% | 3.7% | 33.3% | 0.11 | inside its share"),
-            "{hogs}"
-        );
+        has(&hogs, "| 3.7% | 3.7% | 33.3% | 0.11 | inside its share");
         let hb = line("waker 0.1x, load 1x (hackbench -g 2 -l 70)");
-        assert!(hb.contains("| 2.4% | 1.52 | over its share"), "{hb}");
+        has(&hb, "| 2.4% | 1.52 | over its share");
         // The simulator against the kernel, for the in-share cells: the same waker (37 us
         // every 1 ms) waits nothing at 0.1x (its slice preempts a hog at once), and at 10x
         // behind a hog's protected slice at times.
@@ -1727,15 +1725,16 @@ mod tests {
         // Columns: run delay stock, rust, the simulator's average wait, rust/simulator,
         // the shares, the maxima.
         let short = sim("waker 0.1x, load 1x (pinned beside 2 hogs on CPU 0)");
-        assert!(short.contains("| 10.0 | 0.000 | - |"), "{short}");
+        has(&short, "| 10.0 | 0.000 | - |");
         assert!(short.ends_with("| 0.000 |"), "{short}");
         let long = sim("waker 10x, load 1x (pinned beside 2 hogs on CPU 0)");
         assert!(!long.contains("| 0.000 | - |"), "{long}");
         // The prose says where the simulated wait is 0 what the kernel's delay was.
-        assert!(t.contains(
+        has(
+            &t,
             "in waker 0.1x, load 1x (pinned beside 2 hogs on CPU 0), where the simulated waker \
-             preempts at once (wait 0), the kernel's run delay was 10.00 [10.00, 10.00] µs"
-        ), "{t}");
+             preempts at once (wait 0), the kernel's run delay was 10.00 [10.00, 10.00] µs",
+        );
         assert!(!t.contains("where the waker is over its share"), "{t}");
         // On one vCPU the hackbench cells are simulated too, and the waker is over its
         // share there: the simulator's backlog is not compared.
@@ -1746,17 +1745,14 @@ mod tests {
             .skip_while(|l| !l.starts_with("The simulator against the kernel"))
             .find(|l| l.starts_with("| waker 0.1x, load 1x (hackbench -g 2 -l 70) |"))
             .unwrap_or_else(|| panic!("{t1}"));
-        assert!(hb_sim.contains("not compared (over its share)"), "{hb_sim}");
-        assert!(
-            t1.contains("in the 3 cell(s) where the waker is over its share"),
-            "{t1}"
-        );
+        has(hb_sim, "not compared (over its share)");
+        has(&t1, "in the 3 cell(s) where the waker is over its share");
         raw.cpus = 2;
         // One boot a kernel: the regime is undecided, not guessed from a point.
         raw.boots.retain(|b| b.rep == 0);
         raw.boots.dedup_by_key(|b| b.kernel);
         let t = tables(&raw, &summarise(&raw));
-        assert!(t.contains("| 0.11 | undecided: 1 runs a side"), "{t}");
+        has(&t, "| 0.11 | undecided: 1 runs a side");
     }
 
     fn raw_with(rates: &[(Kernel, f64)]) -> Raw {
@@ -1883,18 +1879,15 @@ mod tests {
         let ahead = even.map(|x| x * 1.01);
         let behind = even.map(|x| x * 0.99);
         let t = runs(ahead, even);
-        assert!(t.contains("1 rows pass, 0 FAIL, 0 are open"), "{t}");
+        has(&t, "1 rows pass, 0 FAIL, 0 are open");
         let t = runs(behind, even);
-        assert!(t.contains("0 rows pass, 1 FAIL, 0 are open"), "{t}");
-        assert!(t.contains("- FAIL: pipe ping-pong"), "{t}");
-        assert!(
-            t.contains("`pingpong_switches_per_s`, rust/stock 0.990 ["),
-            "{t}"
-        );
+        has(&t, "0 rows pass, 1 FAIL, 0 are open");
+        has(&t, "- FAIL: pipe ping-pong");
+        has(&t, "`pingpong_switches_per_s`, rust/stock 0.990 [");
         let spread = [990.0, 995.0, 1000.0, 1003.0, 1010.0, 1015.0];
         let t = runs(spread, even);
-        assert!(t.contains("0 rows pass, 0 FAIL, 1 are open"), "{t}");
-        assert!(t.contains("undecided: the intervals overlap"), "{t}");
+        has(&t, "0 rows pass, 0 FAIL, 1 are open");
+        has(&t, "undecided: the intervals overlap");
     }
 
     /// The bar's rules by matrix: p99 is judged in --bar only (upper end 1.05), the means

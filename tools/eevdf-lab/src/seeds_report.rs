@@ -2150,7 +2150,7 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
 mod tests {
     use super::*;
     use crate::plan::MatrixKind;
-    use crate::verdict::est;
+    use crate::verdict::{est, has};
     use std::collections::BTreeMap;
 
     /// A row of cell `ci`'s `metric` with an estimate per kernel.
@@ -2198,24 +2198,15 @@ mod tests {
         // it at 1x (the maximum) and 0.1x (both); the BIAS rows undecided: per vCPU count 3
         // with, 3 against, 2 undecided.
         let t = agreement_000(&raw, &rows_with(3.0), &cells);
-        assert!(
-            t.contains("6 go Peter's way, 6 against it and 4 are undecided"),
-            "{t}"
-        );
-        assert!(t.contains("At 1 vCPU and 10x, EVDF's average 1500 [1425, 1575] against EEVDF's 500 [475, 525] µs (Peter: 188239 against 692): as Peter's."), "{t}");
+        has(&t, "6 go Peter's way, 6 against it and 4 are undecided");
+        has(&t, "At 1 vCPU and 10x, EVDF's average 1500 [1425, 1575] against EEVDF's 500 [475, 525] µs (Peter: 188239 against 692): as Peter's.");
         // Flipped: EVDF lower everywhere.
         let t = agreement_000(&raw, &rows_with(0.3), &cells);
-        assert!(
-            t.contains("6 go Peter's way, 6 against it and 4 are undecided"),
-            "{t}"
-        );
-        assert!(t.contains("At 1 vCPU and 0.1x, EVDF's average 150 [142, 158] against EEVDF's 500 [475, 525] µs (Peter: 56 against 344): as Peter's."), "{t}");
+        has(&t, "6 go Peter's way, 6 against it and 4 are undecided");
+        has(&t, "At 1 vCPU and 0.1x, EVDF's average 150 [142, 158] against EEVDF's 500 [475, 525] µs (Peter: 56 against 344): as Peter's.");
         // Equal: every comparison undecided.
         let t = agreement_000(&raw, &rows_with(1.0), &cells);
-        assert!(
-            t.contains("0 go Peter's way, 0 against it and 16 are undecided"),
-            "{t}"
-        );
+        has(&t, "0 go Peter's way, 0 against it and 16 are undecided");
     }
 
     #[test]
@@ -2253,27 +2244,27 @@ mod tests {
             &cells,
             base,
         );
-        assert!(t.contains("it grows with the hogs"), "{t}");
-        assert!(t.contains("below one of its slices in 3 of 3 cells"), "{t}");
-        assert!(
-            t.contains("short of its fair share (its need, 9.1%) in 6 of 6 cells"),
-            "{t}"
+        has(&t, "it grows with the hogs");
+        has(&t, "below one of its slices in 3 of 3 cells");
+        has(
+            &t,
+            "short of its fair share (its need, 9.1%) in 6 of 6 cells",
         );
-        assert!(t.contains("below ULE's 2005% in 12 of 12"), "{t}");
-        assert!(t.contains("the commit: above"), "{t}");
+        has(&t, "below ULE's 2005% in 12 of 12");
+        has(&t, "the commit: above");
         // The numbers flipped: a flat p99, a p90 beyond the slice, a share above its own.
         let t = agreement_001(&rows_with(est(3.0, 2.8, 3.2, 6), 0.0, 120.0), &cells, base);
-        assert!(t.contains("not a rise at every step"), "{t}");
-        assert!(t.contains("below one of its slices in 0 of 3 cells"), "{t}");
-        assert!(t.contains("in 0 of 6 cells and above it in 6"), "{t}");
+        has(&t, "not a rise at every step");
+        has(&t, "below one of its slices in 0 of 3 cells");
+        has(&t, "in 0 of 6 cells and above it in 6");
         // An interval that holds 0: undecided.
         let t = agreement_001(
             &rows_with(est(-0.1, -0.5, 0.3, 6), 100.0, 80.0),
             &cells,
             base,
         );
-        assert!(t.contains("in 0 of 6 cells and above it in 0"), "{t}");
-        assert!(t.contains("undecided: the intervals overlap"), "{t}");
+        has(&t, "in 0 of 6 cells and above it in 0");
+        has(&t, "undecided: the intervals overlap");
     }
 
     #[test]
@@ -2308,13 +2299,10 @@ mod tests {
                 .collect()
         };
         let t = pipejob_001(&rows_with(2.0, 1.2), &cells);
-        assert!(t.contains("below ULE's 2005% in 8 of 8 cells"), "{t}");
-        assert!(t.contains("above it in 4 and below it in 4"), "{t}");
-        assert!(t.contains("part (intervals apart) in 0 of 8 cells."), "{t}");
-        assert!(
-            t.contains("120 [115, 125]% against 200 [195, 205]%, faster"),
-            "{t}"
-        );
+        has(&t, "below ULE's 2005% in 8 of 8 cells");
+        has(&t, "above it in 4 and below it in 4");
+        has(&t, "part (intervals apart) in 0 of 8 cells.");
+        has(&t, "120 [115, 125]% against 200 [195, 205]%, faster");
         assert!(t.contains("undecided"), "RUN_TO_PARITY off against on: {t}");
         // Rust a third faster than stock in every cell: the kernels part, named.
         let apart: Vec<Row> = rows_with(2.0, 1.2)
@@ -2326,18 +2314,15 @@ mod tests {
             })
             .collect();
         let t = pipejob_001(&apart, &cells);
-        assert!(t.contains("part (intervals apart) in 8 of 8 cells"), "{t}");
-        assert!(
-            t.contains("rust 133 [130, 137]% against stock 200 [195, 205]%, lower"),
-            "{t}"
+        has(&t, "part (intervals apart) in 8 of 8 cells");
+        has(
+            &t,
+            "rust 133 [130, 137]% against stock 200 [195, 205]%, lower",
         );
         // Flipped: the short slice slower, and a slowdown beyond ULE's.
         let t = pipejob_001(&rows_with(1.2, 25.0), &cells);
-        assert!(t.contains("below ULE's 2005% in 4 of 8 cells"), "{t}");
-        assert!(
-            t.contains("2500 [2495, 2505]% against 120 [115, 125]%, slower"),
-            "{t}"
-        );
+        has(&t, "below ULE's 2005% in 4 of 8 cells");
+        has(&t, "2500 [2495, 2505]% against 120 [115, 125]%, slower");
     }
 
     /// Seed 002's rows: every cell's measures at `v` (an interval of ±5%), EVDF's (and
@@ -2400,10 +2385,7 @@ mod tests {
         // EVDF: fewer switches, longer delays, more CPU to compute: the seed's way on all
         // four measures at all three loads.
         let t = agreement_002(&rows_002(&cells, 1.3, 1.0, &rising), &cells);
-        assert!(
-            t.contains("**Agreement, interactive 20% (near its share).**"),
-            "{t}"
-        );
+        has(&t, "**Agreement, interactive 20% (near its share).**");
         assert_eq!(
             t.matches("4 go its way, 0 against it and 0 undecided")
                 .count(),
@@ -2420,9 +2402,9 @@ mod tests {
             t.contains("4.00 [3.80, 4.20]% of the picks") && t.contains("more than none"),
             "{t}"
         );
-        assert!(
-            t.contains("against 2.00 [1.90, 2.10] at interactive 12% (under its share): more"),
-            "{t}"
+        has(
+            &t,
+            "against 2.00 [1.90, 2.10] at interactive 12% (under its share): more",
         );
         // Flipped: EVDF the other way on every measure, the ineligible picks falling.
         let falling = |i: usize| 2.0 * (3 - i) as f64;
@@ -2434,10 +2416,7 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("of 12 comparisons: 0 the seed's way, 12 against it, 0 undecided"));
-        assert!(
-            t.contains("at interactive 12% (under its share): fewer"),
-            "{t}"
-        );
+        has(&t, "at interactive 12% (under its share): fewer");
         // Equal: undecided, and counted toward neither direction.
         let t = agreement_002(&rows_002(&cells, 1.0, 1.0, &|_| 0.0), &cells);
         assert_eq!(
@@ -2463,44 +2442,35 @@ mod tests {
         let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
         let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 1.5, &|_| 1.0), &cells);
         // Near and over the share, not under (no long-slice cell there).
-        assert!(
-            t.contains(
-                "**The base slice, interactive 20% (near its share).** EEVDF at the 3 ms base \
-                 slice against the default"
-            ),
-            "{t}"
+        has(
+            &t,
+            "**The base slice, interactive 20% (near its share).** EEVDF at the 3 ms base \
+                 slice against the default",
         );
-        assert!(
-            t.contains("**The base slice, interactive 30% (over its share).**"),
-            "{t}"
-        );
+        has(&t, "**The base slice, interactive 30% (over its share).**");
         assert!(!t.contains("12%"), "{t}");
-        assert!(
-            t.contains(
-                "the interactive tasks' average delay (ms) 3.00 [2.85, 3.15] against 2.00 \
-                 [1.90, 2.10], longer"
-            ),
-            "{t}"
+        has(
+            &t,
+            "the interactive tasks' average delay (ms) 3.00 [2.85, 3.15] against 2.00 \
+                 [1.90, 2.10], longer",
         );
-        assert!(
-            t.contains("frames missed (%) 15.0 [14.2, 15.8] against 10.0 [9.50, 10.5], more"),
-            "{t}"
+        has(
+            &t,
+            "frames missed (%) 15.0 [14.2, 15.8] against 10.0 [9.50, 10.5], more",
         );
-        assert!(
-            t.contains(
-                "massive_intr's switches 2000 [1900, 2100] against 3000 [2850, 3150], fewer"
-            ),
-            "{t}"
+        has(
+            &t,
+            "massive_intr's switches 2000 [1900, 2100] against 3000 [2850, 3150], fewer",
         );
         // Flipped.
         let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 0.5, &|_| 1.0), &cells);
-        assert!(
-            t.contains("average delay (ms) 1.00 [0.950, 1.05] against 2.00 [1.90, 2.10], shorter"),
-            "{t}"
+        has(
+            &t,
+            "average delay (ms) 1.00 [0.950, 1.05] against 2.00 [1.90, 2.10], shorter",
         );
-        assert!(
-            t.contains("massive_intr's switches 6000 [5700, 6300] against 3000 [2850, 3150], more"),
-            "{t}"
+        has(
+            &t,
+            "massive_intr's switches 6000 [5700, 6300] against 3000 [2850, 3150], more",
         );
         // Equal: undecided.
         let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 1.0, &|_| 1.0), &cells);
@@ -2554,14 +2524,14 @@ mod tests {
     #[test]
     fn seed_004_verdicts_follow_their_rows() {
         let t = throughput_004(100, 300, &[(Kernel::Rust, est(0.985, 0.977, 0.992, 6))]);
-        assert!(
-            t.contains("0.985 [0.977, 0.992] on rust (shorter at the higher load)"),
-            "{t}"
+        has(
+            &t,
+            "0.985 [0.977, 0.992] on rust (shorter at the higher load)",
         );
         let t = throughput_004(100, 300, &[(Kernel::Rust, est(1.02, 1.01, 1.03, 6))]);
-        assert!(t.contains("throughput lost"), "{t}");
+        has(&t, "throughput lost");
         let t = throughput_004(100, 300, &[(Kernel::Rust, est(1.0, 0.98, 1.03, 6))]);
-        assert!(t.contains("undecided"), "{t}");
+        has(&t, "undecided");
         let (a, b) = (est(914.0, 880.0, 951.0, 6), est(145.0, 133.0, 151.0, 6));
         assert!(cyclictest_004(100, "average", &a, &b).contains("(×6.30), higher with EVDF"));
         assert!(cyclictest_004(100, "average", &b, &a).contains("lower with EVDF"));
@@ -2579,16 +2549,11 @@ mod tests {
         ];
         let at = vec![(100, "EEVDF".to_string(), 0), (300, "EEVDF".to_string(), 1)];
         let t = baselines_004(&rows, &at, Some((2, 300, 19)), Some(3));
-        assert!(
-            t.contains(
-                "at nice 19: 90 [86, 94] µs against 240 [228, 252] at nice 0, lower at nice 19"
-            ),
-            "{t}"
+        has(
+            &t,
+            "at nice 19: 90 [86, 94] µs against 240 [228, 252] at nice 0, lower at nice 19",
         );
-        assert!(
-            t.contains("beside the job: 100% above it, 300% above it"),
-            "{t}"
-        );
+        has(&t, "beside the job: 100% above it, 300% above it");
         // The nice 19 job no kinder than the nice-0 one, and the idle baseline as busy as
         // the job: undecided, and named so.
         let rows = vec![
@@ -2598,8 +2563,8 @@ mod tests {
             row_of(3, "cyc_avg_us", e(140.0), e(140.0)),
         ];
         let t = baselines_004(&rows, &at, Some((2, 300, 19)), Some(3));
-        assert!(t.contains("at nice 0, undecided"), "{t}");
-        assert!(t.contains("100% undecided"), "{t}");
+        has(&t, "at nice 0, undecided");
+        has(&t, "100% undecided");
     }
 
     #[test]
@@ -2621,18 +2586,15 @@ mod tests {
             &[2500.0, 2400.0, 2600.0, 2000.0, 1.0, 7.0],
         );
         let t = agreement_003(&[ok], &[]);
-        assert!(t.contains("every one of 6 runs within it"), "{t}");
+        has(&t, "every one of 6 runs within it");
         assert!(!t.contains("at the clamp itself"), "{t}");
         let clamped = check(0, LagSource::Placement, &[2800.0, 2400.0]);
         let t = agreement_003(&[clamped], &[]);
-        assert!(t.contains("every one of 2 runs within it"), "{t}");
-        assert!(
-            t.contains("In 1 of them the largest sat at the clamp itself"),
-            "{t}"
-        );
-        assert!(t.contains("as `place_entity()` saw it"), "{t}");
-        assert!(t.contains("Every run's lag stayed within the clamp"), "{t}");
-        assert!(t.contains("Only nice-0 tasks ran"), "{t}");
+        has(&t, "every one of 2 runs within it");
+        has(&t, "In 1 of them the largest sat at the clamp itself");
+        has(&t, "as `place_entity()` saw it");
+        has(&t, "Every run's lag stayed within the clamp");
+        has(&t, "Only nice-0 tasks ran");
         // One run over the clamp, whatever the median: named, and no promise kept.
         let over = check(
             19,
@@ -2640,8 +2602,8 @@ mod tests {
             &[2500.0, 4855.0, 2600.0, 10.0, 1.0, 7.0],
         );
         let t = agreement_003(&[ok, over], &[]);
-        assert!(t.contains("**1 of 6 runs over it**"), "{t}");
-        assert!(t.contains("the largest 4855 µs"), "{t}");
+        has(&t, "**1 of 6 runs over it**");
+        has(&t, "the largest 4855 µs");
         assert!(!t.contains("Every run's lag"), "{t}");
         assert!(!t.contains("Only nice-0 tasks ran"), "{t}");
         // The vruntimes' read, named as such; a scaling mismatch is reported.
@@ -2650,20 +2612,14 @@ mod tests {
             ..check(0, LagSource::Vruntime, &[10.0])
         };
         let t = agreement_003(&[vr], &[]);
-        assert!(
-            t.contains("read from the vruntimes, as these runs kept no record"),
-            "{t}"
-        );
+        has(&t, "read from the vruntimes, as these runs kept no record");
         let stock = LagCheck {
             kernel: Kernel::Stock,
             ..vr
         };
         let t = agreement_003(&[stock], &[]);
-        assert!(
-            t.contains("as stock 6.12 keeps no record of placements"),
-            "{t}"
-        );
-        assert!(t.contains("No run had the kernel's record"), "{t}");
+        has(&t, "as stock 6.12 keeps no record of placements");
+        has(&t, "No run had the kernel's record");
         assert!(!t.contains("applied lag was"), "{t}");
         let t = agreement_003(
             &[LagCheck {
@@ -2672,20 +2628,17 @@ mod tests {
             }],
             &[],
         );
-        assert!(
-            t.contains("In 2 runs a round's applied lag was **not**"),
-            "{t}"
-        );
+        has(&t, "In 2 runs a round's applied lag was **not**");
         let t = agreement_003(&[], &[(2, 0, Kernel::Rust, share)]);
-        assert!(t.contains("inside the band"), "{t}");
+        has(&t, "inside the band");
         let t = agreement_003(&[], &[(2, 0, Kernel::Rust, est(0.3, 0.25, 0.35, 6))]);
-        assert!(t.contains("below the band"), "{t}");
+        has(&t, "below the band");
         let t = agreement_003(&[], &[(2, 0, Kernel::Rust, est(0.62, 0.55, 0.7, 6))]);
-        assert!(t.contains("undecided"), "{t}");
+        has(&t, "undecided");
         // Beside nice-19 hogs the fair share is 1024 / 1039: 0.5 is starved there.
         let t = agreement_003(&[], &[(2, 19, Kernel::Rust, share)]);
-        assert!(t.contains("below the band"), "{t}");
+        has(&t, "below the band");
         let t = agreement_003(&[], &[(2, 19, Kernel::Rust, est(0.98, 0.97, 0.99, 6))]);
-        assert!(t.contains("inside the band"), "{t}");
+        has(&t, "inside the band");
     }
 }
