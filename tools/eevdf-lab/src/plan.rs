@@ -341,6 +341,12 @@ impl FeatureSet {
         &self.tunables
     }
 
+    /// The base slice the set writes, ns (None: the kernel's default).
+    pub fn base_slice_ns(&self) -> Option<u64> {
+        let t = self.tunables.iter().find(|t| t.file == "base_slice_ns")?;
+        Some(t.value)
+    }
+
     /// The defaults.
     pub fn eevdf() -> FeatureSet {
         FeatureSet::new("EEVDF", &[])

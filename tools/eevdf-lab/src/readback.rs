@@ -214,12 +214,7 @@ pub fn check_boot(cells: &[Cell], info: &BootInfo, outcomes: &mut [Outcome]) {
         let Some(cell) = cells.iter().find(|c| c.id() == o.id) else {
             continue;
         };
-        let base = cell
-            .features
-            .tunables()
-            .iter()
-            .find(|t| t.file == "base_slice_ns")
-            .map_or(info.base_slice_ns, |t| t.value);
+        let base = cell.features.base_slice_ns().unwrap_or(info.base_slice_ns);
         if let Some(why) =
             tunables_mismatch(cell, &o.tunables).or_else(|| mismatch(cell, base, &o.records))
         {
@@ -456,12 +451,7 @@ mod tests {
         let cells = crate::seeds::matrix(false, &[crate::plan::Experiment::Seed(2)]);
         let long = cells
             .iter()
-            .find(|c| {
-                c.features
-                    .tunables()
-                    .iter()
-                    .any(|t| t.file == "base_slice_ns")
-            })
+            .find(|c| c.features.base_slice_ns().is_some())
             .unwrap()
             .clone();
         let rec = |slices: &[u64]| {

@@ -962,7 +962,7 @@ fn base_slice_002(raw: &Raw, c: &Cell) -> String {
         let t = format!("{ms:.3}");
         t.trim_end_matches('0').trim_end_matches('.').to_string()
     };
-    match long_slice_ns(c) {
+    match c.features.base_slice_ns() {
         Some(ns) => format!("{} ms", ms(ns as f64 / 1e6)),
         None => base_slice_us(raw, c.cpus_in(raw.cpus)).map_or("default".into(), |us| {
             format!("default ({} ms)", ms(us / 1000.0))
@@ -970,19 +970,10 @@ fn base_slice_002(raw: &Raw, c: &Cell) -> String {
     }
 }
 
-/// The base slice a cell's set writes, ns (None: the kernel's default).
-fn long_slice_ns(c: &Cell) -> Option<u64> {
-    c.features
-        .tunables()
-        .iter()
-        .find(|t| t.file == "base_slice_ns")
-        .map(|t| t.value)
-}
-
 /// The set's name without its tunables' suffix (`EEVDF-bs3ms`: `EEVDF`), by its writes.
 fn base_set_002(c: &Cell) -> &str {
     let n = c.features.name();
-    match long_slice_ns(c) {
+    match c.features.base_slice_ns() {
         Some(_) => n.split_once("-bs").map_or(n, |(a, _)| a),
         None => n,
     }
@@ -994,7 +985,7 @@ fn sorted_002<'a>(cells: &[IndexedCell<'a>]) -> Vec<IndexedCell<'a>> {
     let mut v: Vec<IndexedCell<'a>> = cells.to_vec();
     v.sort_by_key(|&(ci, c)| {
         let l = mixed_load(&c.workload).map(|l| (l.against(), (l.need_pct * 10.0) as u64));
-        (l, long_slice_ns(c).unwrap_or(0), ci)
+        (l, c.features.base_slice_ns().unwrap_or(0), ci)
     });
     v
 }
@@ -1398,7 +1389,8 @@ fn base_slice_verdicts_002(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> St
     let mut s = String::new();
     for (at, name) in loads_002(cells) {
         for &(li, lc) in cells.iter().filter(|(_, c)| {
-            long_slice_ns(c).is_some() && mixed_load(&c.workload).map(|l| l.against()) == Some(at)
+            c.features.base_slice_ns().is_some()
+                && mixed_load(&c.workload).map(|l| l.against()) == Some(at)
         }) {
             let Some(di) = cell_002(cells, at, base_set_002(lc)) else {
                 continue;
@@ -2340,7 +2332,7 @@ mod tests {
             let l = mixed_load(&c.workload).unwrap();
             let f = if c.features.writes().iter().any(|w| w == "NO_ELIGIBLE") {
                 evdf
-            } else if long_slice_ns(c).is_some() {
+            } else if c.features.base_slice_ns().is_some() {
                 long
             } else {
                 1.0
