@@ -571,15 +571,15 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
         }
         let _ = writeln!(s, "### {}\n", e.title());
         let ideal_col = e == Experiment::Fairness;
+        let (ideal, rule) = if ideal_col {
+            (" ideal |", "---|")
+        } else {
+            ("", "")
+        };
         let _ = writeln!(
             s,
-            "| workload | features | metric | stock | rust | rust/stock | bar |{}",
-            if ideal_col { " ideal |" } else { "" }
-        );
-        let _ = writeln!(
-            s,
-            "|---|---|---|---|---|---|---|{}",
-            if ideal_col { "---|" } else { "" }
+            "| workload | features | metric | stock | rust | rust/stock | bar |{ideal}\n\
+             |---|---|---|---|---|---|---|{rule}"
         );
         for r in &rs {
             let c = &raw.cells[r.cell];
@@ -588,18 +588,15 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
             } else {
                 format!("{} ({})", r.metric, r.unit)
             };
-            let ratio = fmt_ratio(r);
-            let bar = bar_word(r);
             let _ = write!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {metric} | {} | {} | {} | {} |",
                 c.label(),
                 c.features.name(),
-                metric,
                 kernel_cell(r, Kernel::Stock),
                 kernel_cell(r, Kernel::Rust),
-                ratio,
-                bar
+                fmt_ratio(r),
+                bar_word(r)
             );
             if ideal_col {
                 let _ = write!(s, " {} |", r.ideal.map_or(String::new(), fmt_num));

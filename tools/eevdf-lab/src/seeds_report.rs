@@ -2145,6 +2145,14 @@ mod tests {
     use crate::verdict::{est, has};
     use std::collections::BTreeMap;
 
+    /// A seeds run of seed `n`'s cells, with no boots.
+    fn seed_raw(n: u8) -> Raw {
+        Raw::for_test(
+            MatrixKind::Seeds,
+            crate::seeds::matrix(false, &[Experiment::Seed(n)]),
+        )
+    }
+
     /// A row of cell `ci`'s `metric` with an estimate per kernel.
     fn row_of(ci: usize, metric: &str, rust: Estimate, stock: Estimate) -> Row {
         Row {
@@ -2163,10 +2171,7 @@ mod tests {
 
     #[test]
     fn seed_000_verdicts_follow_their_rows() {
-        let raw = Raw::for_test(
-            MatrixKind::Seeds,
-            crate::seeds::matrix(false, &[Experiment::Seed(0)]),
-        );
+        let raw = seed_raw(0);
         let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
         assert_eq!(cells.len(), 18, "3 sets x 3 slices x 1 and 2 vCPUs");
         // EVDF's average and maximum `evdf` times EEVDF's at every slice; BIAS the same as
@@ -2368,10 +2373,7 @@ mod tests {
 
     #[test]
     fn seed_002_verdicts_follow_their_rows() {
-        let raw = Raw::for_test(
-            MatrixKind::Seeds,
-            crate::seeds::matrix(false, &[Experiment::Seed(2)]),
-        );
+        let raw = seed_raw(2);
         let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
         let rising = |i: usize| 2.0 * (i + 1) as f64;
         // EVDF: fewer switches, longer delays, more CPU to compute: the seed's way on all
@@ -2427,10 +2429,7 @@ mod tests {
 
     #[test]
     fn seed_002_base_slice_verdicts_follow_their_rows() {
-        let raw = Raw::for_test(
-            MatrixKind::Seeds,
-            crate::seeds::matrix(false, &[Experiment::Seed(2)]),
-        );
+        let raw = seed_raw(2);
         let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
         let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 1.5, &|_| 1.0), &cells);
         // Near and over the share, not under (no long-slice cell there).
