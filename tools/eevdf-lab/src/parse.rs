@@ -747,6 +747,13 @@ mod tests {
         }
     }
 
+    /// The metrics of `o`, a run of a cell of the seeds' matrix.
+    fn seeds_metrics(o: &Outcome) -> BTreeMap<String, f64> {
+        let cells = matrix(MatrixKind::Seeds, &[]);
+        let c = cells.iter().find(|c| c.id() == o.id).unwrap();
+        metrics(c, o).into_iter().collect()
+    }
+
     const OUT: &str = "\
 @@info uname=6.12.117 cpus=2 base_slice_ns=1400000
 @@features PLACE_LAG PLACE_DEADLINE_INITIAL NO_RUN_TO_PARITY
@@ -920,12 +927,7 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
         let (_, o) = parse_boot(out);
         assert_eq!(o[0].status, Status::Ok);
         assert_eq!(o[0].text.len(), 3, "{:?}", o[0].text);
-        let cells = matrix(MatrixKind::Seeds, &[]);
-        let c = cells
-            .iter()
-            .find(|c| c.id() == "mixed-3c2i-near20pct/EEVDF")
-            .unwrap();
-        let m: BTreeMap<String, f64> = metrics(c, &o[0]).into_iter().collect();
+        let m = seeds_metrics(&o[0]);
         assert_eq!(m["perf_interactive_switches"], 288.0);
         assert_eq!(m["perf_interactive_max_delay_ms"], 104.191);
         // 400 of 4000 picks, over the 0.3 s warm-up and 3 s window.
@@ -934,7 +936,7 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
         // Without counters (stock): neither.
         let mut stock = o[0].clone();
         stock.counters = None;
-        let m: BTreeMap<String, f64> = metrics(c, &stock).into_iter().collect();
+        let m = seeds_metrics(&stock);
         assert!(
             !m.contains_key("ineligible_picks_pct") && !m.contains_key("ineligible_picks_per_s")
         );
@@ -977,9 +979,7 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
             ],
             readback: Vec::new(),
         }));
-        let cells = matrix(MatrixKind::Seeds, &[]);
-        let c = cells.iter().find(|c| c.id() == o.id).unwrap();
-        let m: BTreeMap<String, f64> = metrics(c, &o).into_iter().collect();
+        let m = seeds_metrics(&o);
         assert_eq!(m["massive_intr_cpu_pct"], 60.0);
         assert_eq!(m["interactive_cpu_pct"], 20.0);
         assert_eq!(m["interactive_missed_pct"], 25.0);
@@ -1000,13 +1000,7 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
             "T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   60 Max:    900\n",
         ));
         assert_eq!(o[0].status, Status::Ok);
-        let cells = matrix(MatrixKind::Seeds, &[]);
-        let c = cells
-            .iter()
-            .find(|c| c.id() == "cyclictest-idle@2cpu/EEVDF")
-            .unwrap();
-        let m: BTreeMap<String, f64> = metrics(c, &o[0]).into_iter().collect();
-        assert_eq!(m["cyc_avg_us"], 60.0);
+        assert_eq!(seeds_metrics(&o[0])["cyc_avg_us"], 60.0);
         let (_, o) = parse_boot(&cell("nothing\n"));
         assert_eq!(o[0].status, Status::Failed("no result".into()));
     }

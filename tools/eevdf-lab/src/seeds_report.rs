@@ -2531,15 +2531,20 @@ mod tests {
 
     #[test]
     fn seed_004_baselines_follow_their_rows() {
-        let e = |v: f64| est(v, v * 0.95, v * 1.05, 6);
-        let rows = vec![
-            row_of(0, "cyc_avg_us", e(140.0), e(140.0)),
-            row_of(1, "cyc_avg_us", e(240.0), e(240.0)),
-            row_of(2, "cyc_avg_us", e(90.0), e(90.0)),
-            row_of(3, "cyc_avg_us", e(60.0), e(60.0)),
-        ];
+        // Cyclictest's average in cells 0 to 3, the same on both kernels.
+        let rows = |avg: [f64; 4]| -> Vec<Row> {
+            let e = |v: f64| est(v, v * 0.95, v * 1.05, 6);
+            (0..4)
+                .map(|i| row_of(i, "cyc_avg_us", e(avg[i]), e(avg[i])))
+                .collect()
+        };
         let at = vec![(100, "EEVDF".to_string(), 0), (300, "EEVDF".to_string(), 1)];
-        let t = baselines_004(&rows, &at, Some((2, 300, 19)), Some(3));
+        let t = baselines_004(
+            &rows([140.0, 240.0, 90.0, 60.0]),
+            &at,
+            Some((2, 300, 19)),
+            Some(3),
+        );
         has(
             &t,
             "at nice 19: 90 [86, 94] µs against 240 [228, 252] at nice 0, lower at nice 19",
@@ -2547,12 +2552,7 @@ mod tests {
         has(&t, "beside the job: 100% above it, 300% above it");
         // The nice 19 job no kinder than the nice-0 one, and the idle baseline as busy as
         // the job: undecided, and named so.
-        let rows = vec![
-            row_of(0, "cyc_avg_us", e(140.0), e(140.0)),
-            row_of(1, "cyc_avg_us", e(240.0), e(240.0)),
-            row_of(2, "cyc_avg_us", e(240.0), e(240.0)),
-            row_of(3, "cyc_avg_us", e(140.0), e(140.0)),
-        ];
+        let rows = rows([140.0, 240.0, 240.0, 140.0]);
         let t = baselines_004(&rows, &at, Some((2, 300, 19)), Some(3));
         has(&t, "at nice 0, undecided");
         has(&t, "100% undecided");
