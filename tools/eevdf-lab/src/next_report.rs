@@ -327,13 +327,9 @@ fn fmt_side(e: &Option<Estimate>, nz: (usize, usize), counter: bool) -> String {
     }
 }
 
+/// An on/off ratio with its interval, `-` without a finite one.
 fn fmt_ratio(r: &Option<Estimate>) -> String {
-    match r {
-        Some(r) if r.value.is_finite() && r.lo.is_finite() && r.hi.is_finite() => {
-            format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi)
-        }
-        _ => "-".into(),
-    }
+    r.as_ref().map_or("-".into(), |r| verdict::show(r, 3))
 }
 
 /// Where on/off's interval lies, or what a claim expects of it.
