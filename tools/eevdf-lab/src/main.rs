@@ -390,13 +390,7 @@ fn parse_only(s: &str) -> Result<Only, String> {
 
 /// The experiments `only` names, each once, in order.
 fn only_experiments(only: &[Only]) -> Vec<Experiment> {
-    let mut v: Vec<Experiment> = Vec::new();
-    for o in only {
-        if !v.contains(&o.experiment) {
-            v.push(o.experiment);
-        }
-    }
-    v
+    stats::first_seen(only.iter().map(|o| o.experiment))
 }
 
 /// Keeps the cells `only`'s guest shapes and feature sets allow: a cell of an experiment
@@ -794,6 +788,15 @@ impl std::ops::Deref for Args {
     }
 }
 
+/// This run's command line as raw.json records it: `target/release/eevdf-lab` and its
+/// arguments.
+fn command_line() -> String {
+    std::iter::once("target/release/eevdf-lab".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `eevdf-lab report RAW [RAW ...]`: the run's report again from its records, into its
 /// directory; several runs' merged ([`merge::merge`]) into `merged/` in the last one's
 /// directory, beside the merged record.
@@ -812,11 +815,7 @@ fn report_from_raws(paths: &[PathBuf], results_page: Option<&Path>) -> Result<bo
         let (_, raw) = runs.pop().context("report needs a raw.json")?;
         return finish(&raw, dir, results_page);
     }
-    let command = std::iter::once("target/release/eevdf-lab".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let raw = merge::merge(runs, &command)?;
+    let raw = merge::merge(runs, &command_line())?;
     let dir = dir.join("merged");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(dir.join("raw.json"), serde_json::to_string(&raw)?)?;
@@ -948,13 +947,9 @@ fn real_main() -> Result<bool> {
             preflight(&root, pair, k, &cells, &args, &dir)?;
         }
     }
-    let command = std::iter::once("target/release/eevdf-lab".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
     let mut raw = Raw {
         started_utc,
-        command,
+        command: command_line(),
         matrix: kind,
         boots_per_kernel,
         inner_reps,
@@ -1044,8 +1039,9 @@ mod tests {
         assert!(a.starts_with("20"));
     }
 
-    /// The run a command line asks for (an error for `report`, or a bad line).
-    fn parse(argv: &[&str]) -> Result<Args, String> {
+    /// The run that `eevdf-lab ARGS` asks for (an error for `report`, or a bad line).
+    fn parse_args(args: &[&str]) -> Result<Args, String> {
+        let argv = std::iter::once("eevdf-lab").chain(args.iter().copied());
         let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
         Args::from_cli(cli).map_err(|(p, _)| {
             let p: Vec<String> = p.iter().map(|p| p.display().to_string()).collect();
@@ -1053,17 +1049,14 @@ mod tests {
         })
     }
 
+    /// [`parse_args`] of `line` split at blanks.
+    fn parse(line: &str) -> Result<Args, String> {
+        parse_args(&line.split_whitespace().collect::<Vec<_>>())
+    }
+
     #[test]
     fn cli_parses() {
-        let a = parse(&[
-            "eevdf-lab",
-            "run",
-            "--only",
-            "latency,scale",
-            "--kernels",
-            "stock",
-        ])
-        .unwrap();
+        let a = parse("run --only latency,scale --kernels stock").unwrap();
         assert_eq!(
             only_experiments(&a.only),
             vec![Experiment::Latency, Experiment::Scale]
@@ -1072,58 +1065,36 @@ mod tests {
             plan::resolve_kernels(&a.kernels),
             Ok((Pair::Tiny, vec![Kernel::Stock]))
         );
-        assert!(parse(&["eevdf-lab", "run", "--quick", "--full"]).is_err());
-        assert!(parse(&["eevdf-lab", "run", "--only", "nope"]).is_err());
-        assert!(parse(&["eevdf-lab", "run", "--kernels", "debug"]).is_err());
+        assert!(parse("run --quick --full").is_err());
+        assert!(parse("run --only nope").is_err());
+        assert!(parse("run --kernels debug").is_err());
         // No study named: an error, not a default.
-        assert!(parse(&["eevdf-lab"]).is_err());
+        assert!(parse("").is_err());
         // The old mode flags are gone.
-        assert!(parse(&["eevdf-lab", "--bar"]).is_err());
+        assert!(parse("--bar").is_err());
     }
 
     #[test]
     fn cli_studies() {
-        let kind = |argv: &[&str]| parse(argv).map(|a| a.kind);
-        assert_eq!(kind(&["eevdf-lab", "next"]).unwrap(), MatrixKind::Next);
-        assert_eq!(
-            kind(&["eevdf-lab", "next", "--smoke"]).unwrap(),
-            MatrixKind::NextSmoke
-        );
-        assert_eq!(
-            kind(&["eevdf-lab", "run", "--smoke"]).unwrap(),
-            MatrixKind::Smoke
-        );
-        assert_eq!(kind(&["eevdf-lab", "run"]).unwrap(), MatrixKind::Quick);
-        assert_eq!(
-            kind(&["eevdf-lab", "run", "--full"]).unwrap(),
-            MatrixKind::Full
-        );
-        assert_eq!(kind(&["eevdf-lab", "bar"]).unwrap(), MatrixKind::Bar);
-        assert_eq!(kind(&["eevdf-lab", "seeds"]).unwrap(), MatrixKind::Seeds);
-        assert_eq!(
-            kind(&["eevdf-lab", "seeds", "--smoke"]).unwrap(),
-            MatrixKind::SeedsSmoke
-        );
+        let kind = |line: &str| parse(line).map(|a| a.kind);
+        assert_eq!(kind("next").unwrap(), MatrixKind::Next);
+        assert_eq!(kind("next --smoke").unwrap(), MatrixKind::NextSmoke);
+        assert_eq!(kind("run --smoke").unwrap(), MatrixKind::Smoke);
+        assert_eq!(kind("run").unwrap(), MatrixKind::Quick);
+        assert_eq!(kind("run --full").unwrap(), MatrixKind::Full);
+        assert_eq!(kind("bar").unwrap(), MatrixKind::Bar);
+        assert_eq!(kind("seeds").unwrap(), MatrixKind::Seeds);
+        assert_eq!(kind("seeds --smoke").unwrap(), MatrixKind::SeedsSmoke);
         // A study's own flags belong to it alone.
-        assert!(kind(&["eevdf-lab", "bar", "--quick"]).is_err());
-        assert!(kind(&["eevdf-lab", "next", "--full"]).is_err());
-        assert!(kind(&["eevdf-lab", "run", "--skip-insnprof"]).is_err());
-        assert!(kind(&["eevdf-lab", "run", "--feature-stand-in", "A=B"]).is_err());
-        assert!(
-            parse(&["eevdf-lab", "bar", "--skip-insnprof"])
-                .unwrap()
-                .skip_insnprof
-        );
-        let a = parse(&[
-            "eevdf-lab",
-            "next",
-            "--feature-stand-in",
-            "NEXT_BUDDY_EEVDF=NEXT_BUDDY",
-            "--only",
-            "next_buddy_eevdf,PROTECT_AT_PICK",
-            "--markdown",
-            "Documentation/reports/next.md",
-        ])
+        assert!(kind("bar --quick").is_err());
+        assert!(kind("next --full").is_err());
+        assert!(kind("run --skip-insnprof").is_err());
+        assert!(kind("run --feature-stand-in A=B").is_err());
+        assert!(parse("bar --skip-insnprof").unwrap().skip_insnprof);
+        let a = parse(
+            "next --feature-stand-in NEXT_BUDDY_EEVDF=NEXT_BUDDY --only \
+             next_buddy_eevdf,PROTECT_AT_PICK --markdown Documentation/reports/next.md",
+        )
         .unwrap();
         assert_eq!(a.stand_ins[0].written_as, "NEXT_BUDDY");
         assert_eq!(
@@ -1137,27 +1108,25 @@ mod tests {
             a.results_page.as_deref(),
             Some(Path::new("Documentation/reports/next.md"))
         );
-        assert!(parse(&["eevdf-lab", "next", "--feature-stand-in", "a=b"]).is_err());
+        assert!(parse("next --feature-stand-in a=b").is_err());
         // `report` names its raw.json.
         assert_eq!(
-            parse(&["eevdf-lab", "report", "results/x/raw.json"]).unwrap_err(),
+            parse("report results/x/raw.json").unwrap_err(),
             "report results/x/raw.json"
         );
         // Several, to merge; none is an error.
         assert_eq!(
-            parse(&["eevdf-lab", "report", "a/raw.json", "b/raw.json"]).unwrap_err(),
+            parse("report a/raw.json b/raw.json").unwrap_err(),
             "report a/raw.json b/raw.json"
         );
-        assert!(parse(&["eevdf-lab", "report"])
-            .unwrap_err()
-            .contains("required"));
+        assert!(parse("report").unwrap_err().contains("required"));
     }
 
     /// `--only EXP@Ncpu` keeps the experiment's cells on N vCPUs; a bad shape, or one the
     /// experiment has no cell on, is an error that says so.
     #[test]
     fn only_takes_a_guest_shape() {
-        let a = parse(&["eevdf-lab", "seeds", "--only", "seed000@2cpu"]).unwrap();
+        let a = parse("seeds --only seed000@2cpu").unwrap();
         assert_eq!(a.only[0].cpus, Some(2));
         let cells_of = |only: &[Only], cpus: u32| {
             let mut c =
@@ -1171,13 +1140,7 @@ mod tests {
             .all(|c| c.experiment == Experiment::Seed(0) && c.cpus == Some(2)));
         assert!(two[0].command().contains("hackbench -g 2 -l 10400"));
         // The rest of the study: seed 000 at 1 vCPU, every other seed whole.
-        let a = parse(&[
-            "eevdf-lab",
-            "seeds",
-            "--only",
-            "seed000@1cpu,seed001,seed002,seed003,seed004",
-        ])
-        .unwrap();
+        let a = parse("seeds --only seed000@1cpu,seed001,seed002,seed003,seed004").unwrap();
         let rest = cells_of(&a.only, 1).unwrap();
         let all = cells_of(&[], 1).unwrap();
         assert_eq!(rest.len() + two.len(), all.len());
@@ -1185,21 +1148,21 @@ mod tests {
             .iter()
             .all(|c| c.experiment != Experiment::Seed(0) || c.cpus.is_none()));
         // Both shapes named: both kept.
-        let a = parse(&["eevdf-lab", "seeds", "--only", "seed000@1cpu,seed000@2cpu"]).unwrap();
+        let a = parse("seeds --only seed000@1cpu,seed000@2cpu").unwrap();
         assert_eq!(cells_of(&a.only, 1).unwrap().len(), 18);
         // At --cpus 2, the cells without their own count run on 2 too, and none on 1.
-        let a2 = parse(&["eevdf-lab", "seeds", "--only", "seed000@2cpu"]).unwrap();
+        let a2 = parse("seeds --only seed000@2cpu").unwrap();
         assert_eq!(cells_of(&a2.only, 2).unwrap().len(), 18);
         assert!(cells_of(&a.only, 2).is_err());
         // No cell on that shape.
-        let a = parse(&["eevdf-lab", "seeds", "--only", "seed000@4cpu"]).unwrap();
+        let a = parse("seeds --only seed000@4cpu").unwrap();
         let e = cells_of(&a.only, 1).unwrap_err().to_string();
         assert!(
             e.contains("--only seed000@4cpu") && e.contains("1, 2 vCPUs"),
             "{e}"
         );
         // An experiment of another study.
-        let a = parse(&["eevdf-lab", "seeds", "--only", "latency@2cpu,seed001"]).unwrap();
+        let a = parse("seeds --only latency@2cpu,seed001").unwrap();
         let e = cells_of(&a.only, 1).unwrap_err().to_string();
         assert_eq!(
             e,
@@ -1212,10 +1175,10 @@ mod tests {
             "seed000@twocpu",
             "seed000@2cpus",
         ] {
-            let e = parse(&["eevdf-lab", "seeds", "--only", bad]).unwrap_err();
+            let e = parse_args(&["seeds", "--only", bad]).unwrap_err();
             assert!(e.contains("bad guest shape"), "{bad}: {e}");
         }
-        assert!(parse(&["eevdf-lab", "seeds", "--only", "seed009@2cpu"])
+        assert!(parse("seeds --only seed009@2cpu")
             .unwrap_err()
             .contains("unknown experiment 'seed009'"));
         // A feature set: the shape's cells of that set alone; the three sets' parts make
@@ -1223,7 +1186,7 @@ mod tests {
         let mut parts = 0;
         for set in ["EEVDF", "EVDF", "BIAS_ELIGIBLE"] {
             let item = format!("seed000@2cpu/{set}");
-            let a = parse(&["eevdf-lab", "seeds", "--only", &item]).unwrap();
+            let a = parse_args(&["seeds", "--only", &item]).unwrap();
             assert_eq!(a.only[0].set.as_deref(), Some(set));
             let part = cells_of(&a.only, 1).unwrap();
             assert_eq!(part.len(), 3, "{item}");
@@ -1234,7 +1197,7 @@ mod tests {
         }
         assert_eq!(parts, two.len());
         // Other experiments stay whole beside a set item.
-        let a = parse(&["eevdf-lab", "seeds", "--only", "seed000/EVDF,seed001"]).unwrap();
+        let a = parse("seeds --only seed000/EVDF,seed001").unwrap();
         let kept = cells_of(&a.only, 1).unwrap();
         assert!(kept.iter().any(|c| c.experiment == Experiment::Seed(1)));
         assert!(kept
@@ -1242,14 +1205,14 @@ mod tests {
             .filter(|c| c.experiment == Experiment::Seed(0))
             .all(|c| c.features.name() == "EVDF"));
         // A set the experiment does not have, and a set and shape that meet in no cell.
-        let a = parse(&["eevdf-lab", "seeds", "--only", "seed000@2cpu/CFS"]).unwrap();
+        let a = parse("seeds --only seed000@2cpu/CFS").unwrap();
         let e = cells_of(&a.only, 1).unwrap_err().to_string();
         assert!(
             e.contains("no feature set 'CFS'") && e.contains("BIAS_ELIGIBLE, EEVDF, EVDF"),
             "{e}"
         );
         for bad in ["seed000/", "seed000@2cpu/ EVDF"] {
-            let e = parse(&["eevdf-lab", "seeds", "--only", bad]).unwrap_err();
+            let e = parse_args(&["seeds", "--only", bad]).unwrap_err();
             assert!(e.contains("bad feature set"), "{bad}: {e}");
         }
     }
@@ -1284,24 +1247,24 @@ mod tests {
 
     #[test]
     fn cli_kernel_pairs() {
-        let pair_of = |argv: &[&str]| {
-            let a = parse(argv).unwrap();
+        let pair_of = |line: &str| {
+            let a = parse(line).unwrap();
             plan::resolve_kernels(&a.kernels)
         };
         assert_eq!(
-            pair_of(&["eevdf-lab", "run"]),
+            pair_of("run"),
             Ok((Pair::Tiny, vec![Kernel::Rust, Kernel::Stock]))
         );
         assert_eq!(
-            pair_of(&["eevdf-lab", "run", "--kernels", "distro"]),
+            pair_of("run --kernels distro"),
             Ok((Pair::Distro, vec![Kernel::Rust, Kernel::Stock]))
         );
         assert_eq!(
-            pair_of(&["eevdf-lab", "run", "--kernels", "distro-stock"]),
+            pair_of("run --kernels distro-stock"),
             Ok((Pair::Distro, vec![Kernel::Stock]))
         );
         // A mix parses item by item; resolving it is the error (exit 2, before any build).
-        let e = pair_of(&["eevdf-lab", "run", "--kernels", "rust,distro-stock"]).unwrap_err();
+        let e = pair_of("run --kernels rust,distro-stock").unwrap_err();
         assert!(e.contains("mixes the tiny pair (rust) with the distro pair (distro-stock)"));
     }
 

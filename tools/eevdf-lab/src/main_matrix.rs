@@ -44,19 +44,17 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         ),
         _ => (F::seeds().to_vec(), &[10.0, 1.0, 0.1], (4, 60)),
     };
+    // The waker at `slice_x` against hackbench, whose tasks run at the base slice.
+    let against_hb = |slice_x| Workload::Latency {
+        slice_x,
+        load_slice_x: Some(1.0),
+        hb_groups: hb.0,
+        hb_loops: hb.1,
+        hogs: None,
+    };
     for &slice_x in slices {
         for f in &lat_sets {
-            cells.push(Cell::new(
-                E::Latency,
-                f.clone(),
-                Workload::Latency {
-                    slice_x,
-                    load_slice_x: Some(1.0),
-                    hb_groups: hb.0,
-                    hb_loops: hb.1,
-                    hogs: None,
-                },
-            ));
+            cells.push(Cell::new(E::Latency, f.clone(), against_hb(slice_x)));
         }
     }
     // The waker inside its share: pinned beside two hogs, EEVDF only; the
@@ -117,20 +115,7 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     if kind == MatrixKind::Full {
         for cpus in [2, 4] {
             for &slice_x in slices {
-                cells.push(
-                    Cell::new(
-                        E::Latency,
-                        F::eevdf(),
-                        Workload::Latency {
-                            slice_x,
-                            load_slice_x: Some(1.0),
-                            hb_groups: hb.0,
-                            hb_loops: hb.1,
-                            hogs: None,
-                        },
-                    )
-                    .on_cpus(cpus),
-                );
+                cells.push(Cell::new(E::Latency, F::eevdf(), against_hb(slice_x)).on_cpus(cpus));
             }
             for threads in [false, true] {
                 cells.push(

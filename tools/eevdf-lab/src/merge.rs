@@ -172,39 +172,17 @@ pub fn merge(runs: Vec<(String, Raw)>, merge_command: &str) -> Result<Raw> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{BootInfo, Outcome};
+    use crate::parse::Outcome;
     use crate::plan::{Kernel, MatrixKind};
     use crate::report::{self, BootRun, KernelInfo, ReportPaths};
+    use crate::verdict::has;
     use crate::{seeds, seeds_report};
-    use eevdf_guest::{PingPongResult, Record};
-
-    /// An outcome of cell `id` whose one metric is `rate`.
-    fn outcome(id: &str, rate: f64) -> Outcome {
-        let mut o = Outcome::new(id, 0);
-        o.records.push(Record::PingPong(PingPongResult {
-            round_trips: 1,
-            duration_s: 1.0,
-            switches_per_s: rate,
-            system_ctxsw_per_s: rate,
-            cpu: Some(0),
-            policy: "other".into(),
-        }));
-        o
-    }
+    use eevdf_guest::Record;
 
     fn boot(kernel: Kernel, uname: &str, outcomes: Vec<Outcome>) -> BootRun {
-        BootRun {
-            kernel,
-            rep: 0,
-            batch: 0,
-            wall_s: 1.0,
-            exit: Some(0),
-            info: BootInfo {
-                uname: uname.into(),
-                ..BootInfo::default()
-            },
-            outcomes,
-        }
+        let mut b = BootRun::for_test(kernel, outcomes);
+        b.info.uname = uname.into();
+        b
     }
 
     fn kernels() -> Vec<KernelInfo> {
@@ -224,7 +202,11 @@ mod tests {
         let all = seeds::matrix(false, &[crate::plan::Experiment::Seed(0)]);
         let cells: Vec<_> = cells.iter().map(|&i| all[i].clone()).collect();
         let ids: Vec<String> = cells.iter().map(|c| c.id()).collect();
-        let outcomes = || ids.iter().map(|i| outcome(i, rate)).collect::<Vec<_>>();
+        let outcomes = || {
+            ids.iter()
+                .map(|i| Outcome::pingpong_for_test(i, rate))
+                .collect::<Vec<_>>()
+        };
         Raw {
             started_utc: started.into(),
             command: format!("target/release/eevdf-lab seeds # {started}"),
@@ -274,10 +256,7 @@ mod tests {
         // The page: both runs and every command, one Kernels row a kernel (same builds).
         let rows = report::summarise(&m);
         let page = seeds_report::markdown(&m, &rows, &ReportPaths { img_prefix: "" }, &[]);
-        assert!(
-            page.contains("Merged from 2 runs of matrix `Seeds`"),
-            "{page}"
-        );
+        has(&page, "Merged from 2 runs of matrix `Seeds`");
         assert!(page.contains("1. Run 2026-01-01 00:00:00 UTC (`a/raw.json`)"));
         assert!(page.contains("the page takes 3 of its 4 cells (a later run replaced"));
         assert!(page.contains(&format!("the page takes all 2 of its cells: `{replaced}`")));
@@ -286,7 +265,7 @@ mod tests {
              target/release/eevdf-lab seeds # 2026-01-02 00:00:00\n\
              eevdf-lab report a/raw.json b/raw.json\n```"
         ));
-        assert!(page.contains("| 6.12.117 | `` | 1, 2 |"), "{page}");
+        has(&page, "| 6.12.117 | `` | 1, 2 |");
         assert!(!page.contains("different builds"));
         // One run is itself, its page as before.
         let one = merge(vec![("a/raw.json".into(), a.clone())], "x").unwrap();
@@ -323,9 +302,9 @@ mod tests {
         let mut b = a.clone();
         b.matrix = MatrixKind::SeedsSmoke;
         let e = refused(b);
-        assert!(
-            e.contains("cannot merge b into a: they differ in matrix Seeds against SeedsSmoke"),
-            "{e}"
+        has(
+            &e,
+            "cannot merge b into a: they differ in matrix Seeds against SeedsSmoke",
         );
         let mut b = a.clone();
         b.pair = crate::plan::Pair::Distro;
@@ -334,10 +313,7 @@ mod tests {
         b.cpus = 2;
         b.seed = 7;
         let e = refused(b);
-        assert!(
-            e.contains("vCPUs (--cpus) 1 against 2, bootstrap seed 1 against 7"),
-            "{e}"
-        );
+        has(&e, "vCPUs (--cpus) 1 against 2, bootstrap seed 1 against 7");
         let mut b = Raw::for_test(MatrixKind::Quick, vec![]);
         b.started_utc = "x".into();
         assert!(refused(b).contains("matrix Seeds against Quick"));

@@ -16,8 +16,6 @@ fn pair(
     feature: NextFeature,
     context: (&str, &str),
     base: &[&str],
-    on_extra: &[&str],
-    off_extra: &[&str],
     workload: &Workload,
 ) -> [Cell; 2] {
     let name = feature.name();
@@ -25,13 +23,7 @@ fn pair(
     let (ctx_long, ctx_short) = context;
     [false, true].map(|on| {
         let mut writes: Vec<&str> = base.to_vec();
-        if on {
-            writes.extend_from_slice(on_extra);
-            writes.push(name);
-        } else {
-            writes.extend_from_slice(off_extra);
-            writes.push(&no);
-        }
+        writes.push(if on { name } else { &no });
         let side = if on { "on" } else { "off" };
         let set_name = if ctx_short.is_empty() {
             side.to_string()
@@ -149,14 +141,7 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                 if smoke && base == "NO_RUN_TO_PARITY" {
                     continue;
                 }
-                cells.extend(pair(
-                    N::RunToParityMinSlice,
-                    (ctx, short),
-                    &[base],
-                    &[],
-                    &[],
-                    &w,
-                ));
+                cells.extend(pair(N::RunToParityMinSlice, (ctx, short), &[base], &w));
             }
         }
     }
@@ -174,7 +159,7 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
             &["slice_us=100000,name=hog_long", "name=hog_base"],
             if smoke { 600 } else { 5000 },
         );
-        cells.extend(pair(N::LagClampMaxSlice, ("", ""), &[], &[], &[], &w));
+        cells.extend(pair(N::LagClampMaxSlice, ("", ""), &[], &w));
     }
     if wanted(N::NextBuddyEevdf) {
         // 4 vCPUs: a woken worker can find an idle CPU, as on upstream's machines, and the
@@ -210,14 +195,14 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         // NEXT_BUDDY's own pairs and upstream's comparison (both off against both on).
         for w in &ws {
             for (ctx, base) in [(NB_OFF, "NO_NEXT_BUDDY"), (NB_ON, "NEXT_BUDDY")] {
-                let cells_of = pair(N::NextBuddyEevdf, ctx, &[base], &[], &[], w);
+                let cells_of = pair(N::NextBuddyEevdf, ctx, &[base], w);
                 cells.extend(cells_of.map(|c| c.on_cpus(NB_CPUS)));
             }
         }
         // Pipes wake with WF_SYNC: with migration_cost_ns 0 the reschedule of 6.19's
         // preempt_sync() can fire (the waker has always run at least 0 ns).
         for w in hb.iter().take(if smoke { 1 } else { 2 }) {
-            let cells_of = pair(N::NextBuddyEevdf, NB_SYNC, &["NEXT_BUDDY"], &[], &[], w);
+            let cells_of = pair(N::NextBuddyEevdf, NB_SYNC, &["NEXT_BUDDY"], w);
             cells.extend(cells_of.map(|mut c| {
                 let name = c.features.name().to_string();
                 c.features = c.features.with_tunable(&name, "migration_cost_ns", 0);
@@ -251,7 +236,7 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                 if smoke && short == "NO_MS" {
                     continue;
                 }
-                cells.extend(pair(N::ProtectAtPick, (ctx, short), &[base], &[], &[], &w));
+                cells.extend(pair(N::ProtectAtPick, (ctx, short), &[base], &w));
             }
         }
     }
@@ -357,18 +342,14 @@ mod tests {
                 .map(|c| c.features.writes().to_vec())
                 .collect()
         };
-        assert!(writes(NB_OFF.0, false)
-            .iter()
-            .all(|w| w == &["NO_NEXT_BUDDY", "NO_NEXT_BUDDY_EEVDF"]));
-        assert!(writes(NB_OFF.0, true)
-            .iter()
-            .all(|w| w == &["NO_NEXT_BUDDY", "NEXT_BUDDY_EEVDF"]));
-        assert!(writes(NB_ON.0, false)
-            .iter()
-            .all(|w| w == &["NEXT_BUDDY", "NO_NEXT_BUDDY_EEVDF"]));
-        assert!(writes(NB_ON.0, true)
-            .iter()
-            .all(|w| w == &["NEXT_BUDDY", "NEXT_BUDDY_EEVDF"]));
+        for (ctx, on, want) in [
+            (NB_OFF.0, false, ["NO_NEXT_BUDDY", "NO_NEXT_BUDDY_EEVDF"]),
+            (NB_OFF.0, true, ["NO_NEXT_BUDDY", "NEXT_BUDDY_EEVDF"]),
+            (NB_ON.0, false, ["NEXT_BUDDY", "NO_NEXT_BUDDY_EEVDF"]),
+            (NB_ON.0, true, ["NEXT_BUDDY", "NEXT_BUDDY_EEVDF"]),
+        ] {
+            assert!(writes(ctx, on).iter().all(|w| w == &want), "{ctx} {on}");
+        }
         assert_eq!(writes(NB_OFF.0, true).len(), 5);
         assert!(f3.iter().all(|c| c.cpus == Some(NB_CPUS)));
         let sync: Vec<&&Cell> = f3

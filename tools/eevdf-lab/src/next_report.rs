@@ -131,15 +131,7 @@ pub fn summarise(raw: &Raw) -> Summary {
                 .map(|(_, m)| m.clone())
                 .collect()
         };
-        let present: Vec<String> = {
-            let mut v = metric_names(off);
-            for m in metric_names(on) {
-                if !v.contains(&m) {
-                    v.push(m);
-                }
-            }
-            v
-        };
+        let present = stats::first_seen(metric_names(off).into_iter().chain(metric_names(on)));
         // The feature's metrics, then (long sleepers) each task's, then its counters (also
         // the missing ones, shown as "-"), then every other counter.
         let mut wanted: Vec<(String, bool)> = feature
@@ -335,13 +327,9 @@ fn fmt_side(e: &Option<Estimate>, nz: (usize, usize), counter: bool) -> String {
     }
 }
 
+/// An on/off ratio with its interval, `-` without a finite one.
 fn fmt_ratio(r: &Option<Estimate>) -> String {
-    match r {
-        Some(r) if r.value.is_finite() && r.lo.is_finite() && r.hi.is_finite() => {
-            format!("{:.3} [{:.3}, {:.3}]", r.value, r.lo, r.hi)
-        }
-        _ => "-".into(),
-    }
+    r.as_ref().map_or("-".into(), |r| verdict::show(r, 3))
 }
 
 /// Where on/off's interval lies, or what a claim expects of it.
@@ -467,14 +455,10 @@ fn find<'a>(
 
 /// The pairs (workload ID, label, context) of a feature, in order.
 fn pair_keys(rows: &[&PairRow]) -> Vec<(String, String, String)> {
-    let mut v: Vec<(String, String, String)> = Vec::new();
-    for r in rows {
-        let k = (r.workload_id.clone(), r.workload.clone(), r.context.clone());
-        if !v.contains(&k) {
-            v.push(k);
-        }
-    }
-    v
+    stats::first_seen(
+        rows.iter()
+            .map(|r| (r.workload_id.clone(), r.workload.clone(), r.context.clone())),
+    )
 }
 
 fn has_counter(s: &Summary, name: &str) -> bool {
@@ -886,22 +870,18 @@ fn toggle(f: NextFeature, raw: &Raw) -> String {
              NEXT_BUDDY NEXT_BUDDY_EEVDF`.",
         );
     }
-    let mut sets: Vec<String> = Vec::new();
+    let w = |i: usize| {
+        let fs = &raw.cells[i].features;
+        let t = fs.tunables().iter().map(|t| format!(" {}", t.write()));
+        format!("{}{}", fs.writes().join(" "), t.collect::<String>())
+    };
     // The measured pairs (each cell with its twin), not the derived ones.
-    let measured = pairs(raw)
-        .into_iter()
-        .filter(|p| p.0 == f && raw.cells[p.1].ab.as_ref().is_some_and(|a| a.context == p.3));
-    for (_, off, on, _) in measured {
-        let w = |i: usize| {
-            let fs = &raw.cells[i].features;
-            let t = fs.tunables().iter().map(|t| format!(" {}", t.write()));
-            format!("{}{}", fs.writes().join(" "), t.collect::<String>())
-        };
-        let line = format!("off `{}`, on `{}`", w(off), w(on));
-        if !sets.contains(&line) {
-            sets.push(line);
-        }
-    }
+    let sets = stats::first_seen(
+        pairs(raw)
+            .into_iter()
+            .filter(|p| p.0 == f && raw.cells[p.1].ab.as_ref().is_some_and(|a| a.context == p.3))
+            .map(|(_, off, on, _)| format!("off `{}`, on `{}`", w(off), w(on))),
+    );
     if !sets.is_empty() {
         let _ = write!(
             s,
@@ -1128,9 +1108,10 @@ mod tests {
     use super::*;
     use crate::feature::StandIn;
     use crate::next::matrix;
-    use crate::parse::{BootInfo, Outcome};
+    use crate::parse::Outcome;
     use crate::plan::{Cell, MatrixKind};
     use crate::report::BootRun;
+    use crate::verdict::has;
 
     /// A run of `boots`, each with the outcomes `outcome(boot, cell)` gives (None: the cell
     /// did not run).
@@ -1142,17 +1123,12 @@ mod tests {
             timing: Some(TimingInfo::Icount { shift: 3 }),
             bootstrap_resamples: 500,
             boots: (0..boots)
-                .map(|b| BootRun {
-                    kernel: Kernel::Rust,
-                    rep: b,
-                    batch: 0,
-                    wall_s: 1.0,
-                    exit: Some(0),
-                    info: BootInfo {
-                        uname: "6.12.117".into(),
-                        ..BootInfo::default()
-                    },
-                    outcomes: cells.iter().filter_map(|c| outcome(b, c)).collect(),
+                .map(|b| {
+                    let outcomes = cells.iter().filter_map(|c| outcome(b, c)).collect();
+                    let mut run = BootRun::for_test(Kernel::Rust, outcomes);
+                    run.rep = b;
+                    run.info.uname = "6.12.117".into();
+                    run
                 })
                 .collect(),
             ..Raw::for_test(MatrixKind::Next, cells)
@@ -1203,14 +1179,9 @@ mod tests {
         let r = lag_run(true);
         let s = summarise(&r);
         let md = markdown(&r, &s);
-        assert!(
-            md.contains(
-                "| use cases with lag errors, RUN_TO_PARITY | 14/37 → 0/37 | 2/5 → 0/5 (in any \
+        has(&md, "| use cases with lag errors, RUN_TO_PARITY | 14/37 → 0/37 | 2/5 → 0/5 (in any \
                  run: 2/5 → 0/5) | agrees: none of the 5 cases has lag errors with the feature, 2 without \
-                 it (the verdict rests on 2 cases) |"
-            ),
-            "{md}"
-        );
+                 it (the verdict rests on 2 cases) |");
         assert!(md.contains(
             "| use cases with lag errors, NO_RUN_TO_PARITY | 14/37 → 0/37 | 0/5 → 0/5 (in any \
              run: 0/5 → 0/5) | agrees on the end state (0/5), not on the start"
@@ -1428,11 +1399,9 @@ mod tests {
             if l.contains("MIN_SLICE on") {
                 assert!(l.ends_with("| agrees: same direction |"), "{l}");
             } else {
-                assert!(
-                    l.contains(
-                        "| undecided: no change measured, as expected (the interval holds 1; "
-                    ),
-                    "{l}"
+                has(
+                    l,
+                    "| undecided: no change measured, as expected (the interval holds 1; ",
                 );
             }
         }
@@ -1492,15 +1461,7 @@ mod tests {
 
     #[test]
     fn verdicts() {
-        let e = |value, lo, hi, n| {
-            Some(Estimate {
-                value,
-                lo,
-                hi,
-                coverage: 0.95,
-                n,
-            })
-        };
+        let e = |value, lo, hi, n| Some(verdict::est(value, lo, hi, n));
         assert_eq!(
             verdict(Effect::Lower, effect(&e(0.8, 0.7, 0.9, 8)), true),
             "agrees: same direction"
@@ -1549,13 +1510,7 @@ mod tests {
             context: String::new(),
             metric: "ctr:lag_clamped_pos".into(),
             unit: String::new(),
-            ratio: Some(Estimate {
-                value: f64::INFINITY,
-                lo: f64::NAN,
-                hi: f64::NAN,
-                coverage: 0.95,
-                n: 8,
-            }),
+            ratio: e(f64::INFINITY, f64::NAN, f64::NAN, 8),
             off,
             on,
             off_nonzero: (0, 8),

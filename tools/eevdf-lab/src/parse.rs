@@ -74,6 +74,58 @@ impl Outcome {
     }
 }
 
+#[cfg(test)]
+impl Outcome {
+    /// A run of cell `id` (rep 0) whose one record is a ping-pong at `rate` switches a
+    /// second, for the tests' fixtures.
+    pub(crate) fn pingpong_for_test(id: &str, rate: f64) -> Outcome {
+        let mut o = Outcome::new(id, 0);
+        o.records
+            .push(Record::PingPong(eevdf_guest::PingPongResult {
+                round_trips: 1,
+                duration_s: 1.0,
+                switches_per_s: rate,
+                system_ctxsw_per_s: rate,
+                cpu: Some(0),
+                policy: "other".into(),
+            }));
+        o
+    }
+}
+
+/// A waker's record for the tests' fixtures: 100 wakeups 1 ms apart, latencies of a few µs,
+/// no histogram and no read-back; struct update syntax sets the rest.
+#[cfg(test)]
+pub(crate) fn waker_for_test() -> eevdf_guest::WakerResult {
+    eevdf_guest::WakerResult {
+        policy: "other".into(),
+        interval_us: 1000,
+        slice_requested_ns: 0,
+        slice_effective_ns: 0,
+        samples: 100,
+        missed: 0,
+        min_us: 1.0,
+        avg_us: 2.0,
+        p50_us: 2.0,
+        p90_us: 3.0,
+        p99_us: 4.0,
+        p999_us: 5.0,
+        max_us: 6.0,
+        quantiles: vec![],
+        waker_nvcsw: 0,
+        waker_nivcsw: 0,
+        system_ctxsw: 0,
+        duration_s: 1.0,
+        bg_status: None,
+        run_delay_avg_us: 10.0,
+        run_avg_us: 37.0,
+        hist: vec![],
+        load_slice_requested_ns: None,
+        readback: vec![],
+        load_tasks: 0,
+    }
+}
+
 /// `NAME=VALUE` pairs of an `@@counters` line; `None` if one is malformed.
 fn parse_counters(s: &str) -> Option<BTreeMap<String, u64>> {
     s.split_whitespace()
@@ -695,6 +747,13 @@ mod tests {
         }
     }
 
+    /// The metrics of `o`, a run of a cell of the seeds' matrix.
+    fn seeds_metrics(o: &Outcome) -> BTreeMap<String, f64> {
+        let cells = matrix(MatrixKind::Seeds, &[]);
+        let c = cells.iter().find(|c| c.id() == o.id).unwrap();
+        metrics(c, o).into_iter().collect()
+    }
+
     const OUT: &str = "\
 @@info uname=6.12.117 cpus=2 base_slice_ns=1400000
 @@features PLACE_LAG PLACE_DEADLINE_INITIAL NO_RUN_TO_PARITY
@@ -868,12 +927,7 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
         let (_, o) = parse_boot(out);
         assert_eq!(o[0].status, Status::Ok);
         assert_eq!(o[0].text.len(), 3, "{:?}", o[0].text);
-        let cells = matrix(MatrixKind::Seeds, &[]);
-        let c = cells
-            .iter()
-            .find(|c| c.id() == "mixed-3c2i-near20pct/EEVDF")
-            .unwrap();
-        let m: BTreeMap<String, f64> = metrics(c, &o[0]).into_iter().collect();
+        let m = seeds_metrics(&o[0]);
         assert_eq!(m["perf_interactive_switches"], 288.0);
         assert_eq!(m["perf_interactive_max_delay_ms"], 104.191);
         // 400 of 4000 picks, over the 0.3 s warm-up and 3 s window.
@@ -882,7 +936,7 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
         // Without counters (stock): neither.
         let mut stock = o[0].clone();
         stock.counters = None;
-        let m: BTreeMap<String, f64> = metrics(c, &stock).into_iter().collect();
+        let m = seeds_metrics(&stock);
         assert!(
             !m.contains_key("ineligible_picks_pct") && !m.contains_key("ineligible_picks_per_s")
         );
@@ -925,9 +979,7 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
             ],
             readback: Vec::new(),
         }));
-        let cells = matrix(MatrixKind::Seeds, &[]);
-        let c = cells.iter().find(|c| c.id() == o.id).unwrap();
-        let m: BTreeMap<String, f64> = metrics(c, &o).into_iter().collect();
+        let m = seeds_metrics(&o);
         assert_eq!(m["massive_intr_cpu_pct"], 60.0);
         assert_eq!(m["interactive_cpu_pct"], 20.0);
         assert_eq!(m["interactive_missed_pct"], 25.0);
@@ -948,13 +1000,7 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
             "T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   60 Max:    900\n",
         ));
         assert_eq!(o[0].status, Status::Ok);
-        let cells = matrix(MatrixKind::Seeds, &[]);
-        let c = cells
-            .iter()
-            .find(|c| c.id() == "cyclictest-idle@2cpu/EEVDF")
-            .unwrap();
-        let m: BTreeMap<String, f64> = metrics(c, &o[0]).into_iter().collect();
-        assert_eq!(m["cyc_avg_us"], 60.0);
+        assert_eq!(seeds_metrics(&o[0])["cyc_avg_us"], 60.0);
         let (_, o) = parse_boot(&cell("nothing\n"));
         assert_eq!(o[0].status, Status::Failed("no result".into()));
     }

@@ -3,6 +3,7 @@
 //! `next.rs`.
 
 use crate::feature::{valid_write, NextFeature};
+use crate::stats::first_seen;
 use serde::{Deserialize, Serialize};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -152,12 +153,7 @@ pub fn resolve_kernels(choices: &[KernelChoice]) -> Result<(Pair, Vec<Kernel>), 
             names(distro)
         ));
     }
-    let mut roles: Vec<Kernel> = Vec::new();
-    for &k in choices.iter().flat_map(|c| c.roles) {
-        if !roles.contains(&k) {
-            roles.push(k);
-        }
-    }
+    let roles = first_seen(choices.iter().flat_map(|c| c.roles).copied());
     Ok((first.pair, roles))
 }
 
@@ -345,6 +341,12 @@ impl FeatureSet {
         &self.tunables
     }
 
+    /// The base slice the set writes, ns (None: the kernel's default).
+    pub fn base_slice_ns(&self) -> Option<u64> {
+        let t = self.tunables.iter().find(|t| t.file == "base_slice_ns")?;
+        Some(t.value)
+    }
+
     /// The defaults.
     pub fn eevdf() -> FeatureSet {
         FeatureSet::new("EEVDF", &[])
@@ -391,14 +393,11 @@ impl FeatureSet {
     /// The features the kernel must have for the writes: each write without `NO_`, once,
     /// in order.
     pub fn needs(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = Vec::new();
-        for w in &self.writes {
-            let n = w.strip_prefix("NO_").unwrap_or(w);
-            if !v.contains(&n) {
-                v.push(n);
-            }
-        }
-        v
+        first_seen(
+            self.writes
+                .iter()
+                .map(|w| w.strip_prefix("NO_").unwrap_or(w)),
+        )
     }
 
     /// The same set with feature `from` written as `to` instead (`to` may itself be

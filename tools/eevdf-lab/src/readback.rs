@@ -214,12 +214,7 @@ pub fn check_boot(cells: &[Cell], info: &BootInfo, outcomes: &mut [Outcome]) {
         let Some(cell) = cells.iter().find(|c| c.id() == o.id) else {
             continue;
         };
-        let base = cell
-            .features
-            .tunables()
-            .iter()
-            .find(|t| t.file == "base_slice_ns")
-            .map_or(info.base_slice_ns, |t| t.value);
+        let base = cell.features.base_slice_ns().unwrap_or(info.base_slice_ns);
         if let Some(why) =
             tunables_mismatch(cell, &o.tunables).or_else(|| mismatch(cell, base, &o.records))
         {
@@ -353,36 +348,25 @@ mod tests {
 
     fn waker(readback: Vec<TaskReadback>) -> Vec<Record> {
         vec![Record::Waker(WakerResult {
-            policy: "other".into(),
-            interval_us: 1000,
             slice_requested_ns: 70_000,
             slice_effective_ns: 100_000,
-            samples: 10,
-            missed: 0,
-            min_us: 1.0,
-            avg_us: 2.0,
-            p50_us: 2.0,
-            p90_us: 3.0,
-            p99_us: 4.0,
-            p999_us: 4.0,
-            max_us: 4.0,
-            quantiles: vec![],
-            waker_nvcsw: 10,
-            waker_nivcsw: 0,
-            system_ctxsw: 100,
-            duration_s: 0.01,
-            bg_status: Some(0),
-            run_delay_avg_us: 1.0,
-            run_avg_us: 40.0,
-            hist: vec![],
             load_slice_requested_ns: Some(0),
             readback,
             load_tasks: 81,
+            ..crate::parse::waker_for_test()
         })]
     }
 
     /// 6.12 on one vCPU: the base slice is 0.7 ms; 0.1x asks 70 µs and holds 100 µs.
     const BASE: u64 = 700_000;
+
+    /// A boot whose base slice is [`BASE`].
+    fn base_info() -> BootInfo {
+        BootInfo {
+            base_slice_ns: BASE,
+            ..BootInfo::default()
+        }
+    }
 
     #[test]
     fn the_plan_of_a_cell() {
@@ -431,10 +415,7 @@ mod tests {
             task("waker", 90, "eevdf-waker", 0, 100_000),
             task("load", 91, "hackbench", 0, 700_000),
         ]);
-        let info = BootInfo {
-            base_slice_ns: BASE,
-            ..BootInfo::default()
-        };
+        let info = base_info();
         check_boot(&[c], &info, &mut outcomes);
         assert!(matches!(&outcomes[0].status, Status::Failed(w) if w.contains("task pid 91")));
         assert_eq!(outcomes[1].status, Status::Ok);
@@ -470,12 +451,7 @@ mod tests {
         let cells = crate::seeds::matrix(false, &[crate::plan::Experiment::Seed(2)]);
         let long = cells
             .iter()
-            .find(|c| {
-                c.features
-                    .tunables()
-                    .iter()
-                    .any(|t| t.file == "base_slice_ns")
-            })
+            .find(|c| c.features.base_slice_ns().is_some())
             .unwrap()
             .clone();
         let rec = |slices: &[u64]| {
@@ -495,10 +471,7 @@ mod tests {
                     .collect(),
             })]
         };
-        let info = BootInfo {
-            base_slice_ns: BASE,
-            ..BootInfo::default()
-        };
+        let info = base_info();
         let mut outcomes: Vec<Outcome> = (0..3).map(|r| Outcome::new(&long.id(), r)).collect();
         for o in &mut outcomes {
             o.tunables.insert("base_slice_ns".into(), 3_000_000);
@@ -549,10 +522,7 @@ mod tests {
     #[test]
     fn the_table_shows_planned_and_read_slices() {
         let c = cell(0.1, Some(1.0));
-        let info = BootInfo {
-            base_slice_ns: BASE,
-            ..BootInfo::default()
-        };
+        let info = base_info();
         let mut good = Outcome::new(&c.id(), 0);
         good.records = waker(vec![
             task("waker", 90, "eevdf-waker", 0, 100_000),

@@ -133,6 +133,23 @@ impl Raw {
     }
 }
 
+#[cfg(test)]
+impl BootRun {
+    /// A boot of `kernel` (rep 0, batch 0, exit 0, no boot info) that ran `outcomes`, for the
+    /// tests' fixtures; struct update syntax sets the rest.
+    pub(crate) fn for_test(kernel: Kernel, outcomes: Vec<Outcome>) -> BootRun {
+        BootRun {
+            kernel,
+            rep: 0,
+            batch: 0,
+            wall_s: 1.0,
+            exit: Some(0),
+            info: BootInfo::default(),
+            outcomes,
+        }
+    }
+}
+
 /// How guest time runs (`--timing`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum Timing {
@@ -544,13 +561,7 @@ fn kernel_cell(row: &Row, k: Kernel) -> String {
 pub fn tables(raw: &Raw, rows: &[Row]) -> String {
     let mut s = String::new();
     // The experiments in the matrix's order (the seeds' too).
-    let mut experiments: Vec<Experiment> = Vec::new();
-    for c in &raw.cells {
-        if !experiments.contains(&c.experiment) {
-            experiments.push(c.experiment);
-        }
-    }
-    for e in experiments {
+    for e in stats::first_seen(raw.cells.iter().map(|c| c.experiment)) {
         let rs: Vec<&Row> = rows
             .iter()
             .filter(|r| raw.cells[r.cell].experiment == e)
@@ -560,15 +571,15 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
         }
         let _ = writeln!(s, "### {}\n", e.title());
         let ideal_col = e == Experiment::Fairness;
+        let (ideal, rule) = if ideal_col {
+            (" ideal |", "---|")
+        } else {
+            ("", "")
+        };
         let _ = writeln!(
             s,
-            "| workload | features | metric | stock | rust | rust/stock | bar |{}",
-            if ideal_col { " ideal |" } else { "" }
-        );
-        let _ = writeln!(
-            s,
-            "|---|---|---|---|---|---|---|{}",
-            if ideal_col { "---|" } else { "" }
+            "| workload | features | metric | stock | rust | rust/stock | bar |{ideal}\n\
+             |---|---|---|---|---|---|---|{rule}"
         );
         for r in &rs {
             let c = &raw.cells[r.cell];
@@ -577,18 +588,15 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
             } else {
                 format!("{} ({})", r.metric, r.unit)
             };
-            let ratio = fmt_ratio(r);
-            let bar = bar_word(r);
             let _ = write!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {metric} | {} | {} | {} | {} |",
                 c.label(),
                 c.features.name(),
-                metric,
                 kernel_cell(r, Kernel::Stock),
                 kernel_cell(r, Kernel::Rust),
-                ratio,
-                bar
+                fmt_ratio(r),
+                bar_word(r)
             );
             if ideal_col {
                 let _ = write!(s, " {} |", r.ideal.map_or(String::new(), fmt_num));
@@ -619,8 +627,24 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
 /// the load's regime (a long runqueue and constant wakeups), not of its pipes.
 const SIM_HB_RUN_US: u64 = 40;
 const SIM_HB_SLEEP_US: u64 = 200;
-/// How long the simulator runs each latency cell: 5 s.
-const SIM_DURATION_NS: f64 = 5e9;
+/// How long the simulator runs a lab's cell: 5 s.
+pub(crate) const SIM_DURATION_NS: f64 = 5e9;
+
+/// `eevdf-sim`'s kernel-faithful run of the lab's cell `id` for [`SIM_DURATION_NS`] at `hz`
+/// and a base slice of `base_us`, with `tasks` (its `[[task]]` tables) as the scenario.
+pub(crate) fn simulate(
+    id: &str,
+    hz: u64,
+    base_us: u64,
+    tasks: &str,
+) -> anyhow::Result<eevdf_sim::sim::RunResult> {
+    let toml = format!(
+        "name = \"{id}\"\ndescription = \"the lab's cell {id}\"\nduration_ms = 5000\n\
+         hz = {hz}\nbase_slice_us = {base_us}\nseed = 1\n\n{tasks}"
+    );
+    let sc = eevdf_sim::scenario::Scenario::parse(&toml)?;
+    eevdf_sim::sim::Sim::run(&sc, &eevdf_sim::sim::RunOptions::default())
+}
 
 /// The simulator against the kernel, for every one-vCPU latency cell: the same
 /// waker (its measured CPU per wakeup, `need_pct`, every 1 ms, its slice) beside the same
@@ -701,18 +725,14 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
                 40 * hb_groups
             ),
         };
-        let toml = format!(
-            "name = \"{id}\"\ndescription = \"the lab's cell {id}\"\nduration_ms = 5000\n\
-             hz = {hz}\nbase_slice_us = {base_us}\nseed = 1\n\n[[task]]\nname = \"waker\"\n\
-             slice_us = {slice}\nbehaviour = {{ kind = \"periodic\", period_us = \
-             {WAKER_PERIOD_US}, \
-             run_us = {run}, offset_us = 250 }}\n\n{others}",
-            id = c.id(),
+        let tasks = format!(
+            "[[task]]\nname = \"waker\"\nslice_us = {slice}\nbehaviour = {{ kind = \
+             \"periodic\", period_us = {WAKER_PERIOD_US}, run_us = {run}, offset_us = 250 \
+             }}\n\n{others}",
             slice = ((slice_x * base_us as f64).round() as u64).max(1),
             run = ((need / 100.0 * WAKER_PERIOD_US as f64).round() as u64).max(1),
         );
-        let sim = eevdf_sim::scenario::Scenario::parse(&toml)
-            .and_then(|sc| eevdf_sim::sim::Sim::run(&sc, &eevdf_sim::sim::RunOptions::default()));
+        let sim = simulate(&c.id(), hz, base_us, &tasks);
         let w = sim.as_ref().ok().and_then(|o| o.report.task("waker"));
         let k = |m: &str, k| median(ci, m, k).map_or("-".into(), fmt_num);
         let rd_rust = median(ci, "run_delay_avg_us", Kernel::Rust);
@@ -1303,21 +1323,28 @@ fn merged_kernels(raw: &Raw) -> String {
     s
 }
 
+/// A kernel's successful runs of cell `id`.
+pub(crate) fn ok_runs<'a>(
+    raw: &'a Raw,
+    id: &'a str,
+    k: Kernel,
+) -> impl Iterator<Item = &'a Outcome> {
+    raw.boots
+        .iter()
+        .filter(move |b| b.kernel == k)
+        .flat_map(|b| &b.outcomes)
+        .filter(move |o| o.id == id && o.status == Status::Ok)
+}
+
 /// Median of each quantile over every waker record of a cell on a kernel.
 fn median_quantiles(raw: &Raw, cell: usize, k: Kernel) -> Vec<(f64, f64)> {
     let id = raw.cells[cell].id();
     let mut per_p: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-    for b in raw.boots.iter().filter(|b| b.kernel == k) {
-        for o in b
-            .outcomes
-            .iter()
-            .filter(|o| o.id == id && o.status == Status::Ok)
-        {
-            for r in &o.records {
-                if let eevdf_guest::Record::Waker(w) = r {
-                    for &(p, v) in &w.quantiles {
-                        per_p.entry((p * 1000.0) as u64).or_default().push(v);
-                    }
+    for o in ok_runs(raw, &id, k) {
+        for r in &o.records {
+            if let eevdf_guest::Record::Waker(w) = r {
+                for &(p, v) in &w.quantiles {
+                    per_p.entry((p * 1000.0) as u64).or_default().push(v);
                 }
             }
         }
@@ -1332,20 +1359,15 @@ fn median_quantiles(raw: &Raw, cell: usize, k: Kernel) -> Vec<(f64, f64)> {
 pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
     // A panel a pair of slices (the waker's, the load's).
-    let mut slices: Vec<(f64, Option<f64>)> = Vec::new();
-    for c in &raw.cells {
-        if let Workload::Latency {
+    let slices = stats::first_seen(raw.cells.iter().filter_map(|c| match c.workload {
+        Workload::Latency {
             slice_x,
             load_slice_x,
             hogs: None,
             ..
-        } = c.workload
-        {
-            if !slices.contains(&(slice_x, load_slice_x)) {
-                slices.push((slice_x, load_slice_x));
-            }
-        }
-    }
+        } => Some((slice_x, load_slice_x)),
+        _ => None,
+    }));
     for k in [Kernel::Rust, Kernel::Stock] {
         if slices.is_empty() || !raw.boots.iter().any(|b| b.kernel == k) {
             continue;
@@ -1578,33 +1600,8 @@ pub fn write_report(
 mod tests {
     use super::*;
     use crate::main_matrix::cells as matrix;
-    use eevdf_guest::{PingPongResult, Record};
-
-    fn outcome(id: &str, rate: f64) -> Outcome {
-        let mut o = Outcome::new(id, 0);
-        o.records.push(Record::PingPong(PingPongResult {
-            round_trips: 1,
-            duration_s: 1.0,
-            switches_per_s: rate,
-            system_ctxsw_per_s: rate,
-            cpu: Some(0),
-            policy: "other".into(),
-        }));
-        o
-    }
-
-    /// A boot of `kernel` that ran `outcomes`.
-    fn boot_run(kernel: Kernel, outcomes: Vec<Outcome>) -> BootRun {
-        BootRun {
-            kernel,
-            rep: 0,
-            batch: 0,
-            wall_s: 1.0,
-            exit: Some(0),
-            info: BootInfo::default(),
-            outcomes,
-        }
-    }
+    use crate::verdict::has;
+    use eevdf_guest::Record;
 
     /// The pooled p99 row follows each p99 row where the waker sent its histogram, and the
     /// bar judges it in --bar only on a pool of BAR_WAKEUPS wakeups a kernel.
@@ -1632,8 +1629,8 @@ mod tests {
             boots: (0..12)
                 .flat_map(|_| {
                     [
-                        boot_run(Kernel::Rust, vec![run(0.98, samples)]),
-                        boot_run(Kernel::Stock, vec![run(1.0, samples)]),
+                        BootRun::for_test(Kernel::Rust, vec![run(0.98, samples)]),
+                        BootRun::for_test(Kernel::Stock, vec![run(1.0, samples)]),
                     ]
                 })
                 .collect(),
@@ -1663,31 +1660,8 @@ mod tests {
 
     fn waker(run_avg_us: f64) -> Record {
         Record::Waker(eevdf_guest::WakerResult {
-            policy: "other".into(),
-            interval_us: 1000,
-            slice_requested_ns: 0,
-            slice_effective_ns: 0,
-            samples: 100,
-            missed: 0,
-            min_us: 1.0,
-            avg_us: 2.0,
-            p50_us: 2.0,
-            p90_us: 3.0,
-            p99_us: 4.0,
-            p999_us: 5.0,
-            max_us: 6.0,
-            quantiles: vec![],
-            waker_nvcsw: 0,
-            waker_nivcsw: 0,
-            system_ctxsw: 0,
-            duration_s: 1.0,
-            bg_status: None,
-            run_delay_avg_us: 10.0,
             run_avg_us,
-            hist: vec![],
-            load_slice_requested_ns: None,
-            readback: vec![],
-            load_tasks: 0,
+            ..parse::waker_for_test()
         })
     }
 
@@ -1706,7 +1680,7 @@ mod tests {
             .into_iter()
             .flat_map(|k| std::iter::repeat_n(k, 6))
             .map(|k| {
-                boot_run(
+                BootRun::for_test(
                     k,
                     cells
                         .iter()
@@ -1732,12 +1706,9 @@ mod tests {
                 .to_string()
         };
         let hogs = line("waker 0.1x, load 1x (pinned beside 2 hogs on CPU 0)");
-        assert!(
-            hogs.contains("| 3.7% | 3.7% | 33.3% | 0.11 | inside its share"),
-            "{hogs}"
-        );
+        has(&hogs, "| 3.7% | 3.7% | 33.3% | 0.11 | inside its share");
         let hb = line("waker 0.1x, load 1x (hackbench -g 2 -l 70)");
-        assert!(hb.contains("| 2.4% | 1.52 | over its share"), "{hb}");
+        has(&hb, "| 2.4% | 1.52 | over its share");
         // The simulator against the kernel, for the in-share cells: the same waker (37 us
         // every 1 ms) waits nothing at 0.1x (its slice preempts a hog at once), and at 10x
         // behind a hog's protected slice at times.
@@ -1751,15 +1722,16 @@ mod tests {
         // Columns: run delay stock, rust, the simulator's average wait, rust/simulator,
         // the shares, the maxima.
         let short = sim("waker 0.1x, load 1x (pinned beside 2 hogs on CPU 0)");
-        assert!(short.contains("| 10.0 | 0.000 | - |"), "{short}");
+        has(&short, "| 10.0 | 0.000 | - |");
         assert!(short.ends_with("| 0.000 |"), "{short}");
         let long = sim("waker 10x, load 1x (pinned beside 2 hogs on CPU 0)");
         assert!(!long.contains("| 0.000 | - |"), "{long}");
         // The prose says where the simulated wait is 0 what the kernel's delay was.
-        assert!(t.contains(
+        has(
+            &t,
             "in waker 0.1x, load 1x (pinned beside 2 hogs on CPU 0), where the simulated waker \
-             preempts at once (wait 0), the kernel's run delay was 10.00 [10.00, 10.00] µs"
-        ), "{t}");
+             preempts at once (wait 0), the kernel's run delay was 10.00 [10.00, 10.00] µs",
+        );
         assert!(!t.contains("where the waker is over its share"), "{t}");
         // On one vCPU the hackbench cells are simulated too, and the waker is over its
         // share there: the simulator's backlog is not compared.
@@ -1770,17 +1742,14 @@ mod tests {
             .skip_while(|l| !l.starts_with("The simulator against the kernel"))
             .find(|l| l.starts_with("| waker 0.1x, load 1x (hackbench -g 2 -l 70) |"))
             .unwrap_or_else(|| panic!("{t1}"));
-        assert!(hb_sim.contains("not compared (over its share)"), "{hb_sim}");
-        assert!(
-            t1.contains("in the 3 cell(s) where the waker is over its share"),
-            "{t1}"
-        );
+        has(hb_sim, "not compared (over its share)");
+        has(&t1, "in the 3 cell(s) where the waker is over its share");
         raw.cpus = 2;
         // One boot a kernel: the regime is undecided, not guessed from a point.
         raw.boots.retain(|b| b.rep == 0);
         raw.boots.dedup_by_key(|b| b.kernel);
         let t = tables(&raw, &summarise(&raw));
-        assert!(t.contains("| 0.11 | undecided: 1 runs a side"), "{t}");
+        has(&t, "| 0.11 | undecided: 1 runs a side");
     }
 
     fn raw_with(rates: &[(Kernel, f64)]) -> Raw {
@@ -1805,9 +1774,9 @@ mod tests {
             boots: rates
                 .iter()
                 .map(|&(k, r)| {
-                    boot_run(
+                    BootRun::for_test(
                         k,
-                        vec![outcome(&pp, r), {
+                        vec![Outcome::pingpong_for_test(&pp, r), {
                             let mut o = Outcome::new(&evdf_id, 0);
                             o.status = Status::Unavailable("ELIGIBLE".into());
                             o
@@ -1907,31 +1876,22 @@ mod tests {
         let ahead = even.map(|x| x * 1.01);
         let behind = even.map(|x| x * 0.99);
         let t = runs(ahead, even);
-        assert!(t.contains("1 rows pass, 0 FAIL, 0 are open"), "{t}");
+        has(&t, "1 rows pass, 0 FAIL, 0 are open");
         let t = runs(behind, even);
-        assert!(t.contains("0 rows pass, 1 FAIL, 0 are open"), "{t}");
-        assert!(t.contains("- FAIL: pipe ping-pong"), "{t}");
-        assert!(
-            t.contains("`pingpong_switches_per_s`, rust/stock 0.990 ["),
-            "{t}"
-        );
+        has(&t, "0 rows pass, 1 FAIL, 0 are open");
+        has(&t, "- FAIL: pipe ping-pong");
+        has(&t, "`pingpong_switches_per_s`, rust/stock 0.990 [");
         let spread = [990.0, 995.0, 1000.0, 1003.0, 1010.0, 1015.0];
         let t = runs(spread, even);
-        assert!(t.contains("0 rows pass, 0 FAIL, 1 are open"), "{t}");
-        assert!(t.contains("undecided: the intervals overlap"), "{t}");
+        has(&t, "0 rows pass, 0 FAIL, 1 are open");
+        has(&t, "undecided: the intervals overlap");
     }
 
     /// The bar's rules by matrix: p99 is judged in --bar only (upper end 1.05), the means
     /// everywhere (1.02), the run delay too; shares never.
     #[test]
     fn bar_rules_by_matrix() {
-        let est = |value: f64, hi: f64| Estimate {
-            value,
-            lo: value - 0.01,
-            hi,
-            coverage: 0.95,
-            n: 12,
-        };
+        let est = |value: f64, hi: f64| verdict::est(value, value - 0.01, hi, 12);
         let r = est(0.99, 1.04);
         assert_eq!(bar_for(MatrixKind::Quick, "lat_p99_us", &r), None);
         assert_eq!(bar_for(MatrixKind::Bar, "lat_p99_us", &r), None);
@@ -2080,13 +2040,7 @@ mod tests {
 
     #[test]
     fn bar_rules() {
-        let e = |value, lo, hi| Estimate {
-            value,
-            lo,
-            hi,
-            coverage: 0.95,
-            n: 6,
-        };
+        let e = |value, lo, hi| verdict::est(value, lo, hi, 6);
         assert_eq!(bar_pass(Better::Lower, &e(0.99, 0.97, 1.01)), Some(true));
         assert_eq!(bar_pass(Better::Lower, &e(0.99, 0.97, 1.03)), Some(false));
         assert_eq!(bar_pass(Better::Lower, &e(1.001, 0.99, 1.01)), Some(false));

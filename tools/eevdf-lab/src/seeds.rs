@@ -314,40 +314,20 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         } else {
             vec![FeatureSet::eevdf(), FeatureSet::evdf()]
         };
-        for f in &sets {
-            // 100% and 300% of the 2 vCPUs.
-            for jobs in [2, 6] {
-                cells.push(
-                    Cell::new(
-                        Experiment::Seed(4),
-                        f.clone(),
-                        Workload::ForkJob {
-                            jobs,
-                            files: if smoke { 20 } else { 60 },
-                            nice: 0,
-                        },
-                    )
-                    .on_cpus(2),
-                );
-            }
+        // (set, jobs, nice): 100% and 300% of the 2 vCPUs.
+        let mut runs: Vec<(FeatureSet, u32, i32)> = Vec::new();
+        for f in sets {
+            runs.extend([2, 6].map(|jobs| (f.clone(), jobs, 0)));
         }
         if !smoke {
             // The seed's interactivity test ran the build at nice 19; and cyclictest with
             // no job at all, the baseline the others are read against.
-            for (jobs, nice) in [(6, 19), (0, 0)] {
-                cells.push(
-                    Cell::new(
-                        Experiment::Seed(4),
-                        FeatureSet::eevdf(),
-                        Workload::ForkJob {
-                            jobs,
-                            files: 60,
-                            nice,
-                        },
-                    )
-                    .on_cpus(2),
-                );
-            }
+            runs.extend([(6, 19), (0, 0)].map(|(jobs, nice)| (FeatureSet::eevdf(), jobs, nice)));
+        }
+        let files = if smoke { 20 } else { 60 };
+        for (f, jobs, nice) in runs {
+            let w = Workload::ForkJob { jobs, files, nice };
+            cells.push(Cell::new(Experiment::Seed(4), f, w).on_cpus(2));
         }
     }
     cells

@@ -25,6 +25,18 @@ pub struct Estimate {
     pub n: usize,
 }
 
+/// `items` each once, in the order they first come (the matrix's order of experiments,
+/// kernels, pairs: what the tables follow). O(n²): the lists are a run's cells at most.
+pub fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut v = Vec::new();
+    for x in items {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v
+}
+
 pub fn median(xs: &[f64]) -> f64 {
     let mut v: Vec<f64> = xs.to_vec();
     v.sort_by(f64::total_cmp);

@@ -243,6 +243,14 @@ impl fmt::Display for Held {
     }
 }
 
+/// Asserts that `text` (a report's sentence, table or page) contains `part`, and shows the
+/// whole text when it does not.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn has(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} is not in:\n{text}");
+}
+
 #[cfg(test)]
 pub(crate) fn est(value: f64, lo: f64, hi: f64, n: usize) -> Estimate {
     Estimate {
