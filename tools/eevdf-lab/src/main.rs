@@ -138,10 +138,12 @@ enum Study {
     /// current verdicts; or one report from several runs of one study (`report A B`, oldest
     /// first), into `merged/` in the last run's directory (with the merged raw.json, which
     /// `report` renders again). A later run replaces the earlier runs' outcomes of every
-    /// cell in its matrix (by cell ID, on every kernel, booted or not); the other cells keep
-    /// theirs. For a study
-    /// too long for one session: `seeds --only seed000@1cpu,seed001,seed002,seed003,seed004`,
-    /// then `seeds --only seed000@2cpu`, then `report` of both. Runs of different matrix
+    /// cell in its matrix (by cell ID): on the kernels it booted where both runs define the
+    /// cell alike, on every kernel where they do not; the other cells keep theirs. For a
+    /// study too long for one session: `seeds --only seed000@1cpu,seed001,seed002,seed003,
+    /// seed004`, then `seeds --only seed000@2cpu` (or its parts, `seed000@2cpu/EEVDF` with
+    /// `--kernels rust` beside `--kernels stock`, ...), then `report` of them all. Runs of
+    /// different matrix
     /// kinds, kernel pairs, --cpus, timing or bootstrap settings are refused (exit 2,
     /// nothing written); different kernel builds are merged, the page's Kernels table
     /// showing a row for each with the runs that booted it.
