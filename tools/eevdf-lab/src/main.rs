@@ -125,8 +125,10 @@ enum Study {
     /// sleeper that wakes on another CPU at 2 and 4 vCPUs (003), a fork-heavy job at 100%
     /// and 300% load with cyclictest beside it (004). 3 boots x 2 runs a cell. Seed 000's
     /// 2-vCPU cells run 8 times the loops of its 1-vCPU ones, for 50,000 wakeups a pool
-    /// (about 2 hours of the run): `--only seed000@2cpu` runs them alone, `--only
-    /// seed000@1cpu,seed001,seed002,seed003,seed004` the rest, `report A B` makes one page.
+    /// (about 75 min of a host core for each set's 3 cells on one kernel, measured): `--only
+    /// seed000@2cpu/SET` with `--kernels` runs such a part, `--only
+    /// seed000@1cpu,seed001,seed002,seed003,seed004` the rest, `report A B ...` makes one
+    /// page (Documentation/lab.md has the recipe).
     Seeds {
         /// One short cell of each seed, one boot a guest shape: checks the pipeline.
         #[arg(long)]
@@ -174,8 +176,9 @@ struct Common {
     /// fairness, scale; `next`: run_to_parity_min_slice, lag_clamp_max_slice,
     /// next_buddy_eevdf, protect_at_pick; `seeds`: seed000 to seed004). `EXP@Ncpu` keeps
     /// only the experiment's cells on N vCPUs (a cell's own `@Ncpu`, or `--cpus` for the
-    /// others): `seeds --only seed000@2cpu` runs seed 000's 2-vCPU cells alone (about 2
-    /// hours), `--only seed000@1cpu,seed001,seed002,seed003,seed004` the rest of the study.
+    /// others): `seeds --only seed000@2cpu` runs seed 000's 2-vCPU cells alone (about 75
+    /// min of a host core a set and kernel), `--only
+    /// seed000@1cpu,seed001,seed002,seed003,seed004` the rest of the study.
     /// The trade-off: such a run's raw.json holds part of the study, so its page alone
     /// lacks the other cells and says nothing of them; `report RAW RAW` merges it with a
     /// run of the rest. A shape on which the experiment has no cell is an error.
@@ -359,7 +362,8 @@ fn parse_only(s: &str) -> Result<Only, String> {
         }
         Some(_) => {
             return Err(format!(
-                "bad feature set in '{s}': write EXPERIMENT/SET with the set's name as in a                  cell's ID, e.g. seed000@2cpu/EVDF"
+                "bad feature set in '{s}': write EXPERIMENT/SET with the set's name as in a \
+                 cell's ID, e.g. seed000@2cpu/EVDF"
             ))
         }
         None => (s, None),
