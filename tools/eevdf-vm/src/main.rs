@@ -78,8 +78,9 @@ struct Args {
 
     /// At the timeout, how long to read the guest's SysRq-t dump before killing it, in
     /// seconds (it ends earlier once 3 s pass without a line); 0 kills at once. The dump
-    /// is what a hang without a kernel report leaves to diagnose it (a few thousand lines
-    /// on a loaded 4-vCPU guest); each timeout costs up to this much more. A kernel
+    /// is what a hang without a kernel report leaves to diagnose it (726 lines from an idle
+    /// 2-vCPU debug-verify guest, more with more tasks); each timeout costs up to this much
+    /// more. A kernel
     /// without CONFIG_MAGIC_SYSRQ_SERIAL prints nothing, and the wait ends after 3 s.
     #[arg(long, default_value_t = 30)]
     hang_dump_s: u64,
