@@ -125,7 +125,7 @@ enum Study {
     /// sleeper that wakes on another CPU at 2 and 4 vCPUs (003), a fork-heavy job at 100%
     /// and 300% load with cyclictest beside it (004). 3 boots x 2 runs a cell. Seed 000's
     /// 2-vCPU cells run 8 times the loops of its 1-vCPU ones, for 50,000 wakeups a pool
-    /// (about 75 min of a host core for each set's 3 cells on one kernel, measured): `--only
+    /// (38 to 77 min of a host core for each set's 3 cells on one kernel, measured): `--only
     /// seed000@2cpu/SET` with `--kernels` runs such a part, `--only
     /// seed000@1cpu,seed001,seed002,seed003,seed004` the rest, `report A B ...` makes one
     /// page (Documentation/lab.md has the recipe).
@@ -176,7 +176,7 @@ struct Common {
     /// fairness, scale; `next`: run_to_parity_min_slice, lag_clamp_max_slice,
     /// next_buddy_eevdf, protect_at_pick; `seeds`: seed000 to seed004). `EXP@Ncpu` keeps
     /// only the experiment's cells on N vCPUs (a cell's own `@Ncpu`, or `--cpus` for the
-    /// others): `seeds --only seed000@2cpu` runs seed 000's 2-vCPU cells alone (about 75
+    /// others): `seeds --only seed000@2cpu` runs seed 000's 2-vCPU cells alone (38 to 77
     /// min of a host core a set and kernel), `--only
     /// seed000@1cpu,seed001,seed002,seed003,seed004` the rest of the study.
     /// The trade-off: such a run's raw.json holds part of the study, so its page alone
