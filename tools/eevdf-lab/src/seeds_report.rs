@@ -5,7 +5,7 @@
 
 use crate::parse::{self, PerfLatRow};
 use crate::plan::{
-    mixed_load, Against, Cell, Experiment, Kernel, MixedLoad, Workload, MIXED_FRAME_US,
+    mixed_load, Against, Cell, Experiment, FeatureSet, Kernel, MixedLoad, Workload, MIXED_FRAME_US,
 };
 use crate::plot;
 use crate::report::{self, est_of, fmt_num, med, ok_runs, row, Raw, ReportPaths, Row};
@@ -125,13 +125,42 @@ fn base_slice_us(raw: &Raw, cpus: u32) -> Option<f64> {
         .map(|b| b.info.base_slice_ns as f64 / 1000.0)
 }
 
-/// Which kernels ran a cell's runs successfully, for "not available" notes.
+/// Which kernels lack a feature the cell writes, for "not available" notes: those whose
+/// guest said so (`@@cell ID unavailable F`) and, in a record merged from a study's parts,
+/// a kernel that ran none of this cell's runs but booted at its vCPU count with sched
+/// features that list neither `F` nor `NO_F` (a part that booted only the kernel that has
+/// the feature). A kernel that has every feature the cell writes is not named.
 fn unavailable(rows: &[Row], raw: &Raw, ci: usize) -> Option<String> {
     let r = rows.iter().find(|r| r.cell == ci)?;
-    let names: Vec<String> = r
-        .unavailable
-        .iter()
-        .map(|(k, f)| format!("{} has no {f}", raw.pair.build(*k)))
+    let cell = &raw.cells[ci];
+    let lacks = |k: Kernel| -> Option<String> {
+        if let Some(f) = r.unavailable.get(&k) {
+            return Some(f.clone());
+        }
+        if ok_runs(raw, &cell.id(), k).next().is_some() {
+            return None;
+        }
+        // The sched features of the kernel's boots at the cell's vCPU count.
+        let lists: Vec<Vec<&str>> = raw
+            .boots
+            .iter()
+            .filter(|b| b.kernel == k && b.info.cpus == cell.cpus_in(raw.cpus))
+            .map(|b| b.info.features.split_whitespace().collect::<Vec<_>>())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let listed = |l: &[&str], f: &str| {
+            l.iter()
+                .any(|w| *w == f || w.strip_prefix("NO_") == Some(f))
+        };
+        cell.features
+            .needs()
+            .into_iter()
+            .find(|f| !lists.is_empty() && lists.iter().all(|l| !listed(l, f)))
+            .map(str::to_string)
+    };
+    let names: Vec<String> = [Kernel::Rust, Kernel::Stock]
+        .into_iter()
+        .filter_map(|k| lacks(k).map(|f| format!("{} has no {f}", raw.pair.build(k))))
         .collect();
     (!names.is_empty()).then(|| names.join(", "))
 }
@@ -204,9 +233,24 @@ const S000_PETER: [(f64, [f64; 3], [f64; 3]); 3] = [
 /// Seed 000: the waker's latency by slice against hackbench, EEVDF, EVDF and BIAS_ELIGIBLE,
 /// beside Peter's table, with the verdicts of [`agreement_000`].
 fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(cells) = open_section(raw, 0, s) else {
+    let Some(mut cells) = open_section(raw, 0, s) else {
         return;
     };
+    // The plan's order (vCPUs, the waker's slice from long to short, then the feature set),
+    // whatever order the parts of a merged record came in.
+    let sets = [FeatureSet::eevdf(), FeatureSet::evdf(), FeatureSet::bias()];
+    let key = |c: &Cell| {
+        let slice_x = match c.workload {
+            Workload::Latency { slice_x, .. } => slice_x,
+            _ => 0.0,
+        };
+        let set = sets.iter().position(|f| f.name() == c.features.name());
+        (c.cpus_in(raw.cpus), -slice_x, set.unwrap_or(sets.len()))
+    };
+    cells.sort_by(|&(_, a), &(_, b)| {
+        let ((ca, sa, fa), (cb, sb, fb)) = (key(a), key(b));
+        ca.cmp(&cb).then(sa.total_cmp(&sb)).then(fa.cmp(&fb))
+    });
     s.push_str(
         "**The seed** (Peter Zijlstra, LKML, October 2023, on EVDF, EEVDF without the \
          eligibility test): \"So while it improves the short slices, it completely blows up \
@@ -2090,6 +2134,7 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
 mod tests {
     use super::*;
     use crate::plan::MatrixKind;
+    use crate::report::BootRun;
     use crate::verdict::{est, has};
     use std::collections::BTreeMap;
 
@@ -2152,6 +2197,74 @@ mod tests {
         // Equal: every comparison undecided.
         let t = agreement_000(&raw, &rows_with(1.0), &cells);
         has(&t, "0 go Peter's way, 0 against it and 16 are undecided");
+    }
+
+    /// A record merged from a study's parts: the stock part booted only EEVDF's cells, so
+    /// its EVDF and BIAS_ELIGIBLE rows name the feature that stock lacks (from its boots'
+    /// sched features), and the cells come in the plan's order whatever the merge's.
+    #[test]
+    fn seed_000_merged_parts_say_what_stock_lacks_in_plan_order() {
+        let mut raw = seed_raw(0);
+        raw.cells.reverse();
+        let boots = |features: &str| -> Vec<BootRun> {
+            [1, 2]
+                .map(|cpus| BootRun {
+                    info: parse::BootInfo {
+                        cpus,
+                        features: features.into(),
+                        ..Default::default()
+                    },
+                    ..BootRun::for_test(Kernel::Stock, vec![])
+                })
+                .into()
+        };
+        let e = est(500.0, 475.0, 525.0, 6);
+        let rows: Vec<Row> = (0..raw.cells.len())
+            .map(|ci| {
+                let mut r = row_of(ci, "lat_avg_us", e, e);
+                r.kernels.remove(&Kernel::Stock);
+                r
+            })
+            .collect();
+        let table = |raw: &Raw| {
+            let mut s = String::new();
+            section_000(raw, &rows, &mut s);
+            s.lines()
+                .filter(|l| l.starts_with("| 1 |") || l.starts_with("| 2 |"))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        raw.boots = boots("PLACE_LAG RUN_TO_PARITY DELAY_DEQUEUE");
+        let t = table(&raw);
+        assert_eq!(t.len(), 18);
+        for (i, want) in [
+            (0, "| 1 | 10x | EEVDF | - / - / - |"),
+            (1, "| 1 | 10x | EVDF | stock has no ELIGIBLE |"),
+            (
+                2,
+                "| 1 | 10x | BIAS_ELIGIBLE | stock has no BIAS_ELIGIBLE |",
+            ),
+            (
+                8,
+                "| 1 | 0.1x | BIAS_ELIGIBLE | stock has no BIAS_ELIGIBLE |",
+            ),
+            (9, "| 2 | 10x | EEVDF | - / - / - |"),
+            (13, "| 2 | 1x | EVDF | stock has no ELIGIBLE |"),
+        ] {
+            assert!(t[i].starts_with(want), "{i}: {}", t[i]);
+        }
+        // A kernel whose boots list the feature (off) has it; one that recorded no features
+        // is not said to lack anything.
+        for features in ["NO_ELIGIBLE BIAS_ELIGIBLE", ""] {
+            raw.boots = boots(features);
+            let t = table(&raw);
+            assert!(
+                t[1].starts_with("| 1 | 10x | EVDF | - / - / - |"),
+                "{}",
+                t[1]
+            );
+            assert!(t.iter().all(|l| !l.contains("has no")), "{features:?}");
+        }
     }
 
     #[test]
