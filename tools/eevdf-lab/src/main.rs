@@ -818,7 +818,8 @@ fn report_from_raws(paths: &[PathBuf], results_page: Option<&Path>) -> Result<bo
     let last = paths.last().context("report needs a raw.json")?;
     let dir = last.parent().unwrap_or(Path::new("."));
     if paths.len() == 1 {
-        let (_, raw) = runs.pop().context("report needs a raw.json")?;
+        let (_, mut raw) = runs.pop().context("report needs a raw.json")?;
+        raw.merge_command = command_line();
         return finish(&raw, dir, results_page);
     }
     let raw = merge::merge(runs, &command_line())?;

@@ -393,10 +393,11 @@ fn verdict(expected: Effect, observed: Effect, measured: bool) -> String {
     match (expected, observed) {
         (_, Effect::Unknown) => "undecided: not measured".into(),
         (_, Effect::TooFew(n)) => Verdict::TooFew { have: n }.to_string(),
-        // No change was expected and none is measured, but overlapping intervals do not
-        // show there is none: undecided, with what more runs could show.
+        // No change was expected, and the interval holds 1: that shows no change either way
+        // (the medians may still have moved), so undecided, with what more runs could show.
         (Effect::NoChange, Effect::Overlap(r)) => format!(
-            "undecided: no change measured, as expected (the interval holds 1; {})",
+            "undecided: the interval holds 1, so no change is shown either way (none was \
+             expected; {})",
             runs(r)
         ),
         (Effect::NoChange, _) => "differs: a change where none was expected".into(),
@@ -646,8 +647,9 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
 /// The on/off of every one-write pair is in the measured table above.
 fn four_way(rows: &[&PairRow]) -> String {
     let mut t = String::from(
-        "\nThe two by two, medians [95%] (each adjacent pair is one write apart; the measured \
-         table has their on/off):\n\n\
+        "\nThe two by two, medians [95%] (both off is one write from either feature alone, and \
+         either alone one write from both on; the two single-feature columns are two writes \
+         apart; the measured table has the on/off of each one-write pair):\n\n\
          | workload | metric | both off (6.12's default) | NEXT_BUDDY_EEVDF only (6.19 as \
          released) | NEXT_BUDDY only (6.12's) | both on (6.19-rc1) |\n|---|---|---|---|---|---|\n",
     );
@@ -1401,7 +1403,8 @@ mod tests {
             } else {
                 has(
                     l,
-                    "| undecided: no change measured, as expected (the interval holds 1; ",
+                    "| undecided: the interval holds 1, so no change is shown either way (none \
+                     was expected; ",
                 );
             }
         }
@@ -1482,8 +1485,8 @@ mod tests {
         );
         assert_eq!(
             verdict(Effect::NoChange, effect(&e(0.99, 0.9, 1.1, 8)), false),
-            "undecided: no change measured, as expected (the interval holds 1; about 968 runs a \
-             side would decide a difference this size)"
+            "undecided: the interval holds 1, so no change is shown either way (none was \
+             expected; about 968 runs a side would decide a difference this size)"
         );
         assert_eq!(
             verdict(Effect::NoChange, effect(&e(0.5, 0.4, 0.6, 8)), false),

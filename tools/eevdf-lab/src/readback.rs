@@ -291,8 +291,9 @@ pub fn table<'a>(
             }
             let _ = writeln!(
                 t,
-                "| {} | {} | {} | {} | {} | {} | {runs} | {bad} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {runs} | {bad} |",
                 c.label(),
+                c.features.name(),
                 k.name(),
                 us(&planned_w),
                 us(&planned_l),
@@ -309,9 +310,51 @@ pub fn table<'a>(
          load's tasks (the command and two of its descendants), read from `/proc/<pid>/sched` \
          while each run ran, against the plan, µs; policy and nice are checked too. A run that \
          does not hold its plan failed, and its numbers are not in the tables.\n\n| workload \
-         | kernel | planned: waker | planned: load | read: waker | read: load | runs read | \
-         runs off plan |\n|---|---|---|---|---|---|---|---|\n{t}\n"
+         | features | kernel | planned: waker | planned: load | read: waker | read: load | \
+         runs read | runs off plan |\n|---|---|---|---|---|---|---|---|---|\n{t}\n{}",
+        clamped(cells, boots.into_iter().map(|b| b.1))
     )
+}
+
+/// The cells whose waker asks for a slice the kernel does not hold as asked (`sched_attr`'s
+/// runtime is clamped to [0.1 ms, 100 ms]), so that the multiple in the cell's name is not
+/// the one it ran: one sentence each request, from the base slices the boots reported, or
+/// nothing when every request was held.
+pub fn clamped<'a>(cells: &[Cell], infos: impl IntoIterator<Item = &'a BootInfo>) -> String {
+    let bases: BTreeSet<u64> = infos
+        .into_iter()
+        .map(|i| i.base_slice_ns)
+        .filter(|&b| b > 0)
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut s = String::new();
+    for c in cells {
+        let Workload::Latency { slice_x, .. } = c.workload else {
+            continue;
+        };
+        for &base in &bases {
+            let asked = slice_request_ns(base, slice_x);
+            let held = slice_held_ns(asked, base);
+            if held == asked || !seen.insert((slice_x.to_bits(), base)) {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "Where the base slice is {} µs, the {slice_x}x waker asks for {} µs and holds \
+                 {} µs, the kernel's bound on `sched_attr`'s runtime ([0.1 ms, 100 ms]): it ran \
+                 at {:.2}x the base slice, not {slice_x}x.",
+                base as f64 / 1e3,
+                asked as f64 / 1e3,
+                held as f64 / 1e3,
+                held as f64 / base as f64,
+            );
+        }
+    }
+    if s.is_empty() {
+        s
+    } else {
+        s + "\n"
+    }
 }
 
 #[cfg(test)]
@@ -319,6 +362,7 @@ mod tests {
     use super::*;
     use crate::main_matrix::cells as matrix;
     use crate::plan::{Experiment, FeatureSet, MatrixKind};
+    use crate::verdict::has;
     use eevdf_guest::WakerResult;
 
     fn cell(slice_x: f64, load_slice_x: Option<f64>) -> Cell {
@@ -544,13 +588,22 @@ mod tests {
         );
         assert!(t.starts_with("The slices the latency cells ran at"), "{t}");
         assert!(
-            t.contains("| waker 0.1x, load 1x (hackbench -g 2 -l 70) | stock | 100 | 700 | 100 | 700 | 1 | 0 |"),
+            t.contains("| waker 0.1x, load 1x (hackbench -g 2 -l 70) | EEVDF | stock | 100 | 700 | 100 | 700 | 1 | 0 |"),
             "{t}"
         );
         assert!(
-            t.contains("| waker 0.1x, load 1x (hackbench -g 2 -l 70) | rust | 100 | 700 | 100 | 100, 700 | 2 | 1 |"),
+            t.contains("| waker 0.1x, load 1x (hackbench -g 2 -l 70) | EEVDF | rust | 100 | 700 | 100 | 100, 700 | 2 | 1 |"),
             "{t}"
         );
+        has(
+            &t,
+            "Where the base slice is 700 µs, the 0.1x waker asks for 70 µs and holds 100 µs, \
+             the kernel's bound on `sched_attr`'s runtime ([0.1 ms, 100 ms]): it ran at 0.14x \
+             the base slice, not 0.1x.",
+        );
+        // A request the kernel holds as asked is not named.
+        let one = cell(1.0, Some(1.0));
+        assert_eq!(clamped(std::slice::from_ref(&one), [&info]), "");
         // Runs from before the load-slice fix plan no load slice: no table.
         assert_eq!(
             table(&[cell(0.1, None)], [(Kernel::Rust, &info, &rust[..])]),
