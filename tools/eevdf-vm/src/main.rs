@@ -165,6 +165,31 @@ struct Args {
 const START: &str = "EEVDF-GUEST-START";
 const EXIT: &str = "EEVDF-GUEST-EXIT=";
 
+/// A marker of /init in a console line, and what follows it there. The console
+/// interleaves the kernel's messages with the guest's output byte by byte, so a marker can
+/// share its line with a printk (`EEVDF-GUEST-START[    1.116847] input: ...`, the marker's
+/// newline coming after the kernel's): a marker counts wherever it starts in the line, and
+/// the exit status is the number right after it.
+#[derive(Debug, PartialEq)]
+enum Marker {
+    Start,
+    /// The script's exit status; `None` when no number follows the marker.
+    Exit(Option<i32>),
+}
+
+fn marker_in(line: &str) -> Option<Marker> {
+    if line.contains(START) {
+        return Some(Marker::Start);
+    }
+    let (_, rest) = line.split_once(EXIT)?;
+    let digits = rest.trim_start();
+    let end = digits
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && c == '-')))
+        .map_or(digits.len(), |(i, _)| i);
+    Some(Marker::Exit(digits[..end].parse().ok()))
+}
+
 /// Substrings that mark a kernel report: tools/kernel-reports.txt, the list the shell
 /// tools use too. Only kernel lines (those with a printk timestamp) are matched, so a guest
 /// program printing "WARNING" does not fail the run.
@@ -628,13 +653,16 @@ fn run_qemu(r: &Run<'_>) -> Result<Outcome> {
                 } else if in_trace {
                     trace_left -= 1;
                 }
-                if line.trim() == START {
-                    started = true;
-                    continue;
-                }
-                if let Some(rc) = line.trim().strip_prefix(EXIT) {
-                    out.guest_status = rc.trim().parse().ok();
-                    continue;
+                match marker_in(&line) {
+                    Some(Marker::Start) => {
+                        started = true;
+                        continue;
+                    }
+                    Some(Marker::Exit(rc)) => {
+                        out.guest_status = rc;
+                        continue;
+                    }
+                    None => {}
                 }
                 let from_guest = started && kernel_message(&line).is_none();
                 if r.stream && (r.show_kernel || from_guest || report.is_some() || in_trace) {
@@ -852,6 +880,33 @@ fn real_main() -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The markers found on their own lines and where a printk shares their line (as a
+    /// next preflight's console had it, whose features were then lost).
+    #[test]
+    fn markers_survive_a_printk_on_their_line() {
+        assert_eq!(marker_in("EEVDF-GUEST-START"), Some(Marker::Start));
+        assert_eq!(
+            marker_in("EEVDF-GUEST-START[    1.116847] input: ImExPS/2 Generic Explorer Mouse"),
+            Some(Marker::Start)
+        );
+        assert_eq!(
+            marker_in("[    1.116847] input: AT keyboard\rEEVDF-GUEST-START"),
+            Some(Marker::Start)
+        );
+        assert_eq!(marker_in("EEVDF-GUEST-EXIT=0"), Some(Marker::Exit(Some(0))));
+        assert_eq!(
+            marker_in("EEVDF-GUEST-EXIT=17[    9.000001] reboot: Power down"),
+            Some(Marker::Exit(Some(17)))
+        );
+        assert_eq!(
+            marker_in("EEVDF-GUEST-EXIT=-1"),
+            Some(Marker::Exit(Some(-1)))
+        );
+        assert_eq!(marker_in("EEVDF-GUEST-EXIT="), Some(Marker::Exit(None)));
+        assert_eq!(marker_in("@@features PLACE_LAG"), None);
+        assert_eq!(marker_in("[    1.0] EEVDF-GUEST"), None);
+    }
 
     #[test]
     fn guest_programs_are_eevdf_dash_and_eevdfctl() {
