@@ -207,6 +207,31 @@ pub struct Row {
     pub ideal: Option<f64>,
 }
 
+impl Row {
+    /// The row of `metric` in cell `cell` of a run of `kind`, with nothing unavailable or
+    /// failed and no ideal: its unit, and the bar judged on its `ratio`.
+    fn new(
+        kind: MatrixKind,
+        (cell, cell_id): (usize, String),
+        metric: &str,
+        kernels: BTreeMap<Kernel, Estimate>,
+        ratio: Option<Estimate>,
+    ) -> Row {
+        Row {
+            cell,
+            cell_id,
+            metric: metric.to_string(),
+            unit: metrics::meta(metric).0.to_string(),
+            kernels,
+            unavailable: BTreeMap::new(),
+            failed: BTreeMap::new(),
+            bar_pass: ratio.as_ref().and_then(|r| bar_for(kind, metric, r)),
+            ratio,
+            ideal: None,
+        }
+    }
+}
+
 /// The row of `metric` in cell `ci` among `rows`.
 pub fn row<'a, R: Borrow<Row>>(rows: &'a [R], ci: usize, metric: &str) -> Option<&'a Row> {
     rows.iter()
@@ -347,21 +372,20 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
                 )),
                 _ => None,
             };
-            let (unit, _, _) = metrics::meta(&metric);
             let ideal = parse::ideal_shares(outcomes_of.get(&ci).map(Vec::as_slice).unwrap_or(&[]))
                 .get(&metric)
                 .copied();
             Row {
-                cell: ci,
-                cell_id: raw.cells[ci].id(),
-                metric: metric.clone(),
-                unit: unit.to_string(),
-                kernels,
                 unavailable: unavailable.get(&ci).cloned().unwrap_or_default(),
                 failed: failed.get(&ci).cloned().unwrap_or_default(),
-                bar_pass: ratio.as_ref().and_then(|r| bar_for(raw.matrix, &metric, r)),
-                ratio,
                 ideal,
+                ..Row::new(
+                    raw.matrix,
+                    (ci, raw.cells[ci].id()),
+                    &metric,
+                    kernels,
+                    ratio,
+                )
             }
         })
         .flat_map(|row| {
@@ -402,20 +426,8 @@ fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
         (Some(r), Some(s)) if s.value > 0.0 => Some(point(r.value / s.value)),
         _ => None,
     };
-    Some(Row {
-        cell: pp_row.cell,
-        cell_id: pp_row.cell_id.clone(),
-        metric: insnprof::METRIC.to_string(),
-        unit: metrics::meta(insnprof::METRIC).0.to_string(),
-        kernels,
-        unavailable: BTreeMap::new(),
-        failed: BTreeMap::new(),
-        bar_pass: ratio
-            .as_ref()
-            .and_then(|r| bar_for(raw.matrix, insnprof::METRIC, r)),
-        ratio,
-        ideal: None,
-    })
+    let cell = (pp_row.cell, pp_row.cell_id.clone());
+    Some(Row::new(raw.matrix, cell, insnprof::METRIC, kernels, ratio))
 }
 
 /// The p99 of all the wakeups of a latency cell's runs pooled (`lat_p99_pooled_us`), from
@@ -457,20 +469,18 @@ fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
     let pooled_enough = [Kernel::Rust, Kernel::Stock]
         .iter()
         .all(|&k| pools.get(&(ci, k)).map_or(0, |p| p.wakeups) >= BAR_WAKEUPS);
-    Some(Row {
-        cell: ci,
-        cell_id: p99_row.cell_id.clone(),
-        metric: metric.into(),
-        unit: metrics::meta(metric).0.into(),
+    let row = Row::new(
+        raw.matrix,
+        (ci, p99_row.cell_id.clone()),
+        metric,
         kernels,
+        ratio,
+    );
+    Some(Row {
         unavailable: p99_row.unavailable.clone(),
         failed: p99_row.failed.clone(),
-        bar_pass: ratio
-            .as_ref()
-            .and_then(|r| bar_for(raw.matrix, metric, r))
-            .filter(|_| pooled_enough),
-        ratio,
-        ideal: None,
+        bar_pass: row.bar_pass.filter(|_| pooled_enough),
+        ..row
     })
 }
 
@@ -1830,31 +1840,21 @@ mod tests {
     #[test]
     fn reproduce_speaks_subcommands() {
         let mut raw = raw_with(&[]);
-        let case = |raw: &mut Raw, kind, cmd: &str| {
-            raw.matrix = kind;
-            raw.command = cmd.into();
-            reproduce(raw)
-        };
-        assert_eq!(
-            case(
-                &mut raw,
+        let p = "target/release/eevdf-lab";
+        for (kind, cmd, want) in [
+            (
                 MatrixKind::Bar,
-                "target/release/eevdf-lab --bar --no-build --results-page P"
+                "--bar --no-build --results-page P",
+                "bar --no-build --results-page P",
             ),
-            "target/release/eevdf-lab bar --no-build --results-page P"
-        );
-        assert_eq!(
-            case(&mut raw, MatrixKind::NextSmoke, "eevdf-lab --next --smoke"),
-            "eevdf-lab next --smoke"
-        );
-        assert_eq!(
-            case(&mut raw, MatrixKind::Quick, "eevdf-lab --no-build"),
-            "eevdf-lab run --no-build"
-        );
-        assert_eq!(
-            case(&mut raw, MatrixKind::Seeds, "eevdf-lab seeds --no-build"),
-            "eevdf-lab seeds --no-build"
-        );
+            (MatrixKind::NextSmoke, "--next --smoke", "next --smoke"),
+            (MatrixKind::Quick, "--no-build", "run --no-build"),
+            (MatrixKind::Seeds, "seeds --no-build", "seeds --no-build"),
+        ] {
+            raw.matrix = kind;
+            raw.command = format!("{p} {cmd}");
+            assert_eq!(reproduce(&raw), format!("{p} {want}"));
+        }
     }
 
     #[test]
@@ -1891,29 +1891,22 @@ mod tests {
     /// everywhere (1.02), the run delay too; shares never.
     #[test]
     fn bar_rules_by_matrix() {
-        let est = |value: f64, hi: f64| verdict::est(value, value - 0.01, hi, 12);
-        let r = est(0.99, 1.04);
-        assert_eq!(bar_for(MatrixKind::Quick, "lat_p99_us", &r), None);
-        assert_eq!(bar_for(MatrixKind::Bar, "lat_p99_us", &r), None);
-        assert_eq!(bar_for(MatrixKind::Quick, "lat_p99_pooled_us", &r), None);
-        assert_eq!(
-            bar_for(MatrixKind::Bar, "lat_p99_pooled_us", &r),
-            Some(true)
-        );
-        assert_eq!(
-            bar_for(MatrixKind::Bar, "lat_p99_pooled_us", &est(0.99, 1.06)),
-            Some(false)
-        );
-        assert_eq!(bar_for(MatrixKind::Bar, "lat_avg_us", &r), Some(false));
-        assert_eq!(
-            bar_for(MatrixKind::Quick, "run_delay_avg_us", &est(0.99, 1.01)),
-            Some(true)
-        );
-        assert_eq!(bar_for(MatrixKind::Bar, "share_0", &r), None);
-        assert_eq!(
-            bar_for(MatrixKind::Quick, "pingpong_insns_per_switch", &r),
-            Some(true)
-        );
+        use MatrixKind::{Bar, Quick};
+        // (matrix, metric, the interval's upper end, the bar); the median is 0.99.
+        for (kind, metric, hi, want) in [
+            (Quick, "lat_p99_us", 1.04, None),
+            (Bar, "lat_p99_us", 1.04, None),
+            (Quick, "lat_p99_pooled_us", 1.04, None),
+            (Bar, "lat_p99_pooled_us", 1.04, Some(true)),
+            (Bar, "lat_p99_pooled_us", 1.06, Some(false)),
+            (Bar, "lat_avg_us", 1.04, Some(false)),
+            (Quick, "run_delay_avg_us", 1.01, Some(true)),
+            (Bar, "share_0", 1.04, None),
+            (Quick, "pingpong_insns_per_switch", 1.04, Some(true)),
+        ] {
+            let r = verdict::est(0.99, 0.98, hi, 12);
+            assert_eq!(bar_for(kind, metric, &r), want, "{kind:?} {metric} {hi}");
+        }
     }
 
     /// Under icount on one vCPU the ping-pong also gets its instructions a switch, whose bar
