@@ -242,6 +242,11 @@ impl Tunable {
     }
 }
 
+/// Whether `name` can name a feature set: not empty, no blanks.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains(char::is_whitespace)
+}
+
 /// Whether `f` can name a tunable: `a-z` and `_`, not empty.
 fn valid_tunable(f: &str) -> bool {
     !f.is_empty() && f.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
@@ -305,10 +310,7 @@ impl FeatureSet {
     /// `NAME`/`NO_NAME` or a name with blanks: the lab's own tables are the only callers
     /// with untrusted strings, and they check with [`valid_write`] first.
     pub fn new(name: &str, writes: &[&str]) -> FeatureSet {
-        assert!(
-            !name.is_empty() && !name.contains(char::is_whitespace),
-            "{name:?}"
-        );
+        assert!(valid_name(name), "{name:?}");
         assert!(writes.iter().all(|w| valid_write(w)), "{writes:?}");
         // INVARIANT: checked just above.
         FeatureSet {
@@ -323,10 +325,7 @@ impl FeatureSet {
     /// lab's own tables are the callers.
     pub fn with_tunable(mut self, name: &str, file: &str, value: u64) -> FeatureSet {
         assert!(valid_tunable(file), "{file:?}");
-        assert!(
-            !name.is_empty() && !name.contains(char::is_whitespace),
-            "{name:?}"
-        );
+        assert!(valid_name(name), "{name:?}");
         self.name = name.to_string();
         // INVARIANT: checked just above.
         self.tunables.push(Tunable {
@@ -404,18 +403,14 @@ impl FeatureSet {
     /// `NO_X`, which inverts: `from` on becomes X off). For checking the pipeline on a
     /// kernel that lacks `from`; the name stays, the report says what ran instead.
     pub fn with_stand_in(&self, from: &str, to: &str) -> FeatureSet {
-        let (to_name, inverted) = match to.strip_prefix("NO_") {
-            Some(n) => (n, true),
-            None => (to, false),
-        };
+        let (to_name, inverted) = to.strip_prefix("NO_").map_or((to, false), |n| (n, true));
         let writes = self
             .writes
             .iter()
             .map(|w| {
-                let (name, on) = match w.strip_prefix("NO_") {
-                    Some(n) => (n, false),
-                    None => (w.as_str(), true),
-                };
+                let (name, on) = w
+                    .strip_prefix("NO_")
+                    .map_or((w.as_str(), true), |n| (n, false));
                 if name != from {
                     w.clone()
                 } else if on != inverted {
@@ -426,9 +421,8 @@ impl FeatureSet {
             })
             .collect();
         FeatureSet {
-            name: self.name.clone(),
             writes,
-            tunables: self.tunables.clone(),
+            ..self.clone()
         }
     }
 }
