@@ -1244,18 +1244,14 @@ mod tests {
             let a = parse(line).unwrap();
             plan::resolve_kernels(&a.kernels)
         };
-        assert_eq!(
-            pair_of("run"),
-            Ok((Pair::Tiny, vec![Kernel::Rust, Kernel::Stock]))
-        );
-        assert_eq!(
-            pair_of("run --kernels distro"),
-            Ok((Pair::Distro, vec![Kernel::Rust, Kernel::Stock]))
-        );
-        assert_eq!(
-            pair_of("run --kernels distro-stock"),
-            Ok((Pair::Distro, vec![Kernel::Stock]))
-        );
+        use Kernel::{Rust, Stock};
+        for (line, pair, kernels) in [
+            ("run", Pair::Tiny, &[Rust, Stock][..]),
+            ("run --kernels distro", Pair::Distro, &[Rust, Stock]),
+            ("run --kernels distro-stock", Pair::Distro, &[Stock]),
+        ] {
+            assert_eq!(pair_of(line), Ok((pair, kernels.to_vec())), "{line}");
+        }
         // A mix parses item by item; resolving it is the error (exit 2, before any build).
         let e = pair_of("run --kernels rust,distro-stock").unwrap_err();
         assert!(e.contains("mixes the tiny pair (rust) with the distro pair (distro-stock)"));

@@ -11,7 +11,7 @@ use crate::metrics;
 use crate::next::{NextFeature, NB_OFF, NB_ON, NB_SYNC};
 use crate::parse::{self, ctr, Status, COUNTER_PREFIX};
 use crate::plan::{Experiment, Kernel};
-use crate::report::{cell_index, fmt_est, fmt_num, Raw, TimingInfo};
+use crate::report::{cell_outcomes, fmt_est, fmt_num, Raw, TimingInfo};
 use crate::stats::{self, Estimate};
 use crate::verdict::{self, Verdict};
 use anyhow::Result;
@@ -88,34 +88,28 @@ pub struct Summary {
 type Samples = BTreeMap<(usize, String), Vec<f64>>;
 
 pub fn summarise(raw: &Raw) -> Summary {
-    let index = cell_index(raw);
     let mut samples: Samples = BTreeMap::new();
     let mut problems = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    for b in raw.boots.iter().filter(|b| b.kernel == Kernel::Rust) {
-        for o in &b.outcomes {
-            let Some(&ci) = index.get(&o.id) else {
+    for (_, ci, o) in cell_outcomes(raw).filter(|(b, _, _)| b.kernel == Kernel::Rust) {
+        match &o.status {
+            Status::Ok => {}
+            Status::Unavailable(f) => {
+                problems.push((o.id.clone(), format!("the kernel has no {f}")));
                 continue;
-            };
-            match &o.status {
-                Status::Ok => {}
-                Status::Unavailable(f) => {
-                    problems.push((o.id.clone(), format!("the kernel has no {f}")));
-                    continue;
-                }
-                Status::Failed(why) => {
-                    problems.push((o.id.clone(), why.clone()));
-                    continue;
-                }
             }
-            for k in o.counters.iter().flat_map(|c| c.keys()) {
-                if !seen.contains(k) {
-                    seen.push(k.clone());
-                }
+            Status::Failed(why) => {
+                problems.push((o.id.clone(), why.clone()));
+                continue;
             }
-            for (m, v) in parse::metrics(&raw.cells[ci], o) {
-                samples.entry((ci, m)).or_default().push(v);
+        }
+        for k in o.counters.iter().flat_map(|c| c.keys()) {
+            if !seen.contains(k) {
+                seen.push(k.clone());
             }
+        }
+        for (m, v) in parse::metrics(&raw.cells[ci], o) {
+            samples.entry((ci, m)).or_default().push(v);
         }
     }
     problems.sort();

@@ -300,6 +300,16 @@ pub(crate) fn cell_index(raw: &Raw) -> BTreeMap<String, usize> {
         .collect()
 }
 
+/// Every outcome of `raw` whose cell is in its matrix, with its boot and its cell's index,
+/// in the boots' order.
+pub(crate) fn cell_outcomes(raw: &Raw) -> impl Iterator<Item = (&BootRun, usize, &Outcome)> {
+    let index = cell_index(raw);
+    raw.boots
+        .iter()
+        .flat_map(|b| b.outcomes.iter().map(move |o| (b, o)))
+        .filter_map(move |(b, o)| Some((b, *index.get(&o.id)?, o)))
+}
+
 pub fn summarise(raw: &Raw) -> Vec<Row> {
     // (cell, metric) -> kernel -> samples, keeping first-seen metric order.
     let mut order: Vec<(usize, String)> = Vec::new();
@@ -308,37 +318,29 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
     let mut failed: BTreeMap<usize, BTreeMap<Kernel, usize>> = BTreeMap::new();
     let mut outcomes_of: BTreeMap<usize, Vec<&Outcome>> = BTreeMap::new();
     let pools = waker_pools(raw);
-    let index = cell_index(raw);
-    for b in &raw.boots {
-        for o in &b.outcomes {
-            let Some(&ci) = index.get(&o.id) else {
-                continue;
-            };
-            match &o.status {
-                Status::Unavailable(f) => {
-                    unavailable
-                        .entry(ci)
-                        .or_default()
-                        .insert(b.kernel, f.clone());
-                }
-                Status::Failed(_) => {
-                    *failed.entry(ci).or_default().entry(b.kernel).or_default() += 1
-                }
-                Status::Ok => {
-                    outcomes_of.entry(ci).or_default().push(o);
-                    let ms = parse::metrics(&raw.cells[ci], o);
-                    for (m, v) in with_instructions(raw, &raw.cells[ci], ms) {
-                        let key = (ci, m);
-                        if !samples.contains_key(&key) {
-                            order.push(key.clone());
-                        }
-                        samples
-                            .entry(key)
-                            .or_default()
-                            .entry(b.kernel)
-                            .or_default()
-                            .push(v);
+    for (b, ci, o) in cell_outcomes(raw) {
+        match &o.status {
+            Status::Unavailable(f) => {
+                unavailable
+                    .entry(ci)
+                    .or_default()
+                    .insert(b.kernel, f.clone());
+            }
+            Status::Failed(_) => *failed.entry(ci).or_default().entry(b.kernel).or_default() += 1,
+            Status::Ok => {
+                outcomes_of.entry(ci).or_default().push(o);
+                let ms = parse::metrics(&raw.cells[ci], o);
+                for (m, v) in with_instructions(raw, &raw.cells[ci], ms) {
+                    let key = (ci, m);
+                    if !samples.contains_key(&key) {
+                        order.push(key.clone());
                     }
+                    samples
+                        .entry(key)
+                        .or_default()
+                        .entry(b.kernel)
+                        .or_default()
+                        .push(v);
                 }
             }
         }
@@ -410,20 +412,13 @@ fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
     if raw.insnprof.is_empty() {
         return None;
     }
-    let point = |v: f64| Estimate {
-        value: v,
-        lo: v,
-        hi: v,
-        coverage: 1.0,
-        n: 1,
-    };
     let kernels: BTreeMap<Kernel, Estimate> = raw
         .insnprof
         .iter()
-        .map(|p| (p.kernel, point(p.sched())))
+        .map(|p| (p.kernel, Estimate::point(p.sched())))
         .collect();
     let ratio = match (kernels.get(&Kernel::Rust), kernels.get(&Kernel::Stock)) {
-        (Some(r), Some(s)) if s.value > 0.0 => Some(point(r.value / s.value)),
+        (Some(r), Some(s)) if s.value > 0.0 => Some(Estimate::point(r.value / s.value)),
         _ => None,
     };
     let cell = (pp_row.cell, pp_row.cell_id.clone());
@@ -749,18 +744,19 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         let over = over_share(raw, rs, ci);
         if over {
             over_cells += 1;
-        } else if let Some(w) = w.filter(|w| w.wakeup_latency_avg_ns == 0.0) {
-            let _ = w;
+        } else if w.is_some_and(|w| w.wakeup_latency_avg_ns == 0.0) {
             zero_wait.push(ci);
         }
-        let (avg, ratio, share, max) = match w {
+        let share = w.map_or("-".into(), |w| {
+            format!("{:.1}%", w.runtime_ns as f64 / SIM_DURATION_NS * 100.0)
+        });
+        let (avg, ratio, max) = match w {
             // Over its share the simulator's periodic task runs its overruns back to back
             // and counts each late from its due time: its waits are a backlog, not the
             // kernel's run delay. Only the shares compare.
-            Some(w) if over => (
+            Some(_) if over => (
                 "not compared (over its share)".into(),
                 "-".into(),
-                format!("{:.1}%", w.runtime_ns as f64 / SIM_DURATION_NS * 100.0),
                 "-".into(),
             ),
             Some(w) => (
@@ -770,10 +766,9 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
                     .map_or("-".into(), |r| {
                         format!("{:.2}", r / (w.wakeup_latency_avg_ns / 1e3))
                     }),
-                format!("{:.1}%", w.runtime_ns as f64 / SIM_DURATION_NS * 100.0),
                 fmt_num(w.wakeup_latency_max_ns as f64 / 1e3),
             ),
-            None => ("-".into(), "-".into(), "-".into(), "-".into()),
+            None => ("-".into(), "-".into(), "-".into()),
         };
         any = true;
         let _ = writeln!(
@@ -849,20 +844,14 @@ type WakerPools = BTreeMap<(usize, Kernel), WakerPool>;
 /// [`WakerPools`] of `raw`: the one pass over the waker's records that the pooled p99 and
 /// the `bar` table of pools read.
 fn waker_pools(raw: &Raw) -> WakerPools {
-    let index = cell_index(raw);
     let mut pools = WakerPools::new();
-    for b in &raw.boots {
-        for o in b.outcomes.iter().filter(|o| o.status == Status::Ok) {
-            let Some(&ci) = index.get(&o.id) else {
-                continue;
-            };
-            for r in &o.records {
-                if let eevdf_guest::Record::Waker(w) = r {
-                    let p = pools.entry((ci, b.kernel)).or_default();
-                    p.wakeups += w.samples;
-                    if !w.hist.is_empty() {
-                        p.hists.push(w.hist.clone());
-                    }
+    for (b, ci, o) in cell_outcomes(raw).filter(|(_, _, o)| o.status == Status::Ok) {
+        for r in &o.records {
+            if let eevdf_guest::Record::Waker(w) = r {
+                let p = pools.entry((ci, b.kernel)).or_default();
+                p.wakeups += w.samples;
+                if !w.hist.is_empty() {
+                    p.hists.push(w.hist.clone());
                 }
             }
         }
