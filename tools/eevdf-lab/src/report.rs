@@ -1829,21 +1829,31 @@ mod tests {
     #[test]
     fn reproduce_speaks_subcommands() {
         let mut raw = raw_with(&[]);
-        let p = "target/release/eevdf-lab";
-        for (kind, cmd, want) in [
-            (
-                MatrixKind::Bar,
-                "--bar --no-build --results-page P",
-                "bar --no-build --results-page P",
-            ),
-            (MatrixKind::NextSmoke, "--next --smoke", "next --smoke"),
-            (MatrixKind::Quick, "--no-build", "run --no-build"),
-            (MatrixKind::Seeds, "seeds --no-build", "seeds --no-build"),
-        ] {
+        let case = |raw: &mut Raw, kind, cmd: &str| {
             raw.matrix = kind;
-            raw.command = format!("{p} {cmd}");
-            assert_eq!(reproduce(&raw), format!("{p} {want}"));
-        }
+            raw.command = cmd.into();
+            reproduce(raw)
+        };
+        assert_eq!(
+            case(
+                &mut raw,
+                MatrixKind::Bar,
+                "target/release/eevdf-lab --bar --no-build --results-page P"
+            ),
+            "target/release/eevdf-lab bar --no-build --results-page P"
+        );
+        assert_eq!(
+            case(&mut raw, MatrixKind::NextSmoke, "eevdf-lab --next --smoke"),
+            "eevdf-lab next --smoke"
+        );
+        assert_eq!(
+            case(&mut raw, MatrixKind::Quick, "eevdf-lab --no-build"),
+            "eevdf-lab run --no-build"
+        );
+        assert_eq!(
+            case(&mut raw, MatrixKind::Seeds, "eevdf-lab seeds --no-build"),
+            "eevdf-lab seeds --no-build"
+        );
     }
 
     #[test]
