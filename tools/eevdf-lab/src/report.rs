@@ -1751,6 +1751,13 @@ mod tests {
         has(&t, "| 0.11 | undecided: 1 runs a side");
     }
 
+    /// The boots' ping-pong rates, rust's and stock's alternately.
+    fn alternating(rust: &[f64], stock: &[f64]) -> Vec<(Kernel, f64)> {
+        let both = rust.iter().zip(stock);
+        both.flat_map(|(&r, &s)| [(Kernel::Rust, r), (Kernel::Stock, s)])
+            .collect()
+    }
+
     fn raw_with(rates: &[(Kernel, f64)]) -> Raw {
         let cells = matrix(MatrixKind::Smoke, &[Experiment::Throughput]);
         let pp = cells
@@ -1789,14 +1796,10 @@ mod tests {
 
     #[test]
     fn rows_ratios_and_bar() {
-        let raw = raw_with(&[
-            (Kernel::Rust, 1010.0),
-            (Kernel::Stock, 1000.0),
-            (Kernel::Rust, 1011.0),
-            (Kernel::Stock, 1001.0),
-            (Kernel::Rust, 1012.0),
-            (Kernel::Stock, 1002.0),
-        ]);
+        let raw = raw_with(&alternating(
+            &[1010.0, 1011.0, 1012.0],
+            &[1000.0, 1001.0, 1002.0],
+        ));
         let rows = summarise(&raw);
         let pp = rows
             .iter()
@@ -1862,12 +1865,7 @@ mod tests {
         // with a tight interval: FAIL, named with its interval; the two within each
         // other's spread: open, with the runs that would decide.
         let runs = |rust: [f64; 6], stock: [f64; 6]| {
-            let mut v = Vec::new();
-            for i in 0..6 {
-                v.push((Kernel::Rust, rust[i]));
-                v.push((Kernel::Stock, stock[i]));
-            }
-            let raw = raw_with(&v);
+            let raw = raw_with(&alternating(&rust, &stock));
             let rows = summarise(&raw);
             bar_summary(&raw, &rows)
         };
@@ -1945,14 +1943,7 @@ mod tests {
 
     #[test]
     fn instructions_per_switch_rows_and_their_bar() {
-        let rates = [
-            (Kernel::Rust, 30000.0),
-            (Kernel::Stock, 30100.0),
-            (Kernel::Rust, 30001.0),
-            (Kernel::Stock, 30101.0),
-            (Kernel::Rust, 30002.0),
-            (Kernel::Stock, 30102.0),
-        ];
+        let rates = alternating(&[30000.0, 30001.0, 30002.0], &[30100.0, 30101.0, 30102.0]);
         let icount_raw = |rates: &[(Kernel, f64)]| {
             let mut raw = raw_with(rates);
             raw.timing = Some(TimingInfo::Icount { shift: 3 });
