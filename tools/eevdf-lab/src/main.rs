@@ -276,6 +276,7 @@ struct Args {
 impl Args {
     /// The run a subcommand asks for, or the raw.json `report` regenerates from.
     fn from_cli(cli: Cli) -> Result<Args, (Vec<PathBuf>, Option<PathBuf>)> {
+        use MatrixKind as M;
         let (kind, stand_ins, skip_insnprof, common) = match cli.study {
             Study::Run {
                 full,
@@ -283,39 +284,31 @@ impl Args {
                 common,
                 ..
             } => {
-                let kind = if full {
-                    MatrixKind::Full
-                } else if smoke {
-                    MatrixKind::Smoke
-                } else {
-                    MatrixKind::Quick
-                };
-                (kind, Vec::new(), false, common)
+                let kind = [(full, M::Full), (smoke, M::Smoke)]
+                    .into_iter()
+                    .find(|k| k.0);
+                (kind.map_or(M::Quick, |k| k.1), vec![], false, common)
             }
             Study::Bar {
                 skip_insnprof,
                 common,
-            } => (MatrixKind::Bar, Vec::new(), skip_insnprof, common),
+            } => (M::Bar, vec![], skip_insnprof, common),
             Study::Next {
                 smoke,
                 stand_ins,
                 common,
-            } => {
-                let kind = if smoke {
-                    MatrixKind::NextSmoke
-                } else {
-                    MatrixKind::Next
-                };
-                (kind, stand_ins, false, common)
-            }
-            Study::Seeds { smoke, common } => {
-                let kind = if smoke {
-                    MatrixKind::SeedsSmoke
-                } else {
-                    MatrixKind::Seeds
-                };
-                (kind, Vec::new(), false, common)
-            }
+            } => (
+                if smoke { M::NextSmoke } else { M::Next },
+                stand_ins,
+                false,
+                common,
+            ),
+            Study::Seeds { smoke, common } => (
+                if smoke { M::SeedsSmoke } else { M::Seeds },
+                vec![],
+                false,
+                common,
+            ),
             Study::Report { raws, results_page } => return Err((raws, results_page)),
         };
         Ok(Args {
@@ -412,16 +405,11 @@ fn restrict_shapes(cells: &mut Vec<Cell>, only: &[Only], cpus: u32) -> Result<()
             && o.cpus.is_none_or(|n| n == on(c))
             && o.set.as_deref().is_none_or(|s| s == c.features.name())
     };
+    let of_experiment = |e: Experiment| cells.iter().filter(move |c| c.experiment == e);
     for o in only {
         if let Some(set) = &o.set {
             if !cells.iter().any(|c| allows(o, c)) {
-                let mut sets: Vec<&str> = cells
-                    .iter()
-                    .filter(|c| c.experiment == o.experiment)
-                    .map(|c| c.features.name())
-                    .collect();
-                sets.sort_unstable();
-                sets.dedup();
+                let sets = sorted_once(of_experiment(o.experiment).map(|c| c.features.name()));
                 if !sets.is_empty() && !sets.contains(&set.as_str()) {
                     bail!(
                         "--only {}: the experiment has no feature set '{set}' in this matrix \
@@ -433,17 +421,8 @@ fn restrict_shapes(cells: &mut Vec<Cell>, only: &[Only], cpus: u32) -> Result<()
             }
         }
         let Some(n) = o.cpus else { continue };
-        if !cells
-            .iter()
-            .any(|c| c.experiment == o.experiment && on(c) == n)
-        {
-            let mut shapes: Vec<u32> = cells
-                .iter()
-                .filter(|c| c.experiment == o.experiment)
-                .map(on)
-                .collect();
-            shapes.sort_unstable();
-            shapes.dedup();
+        if !of_experiment(o.experiment).any(|c| on(c) == n) {
+            let shapes = sorted_once(of_experiment(o.experiment).map(on));
             let shapes: Vec<String> = shapes.iter().map(u32::to_string).collect();
             if shapes.is_empty() {
                 bail!(
@@ -472,6 +451,14 @@ fn restrict_shapes(cells: &mut Vec<Cell>, only: &[Only], cpus: u32) -> Result<()
         items.peek().is_none() || items.any(|o| allows(o, c))
     });
     Ok(())
+}
+
+/// `items` sorted, each once.
+fn sorted_once<T: Ord>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = items.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// UTC "YYYY-MM-DD HH:MM:SS" from the system clock (days-to-civil, no time zone data).
@@ -1258,18 +1245,14 @@ mod tests {
             let a = parse(line).unwrap();
             plan::resolve_kernels(&a.kernels)
         };
-        assert_eq!(
-            pair_of("run"),
-            Ok((Pair::Tiny, vec![Kernel::Rust, Kernel::Stock]))
-        );
-        assert_eq!(
-            pair_of("run --kernels distro"),
-            Ok((Pair::Distro, vec![Kernel::Rust, Kernel::Stock]))
-        );
-        assert_eq!(
-            pair_of("run --kernels distro-stock"),
-            Ok((Pair::Distro, vec![Kernel::Stock]))
-        );
+        use Kernel::{Rust, Stock};
+        for (line, pair, kernels) in [
+            ("run", Pair::Tiny, &[Rust, Stock][..]),
+            ("run --kernels distro", Pair::Distro, &[Rust, Stock]),
+            ("run --kernels distro-stock", Pair::Distro, &[Stock]),
+        ] {
+            assert_eq!(pair_of(line), Ok((pair, kernels.to_vec())), "{line}");
+        }
         // A mix parses item by item; resolving it is the error (exit 2, before any build).
         let e = pair_of("run --kernels rust,distro-stock").unwrap_err();
         assert!(e.contains("mixes the tiny pair (rust) with the distro pair (distro-stock)"));

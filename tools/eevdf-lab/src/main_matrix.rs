@@ -34,6 +34,15 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         return Vec::new();
     }
     let mut cells = Vec::new();
+    // A cell of experiment `e` under EEVDF, the defaults (every cell but some latency and
+    // share cells).
+    let eevdf = |e, w| Cell::new(e, F::eevdf(), w);
+    let hackbench = |threads, pipe, groups, loops| Workload::Hackbench {
+        threads,
+        pipe,
+        groups,
+        loops,
+    };
     let (lat_sets, slices, hb): (Vec<F>, &[f64], (u32, u32)) = match kind {
         MatrixKind::Smoke => (vec![F::eevdf()], &[1.0], (1, 20)),
         MatrixKind::Bar => (vec![F::eevdf()], &[10.0, 1.0, 0.1], (2, BAR_HB_LOOPS)),
@@ -67,22 +76,22 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         _ => (slices, 1000),
     };
     for &slice_x in in_share {
-        cells.push(Cell::new(
+        let hogs = Some(Hogs {
+            n: 2,
+            duration_ms: hog_ms,
+        });
+        cells.push(eevdf(
             E::Latency,
-            F::eevdf(),
             Workload::Latency {
                 slice_x,
                 load_slice_x: Some(1.0),
                 hb_groups: 0,
                 hb_loops: 0,
-                hogs: Some(Hogs {
-                    n: 2,
-                    duration_ms: hog_ms,
-                }),
+                hogs,
             },
         ));
     }
-    let hackbench: Vec<(bool, bool, u32, u32)> = match kind {
+    let hb_cells: Vec<(bool, bool, u32, u32)> = match kind {
         MatrixKind::Smoke => vec![(false, true, 1, 20)],
         MatrixKind::Quick | MatrixKind::Bar => vec![(false, true, 2, 70), (true, false, 2, 70)],
         _ => {
@@ -97,16 +106,10 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
             v
         }
     };
-    for (threads, pipe, groups, loops) in hackbench {
-        cells.push(Cell::new(
+    for (threads, pipe, groups, loops) in hb_cells {
+        cells.push(eevdf(
             E::Throughput,
-            F::eevdf(),
-            Workload::Hackbench {
-                threads,
-                pipe,
-                groups,
-                loops,
-            },
+            hackbench(threads, pipe, groups, loops),
         ));
     }
     // --full: the latency and throughput experiments again at 2 and 4 vCPUs, where wakeups
@@ -115,22 +118,10 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     if kind == MatrixKind::Full {
         for cpus in [2, 4] {
             for &slice_x in slices {
-                cells.push(Cell::new(E::Latency, F::eevdf(), against_hb(slice_x)).on_cpus(cpus));
+                cells.push(eevdf(E::Latency, against_hb(slice_x)).on_cpus(cpus));
             }
             for threads in [false, true] {
-                cells.push(
-                    Cell::new(
-                        E::Throughput,
-                        F::eevdf(),
-                        Workload::Hackbench {
-                            threads,
-                            pipe: !threads,
-                            groups: 4,
-                            loops: 50,
-                        },
-                    )
-                    .on_cpus(cpus),
-                );
+                cells.push(eevdf(E::Throughput, hackbench(threads, !threads, 4, 50)).on_cpus(cpus));
             }
         }
     }
@@ -139,9 +130,8 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         MatrixKind::Quick | MatrixKind::Bar => (600, 600, 600),
         _ => (2000, 2000, 1000),
     };
-    cells.push(Cell::new(
+    cells.push(eevdf(
         E::Throughput,
-        F::eevdf(),
         Workload::PingPong { duration_ms: pp_ms },
     ));
     let shares: Vec<(ShareKind, F)> = match kind {
@@ -175,15 +165,9 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         MatrixKind::Quick | MatrixKind::Bar => &[10, 100],
         _ => &[10, 100, 1000],
     };
-    for &n in tasks {
-        cells.push(Cell::new(
-            E::Scale,
-            F::eevdf(),
-            Workload::Scale {
-                tasks: n,
-                duration_ms: scale_ms,
-            },
-        ));
+    for &tasks in tasks {
+        let duration_ms = scale_ms;
+        cells.push(eevdf(E::Scale, Workload::Scale { tasks, duration_ms }));
     }
     cells.retain(|c| only.is_empty() || only.contains(&c.experiment));
     cells

@@ -36,12 +36,12 @@ fn same_definition(a: &Cell, b: &Cell) -> bool {
 /// differ between runs (another build, `uname -r` or features) are merged, and the page's
 /// Kernels table shows a row for each build with the runs that booted it.
 pub fn merge(runs: Vec<(String, Raw)>, merge_command: &str) -> Result<Raw> {
-    if runs.len() == 1 {
-        return Ok(runs.into_iter().next().map(|(_, r)| r).unwrap());
-    }
     let Some((first_name, first)) = runs.first() else {
         bail!("report needs a raw.json");
     };
+    if runs.len() == 1 {
+        return Ok(first.clone());
+    }
     for (name, r) in &runs {
         if !r.merged.is_empty() {
             bail!(
@@ -58,43 +58,23 @@ pub fn merge(runs: Vec<(String, Raw)>, merge_command: &str) -> Result<Raw> {
     }
     for (name, r) in &runs[1..] {
         let mut differ: Vec<String> = Vec::new();
-        let mut check = |what: &str, a: String, b: String| {
+        // What a setting is called, and its value in a run.
+        let mut check = |what: &str, of: &dyn Fn(&Raw) -> String| {
+            let (a, b) = (of(first), of(r));
             if a != b {
                 differ.push(format!("{what} {a} against {b}"));
             }
         };
-        check(
-            "matrix",
-            format!("{:?}", first.matrix),
-            format!("{:?}", r.matrix),
-        );
-        check(
-            "kernel pair",
-            first.pair.name().into(),
-            r.pair.name().into(),
-        );
-        check("vCPUs (--cpus)", first.cpus.to_string(), r.cpus.to_string());
-        check(
-            "timing",
-            format!("{:?}", first.timing),
-            format!("{:?}", r.timing),
-        );
-        check(
-            "confidence",
-            first.confidence.to_string(),
-            r.confidence.to_string(),
-        );
-        check(
-            "bootstrap resamples",
-            first.bootstrap_resamples.to_string(),
-            r.bootstrap_resamples.to_string(),
-        );
-        check("bootstrap seed", first.seed.to_string(), r.seed.to_string());
-        check(
-            "stand-ins",
-            format!("{:?}", first.stand_ins),
-            format!("{:?}", r.stand_ins),
-        );
+        check("matrix", &|x| format!("{:?}", x.matrix));
+        check("kernel pair", &|x| x.pair.name().into());
+        check("vCPUs (--cpus)", &|x| x.cpus.to_string());
+        check("timing", &|x| format!("{:?}", x.timing));
+        check("confidence", &|x| x.confidence.to_string());
+        check("bootstrap resamples", &|x| {
+            x.bootstrap_resamples.to_string()
+        });
+        check("bootstrap seed", &|x| x.seed.to_string());
+        check("stand-ins", &|x| format!("{:?}", x.stand_ins));
         if !differ.is_empty() {
             bail!(
                 "cannot merge {name} into {first_name}: they differ in {} (a page merges runs \

@@ -134,14 +134,12 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
     let mut cells = Vec::new();
     if wanted(N::RunToParityMinSlice) {
         for w in lag_cases(smoke) {
-            for (ctx, short, base) in [
-                ("RUN_TO_PARITY", "RTP", "RUN_TO_PARITY"),
-                ("NO_RUN_TO_PARITY", "NO_RTP", "NO_RUN_TO_PARITY"),
-            ] {
-                if smoke && base == "NO_RUN_TO_PARITY" {
+            // The context is the write itself.
+            for (ctx, short) in [("RUN_TO_PARITY", "RTP"), ("NO_RUN_TO_PARITY", "NO_RTP")] {
+                if smoke && ctx == "NO_RUN_TO_PARITY" {
                     continue;
                 }
-                cells.extend(pair(N::RunToParityMinSlice, (ctx, short), &[base], &w));
+                cells.extend(pair(N::RunToParityMinSlice, (ctx, short), &[ctx], &w));
             }
         }
     }
@@ -221,22 +219,19 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                 change,
                 duration_ms: if smoke { 500 } else { 2000 },
             };
-            for (ctx, short, base) in [
-                (
-                    "RUN_TO_PARITY_MIN_SLICE on",
-                    "MS",
-                    "RUN_TO_PARITY_MIN_SLICE",
-                ),
-                (
-                    "RUN_TO_PARITY_MIN_SLICE off",
-                    "NO_MS",
-                    "NO_RUN_TO_PARITY_MIN_SLICE",
-                ),
-            ] {
-                if smoke && short == "NO_MS" {
+            // RUN_TO_PARITY_MIN_SLICE on (`MS`) and off (`NO_MS`).
+            for (side, no) in [("on", ""), ("off", "NO_")] {
+                if smoke && side == "off" {
                     continue;
                 }
-                cells.extend(pair(N::ProtectAtPick, (ctx, short), &[base], &w));
+                let ms = N::RunToParityMinSlice.name();
+                let (ctx, short) = (format!("{ms} {side}"), format!("{no}MS"));
+                cells.extend(pair(
+                    N::ProtectAtPick,
+                    (&ctx, &short),
+                    &[&format!("{no}{ms}")],
+                    &w,
+                ));
             }
         }
     }

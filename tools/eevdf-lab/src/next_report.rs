@@ -9,9 +9,9 @@
 
 use crate::metrics;
 use crate::next::{NextFeature, NB_OFF, NB_ON, NB_SYNC};
-use crate::parse::{self, Status, COUNTER_PREFIX};
+use crate::parse::{self, ctr, Status, COUNTER_PREFIX};
 use crate::plan::{Experiment, Kernel};
-use crate::report::{cell_index, fmt_est, fmt_num, Raw, TimingInfo};
+use crate::report::{cell_outcomes, fmt_est, fmt_num, Raw, TimingInfo};
 use crate::stats::{self, Estimate};
 use crate::verdict::{self, Verdict};
 use anyhow::Result;
@@ -88,34 +88,28 @@ pub struct Summary {
 type Samples = BTreeMap<(usize, String), Vec<f64>>;
 
 pub fn summarise(raw: &Raw) -> Summary {
-    let index = cell_index(raw);
     let mut samples: Samples = BTreeMap::new();
     let mut problems = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    for b in raw.boots.iter().filter(|b| b.kernel == Kernel::Rust) {
-        for o in &b.outcomes {
-            let Some(&ci) = index.get(&o.id) else {
+    for (_, ci, o) in cell_outcomes(raw).filter(|(b, _, _)| b.kernel == Kernel::Rust) {
+        match &o.status {
+            Status::Ok => {}
+            Status::Unavailable(f) => {
+                problems.push((o.id.clone(), format!("the kernel has no {f}")));
                 continue;
-            };
-            match &o.status {
-                Status::Ok => {}
-                Status::Unavailable(f) => {
-                    problems.push((o.id.clone(), format!("the kernel has no {f}")));
-                    continue;
-                }
-                Status::Failed(why) => {
-                    problems.push((o.id.clone(), why.clone()));
-                    continue;
-                }
             }
-            for k in o.counters.iter().flat_map(|c| c.keys()) {
-                if !seen.contains(k) {
-                    seen.push(k.clone());
-                }
+            Status::Failed(why) => {
+                problems.push((o.id.clone(), why.clone()));
+                continue;
             }
-            for (m, v) in parse::metrics(&raw.cells[ci], o) {
-                samples.entry((ci, m)).or_default().push(v);
+        }
+        for k in o.counters.iter().flat_map(|c| c.keys()) {
+            if !seen.contains(k) {
+                seen.push(k.clone());
             }
+        }
+        for (m, v) in parse::metrics(&raw.cells[ci], o) {
+            samples.entry((ci, m)).or_default().push(v);
         }
     }
     problems.sort();
@@ -148,11 +142,7 @@ pub fn summarise(raw: &Raw) -> Summary {
                     .map(|m| (m.clone(), true)),
             );
         }
-        let own: Vec<String> = feature
-            .counters()
-            .iter()
-            .map(|c| format!("{COUNTER_PREFIX}{c}"))
-            .collect();
+        let own: Vec<String> = feature.counters().iter().map(|c| ctr(c)).collect();
         // A derived pair (cells of two contexts) shows the workload's metrics only: its
         // cells' counters are in the measured pairs they belong to.
         let derived = c.ab.as_ref().is_none_or(|a| a.context != context);
@@ -470,7 +460,7 @@ fn has_counter(s: &Summary, name: &str) -> bool {
 fn agreement_run_to_parity(s: &Summary, rows: &[&PairRow]) -> String {
     let mut t =
         String::from("| claim | upstream | ours (off → on) | agreement |\n|---|---|---|---|\n");
-    let lag = format!("{COUNTER_PREFIX}lag_error");
+    let lag = ctr("lag_error");
     for ctx in ["RUN_TO_PARITY", "NO_RUN_TO_PARITY"] {
         let cases: Vec<&PairRow> = rows
             .iter()
@@ -530,10 +520,7 @@ fn agreement_run_to_parity(s: &Summary, rows: &[&PairRow]) -> String {
     for (wid, label, ctx) in pair_keys(rows) {
         for (metric, what) in [
             ("missed_pct".to_string(), "missed periods (%)"),
-            (
-                format!("{COUNTER_PREFIX}wakeups"),
-                "wakeups a run (`wakeups`)",
-            ),
+            (ctr("wakeups"), "wakeups a run (`wakeups`)"),
         ] {
             let Some(r) = find(rows, &wid, &ctx, &metric) else {
                 continue;
@@ -550,22 +537,23 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
     let mut t = String::from(
         "| claim | upstream | ours: off → on (on/off) | agreement |\n|---|---|---|---|\n",
     );
+    let fewer = "fewer (no undue clamping)";
     for (wid, _, ctx) in pair_keys(rows) {
         for (metric, what, expect) in [
             (
-                format!("{COUNTER_PREFIX}lag_clamped"),
+                ctr("lag_clamped"),
                 "lag clamps at dequeue (`lag_clamped`)",
-                "fewer (no undue clamping)",
+                fewer,
             ),
             (
-                format!("{COUNTER_PREFIX}lag_clamped_pos"),
+                ctr("lag_clamped_pos"),
                 "positive lags clamped (`lag_clamped_pos`)",
-                "fewer (no undue clamping)",
+                fewer,
             ),
             (
-                format!("{COUNTER_PREFIX}lag_clamped_neg"),
+                ctr("lag_clamped_neg"),
                 "negative lags clamped (`lag_clamped_neg`)",
-                "fewer (no undue clamping)",
+                fewer,
             ),
             (
                 "share_err_pp".to_string(),
@@ -573,7 +561,7 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
                 "smaller (implied: lag kept, service nearer fair)",
             ),
             (
-                format!("{COUNTER_PREFIX}lag_error"),
+                ctr("lag_error"),
                 "lag errors (`lag_error`, outside ±(slice + tick))",
                 "fewer (implied: no undue clamping, so lags nearer their bounds)",
             ),
@@ -599,24 +587,19 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
         "| claim | upstream off → on (on/off) | ours: workload, both off → both on (on/off) \
          [95%] | agreement |\n|---|---|---|---|\n",
     );
+    use Effect::{Higher, Lower};
     let claims: [(&str, &str, f64, f64, Effect); 6] = [
-        ("msgr_rps", "requests/s", 1.0, 1.012, Effect::Higher),
-        ("msgr_p50_us", "wakeup p50", 7.17, 6.00, Effect::Lower),
-        ("msgr_p90_us", "wakeup p90", 46.56, 19.78, Effect::Lower),
-        ("msgr_p99_us", "wakeup p99", 119.61, 89.94, Effect::Lower),
-        (
-            "msgr_p999_us",
-            "wakeup p99.9",
-            3193.78,
-            328.22,
-            Effect::Lower,
-        ),
+        ("msgr_rps", "requests/s", 1.0, 1.012, Higher),
+        ("msgr_p50_us", "wakeup p50", 7.17, 6.00, Lower),
+        ("msgr_p90_us", "wakeup p90", 46.56, 19.78, Lower),
+        ("msgr_p99_us", "wakeup p99", 119.61, 89.94, Lower),
+        ("msgr_p999_us", "wakeup p99.9", 3193.78, 328.22, Lower),
         (
             "hackbench_s",
             "hackbench process pipes",
             3.5023,
             3.9197,
-            Effect::Higher,
+            Higher,
         ),
     ];
     let keys = pair_keys(rows);
@@ -653,7 +636,7 @@ fn four_way(rows: &[&PairRow]) -> String {
          | workload | metric | both off (6.12's default) | NEXT_BUDDY_EEVDF only (6.19 as \
          released) | NEXT_BUDDY only (6.12's) | both on (6.19-rc1) |\n|---|---|---|---|---|---|\n",
     );
-    let sync = format!("{COUNTER_PREFIX}wakeup_sync_resched");
+    let sync = ctr("wakeup_sync_resched");
     let mut n = 0;
     for (wid, label, _) in pair_keys(rows).iter().filter(|k| k.2 == NB_OFF.0) {
         for metric in ["msgr_rps", "msgr_p99_us", "hackbench_s", sync.as_str()] {
@@ -688,7 +671,7 @@ fn four_way(rows: &[&PairRow]) -> String {
 /// Whether 6.19's WF_SYNC reschedule (`wakeup_sync_resched`) fired in the cells with
 /// `migration_cost_ns` 0, and in the others, computed from the runs' counters.
 fn sync_fired(rows: &[&PairRow]) -> String {
-    let sync = format!("{COUNTER_PREFIX}wakeup_sync_resched");
+    let sync = ctr("wakeup_sync_resched");
     let mut t = String::new();
     for r in rows
         .iter()
@@ -763,7 +746,7 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
 const PARITY_SHARE: f64 = 0.05;
 
 fn storm_picks(rows: &[&PairRow]) -> String {
-    let parity = format!("{COUNTER_PREFIX}picks_parity");
+    let parity = ctr("picks_parity");
     let mut lines = Vec::new();
     for (wid, label, ctx) in pair_keys(rows) {
         let Some(r) = find(rows, &wid, &ctx, &parity) else {
@@ -775,7 +758,7 @@ fn storm_picks(rows: &[&PairRow]) -> String {
         let (with, runs) = r.off_nonzero;
         // What share of the picks RUN_TO_PARITY answered by keeping T: a storm that
         // reschedules T makes it a large one; a stray pick now and then does not.
-        let picks = find(rows, &wid, &ctx, &format!("{COUNTER_PREFIX}picks"))
+        let picks = find(rows, &wid, &ctx, &ctr("picks"))
             .and_then(|p| p.off.as_ref())
             .map_or(0.0, |p| p.value);
         let share = if picks > 0.0 { off.value / picks } else { 0.0 };

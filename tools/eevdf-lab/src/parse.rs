@@ -433,7 +433,7 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
         ));
     }
     for (k, &v) in o.counters.iter().flatten() {
-        m.push((format!("{COUNTER_PREFIX}{k}"), v as f64));
+        m.push((ctr(k), v as f64));
     }
     // Seed 002: the picks where ELIGIBLE changed the outcome, a share of all picks and a
     // rate over the record the counters bracket (eevdf-mixed's warm-up and window).
@@ -454,6 +454,11 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
 
 /// What a counter's metric name starts with: `ctr:lag_clamped`.
 pub const COUNTER_PREFIX: &str = "ctr:";
+
+/// The metric name of counter `name`.
+pub fn ctr(name: &str) -> String {
+    format!("{COUNTER_PREFIX}{name}")
+}
 
 /// One task row of `perf sched latency` (perf 6.1 and 6.12: `name:pid | runtime ms |
 /// switches (6.12: count) | avg: x ms | max: y ms | max start: ... | max end: ...`; a group

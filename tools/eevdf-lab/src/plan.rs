@@ -242,6 +242,11 @@ impl Tunable {
     }
 }
 
+/// Whether `name` can name a feature set: not empty, no blanks.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains(char::is_whitespace)
+}
+
 /// Whether `f` can name a tunable: `a-z` and `_`, not empty.
 fn valid_tunable(f: &str) -> bool {
     !f.is_empty() && f.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
@@ -305,10 +310,7 @@ impl FeatureSet {
     /// `NAME`/`NO_NAME` or a name with blanks: the lab's own tables are the only callers
     /// with untrusted strings, and they check with [`valid_write`] first.
     pub fn new(name: &str, writes: &[&str]) -> FeatureSet {
-        assert!(
-            !name.is_empty() && !name.contains(char::is_whitespace),
-            "{name:?}"
-        );
+        assert!(valid_name(name), "{name:?}");
         assert!(writes.iter().all(|w| valid_write(w)), "{writes:?}");
         // INVARIANT: checked just above.
         FeatureSet {
@@ -323,10 +325,7 @@ impl FeatureSet {
     /// lab's own tables are the callers.
     pub fn with_tunable(mut self, name: &str, file: &str, value: u64) -> FeatureSet {
         assert!(valid_tunable(file), "{file:?}");
-        assert!(
-            !name.is_empty() && !name.contains(char::is_whitespace),
-            "{name:?}"
-        );
+        assert!(valid_name(name), "{name:?}");
         self.name = name.to_string();
         // INVARIANT: checked just above.
         self.tunables.push(Tunable {
@@ -404,18 +403,14 @@ impl FeatureSet {
     /// `NO_X`, which inverts: `from` on becomes X off). For checking the pipeline on a
     /// kernel that lacks `from`; the name stays, the report says what ran instead.
     pub fn with_stand_in(&self, from: &str, to: &str) -> FeatureSet {
-        let (to_name, inverted) = match to.strip_prefix("NO_") {
-            Some(n) => (n, true),
-            None => (to, false),
-        };
+        let (to_name, inverted) = to.strip_prefix("NO_").map_or((to, false), |n| (n, true));
         let writes = self
             .writes
             .iter()
             .map(|w| {
-                let (name, on) = match w.strip_prefix("NO_") {
-                    Some(n) => (n, false),
-                    None => (w.as_str(), true),
-                };
+                let (name, on) = w
+                    .strip_prefix("NO_")
+                    .map_or((w.as_str(), true), |n| (n, false));
                 if name != from {
                     w.clone()
                 } else if on != inverted {
@@ -426,9 +421,8 @@ impl FeatureSet {
             })
             .collect();
         FeatureSet {
-            name: self.name.clone(),
             writes,
-            tunables: self.tunables.clone(),
+            ..self.clone()
         }
     }
 }
@@ -795,9 +789,10 @@ impl Cell {
         matches!(self.workload, Workload::Mixed { .. })
     }
 
-    /// The workload's name without the feature set (what a table row is labelled with) and
-    /// its ID's stem, without spaces: one arm a workload says both.
-    fn names(&self) -> (String, String) {
+    /// The workload's name without the feature set (what a table row is labelled with),
+    /// its ID's stem, without spaces, and the guest command line: one arm a workload says
+    /// all three.
+    fn names(&self) -> (String, String, String) {
         let on_off = |b: bool, on: &str, off: &str| if b { on } else { off }.to_string();
         match &self.workload {
             Workload::Latency {
@@ -812,6 +807,13 @@ impl Cell {
                     h.n
                 ),
                 format!("lat-hogs{}-{}", h.n, slices_id(*slice_x, *load_slice_x)),
+                format!(
+                    "eevdf-waker --cpu 0 --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
+                     {}--readback-load-procs 2 --duration-ms 600000 -- eevdf-share --cpu 0 --duration-ms {} {}",
+                    load_slice_arg(*load_slice_x),
+                    h.duration_ms,
+                    vec!["--hog 0"; h.n as usize].join(" ")
+                ),
             ),
             Workload::Latency {
                 slice_x,
@@ -825,12 +827,18 @@ impl Cell {
                     slices_name(*slice_x, *load_slice_x)
                 ),
                 format!("lat-{}", slices_id(*slice_x, *load_slice_x)),
+                format!(
+                    "eevdf-waker --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
+                     {}--readback-load-procs 2 --duration-ms 600000 -- \
+                     hackbench -g {hb_groups} -l {hb_loops}",
+                    load_slice_arg(*load_slice_x)
+                ),
             ),
             Workload::Hackbench {
                 threads,
                 pipe,
                 groups,
-                ..
+                loops,
             } => (
                 format!(
                     "hackbench {} {} -g {groups}",
@@ -842,33 +850,80 @@ impl Cell {
                     on_off(*threads, "thread", "process"),
                     on_off(*pipe, "pipe", "socket")
                 ),
-            ),
-            Workload::PingPong { .. } => ("pipe ping-pong (1 CPU)".into(), "pingpong".into()),
-            Workload::Share { kind, .. } => match kind {
-                ShareKind::NiceSplit => ("nice -4 vs 0 (1 CPU)".into(), "share-nice".into()),
-                ShareKind::Equal(n) => {
-                    (format!("{n} equal hogs (1 CPU)"), format!("share-equal{n}"))
-                }
-                ShareKind::Cgroups => (
-                    "nested cgroups a=200{x=100,y=300} b=100".into(),
-                    "share-cgroups".into(),
+                format!(
+                    "hackbench {}{}-g {groups} -l {loops}",
+                    on_off(*threads, "-T ", "-P "),
+                    on_off(*pipe, "-p ", "")
                 ),
-            },
-            Workload::Scale { tasks, .. } => (
+            ),
+            Workload::PingPong { duration_ms } => (
+                "pipe ping-pong (1 CPU)".into(),
+                "pingpong".into(),
+                format!("eevdf-pingpong --cpu 0 --duration-ms {duration_ms}"),
+            ),
+            Workload::Share { kind, duration_ms } => {
+                let (name, id, hogs) = match kind {
+                    ShareKind::NiceSplit => (
+                        "nice -4 vs 0 (1 CPU)".into(),
+                        "share-nice".into(),
+                        "--hog -4 --hog 0".to_string(),
+                    ),
+                    ShareKind::Equal(n) => (
+                        format!("{n} equal hogs (1 CPU)"),
+                        format!("share-equal{n}"),
+                        vec!["--hog 0"; *n as usize].join(" "),
+                    ),
+                    ShareKind::Cgroups => (
+                        "nested cgroups a=200{x=100,y=300} b=100".into(),
+                        "share-cgroups".into(),
+                        "--group a=200 --group b=100 --group a/x=100 --group a/y=300 --hog \
+                         0@a/x --hog 0@a/y --hog 0@b"
+                            .to_string(),
+                    ),
+                };
+                let command = format!("eevdf-share --cpu 0 --duration-ms {duration_ms} {hogs}");
+                (name, id, command)
+            }
+            Workload::Scale { tasks, duration_ms } => (
                 format!("{tasks} yielding tasks (1 CPU)"),
                 format!("scale-{tasks}"),
+                format!(
+                    "eevdf-scale --cpu 0 --mode yield --tasks {tasks} --duration-ms {duration_ms}"
+                ),
             ),
-            Workload::RtApp { what, case, .. } => (what.clone(), format!("rt-{case}")),
+            Workload::RtApp {
+                what,
+                case,
+                tasks,
+                hogs,
+                duration_ms,
+            } => {
+                let mut c = format!("eevdf-rtapp --cpu 0 --duration-ms {duration_ms}");
+                for t in tasks {
+                    c.push_str(&format!(" --task {t}"));
+                }
+                for h in hogs {
+                    c.push_str(&format!(" --hog {h}"));
+                }
+                (what.clone(), format!("rt-{case}"), c)
+            }
             Workload::Msgr {
                 messengers,
                 workers,
                 work_us,
-                ..
+                duration_ms,
             } => (
                 format!("{messengers} messengers x {workers} workers, {work_us} us of work"),
                 format!("msgr-{messengers}x{workers}"),
+                format!(
+                    "eevdf-msgr --messengers {messengers} --workers {workers} --work-us {work_us} \
+                     --duration-ms {duration_ms}"
+                ),
             ),
-            Workload::Storm { change, .. } => (
+            Workload::Storm {
+                change,
+                duration_ms,
+            } => (
                 match change {
                     StormChange::Slice => "T's slice set every 200 us (sched_setattr)",
                     StormChange::Nice => "T reniced 0/1 every 200 us",
@@ -876,15 +931,20 @@ impl Cell {
                 }
                 .into(),
                 format!("storm-{}", change.arg()),
+                format!(
+                    "eevdf-storm --cpu 0 --driver self --change {} --duration-ms {duration_ms}",
+                    change.arg()
+                ),
             ),
             Workload::Mixed {
                 compute,
                 interactive,
                 interactive_burst_us,
-                ..
+                duration_ms,
+                timehist_lines,
             } => {
                 let load = interactive_burst_us.map(|b| MixedLoad::new(*compute, *interactive, b));
-                match load {
+                let (name, id) = match load {
                     None => (
                         format!("{compute} massive_intr vs {interactive} interactive (CPU 0)"),
                         format!("mixed-{compute}c{interactive}i"),
@@ -896,36 +956,75 @@ impl Cell {
                         ),
                         format!("mixed-{compute}c{interactive}i-{}", l.id()),
                     ),
-                }
+                };
+                let command = format!(
+                    "/tmp/eevdf-perfsched {timehist_lines} {} eevdf-mixed --cpus 0 --compute \
+                     {compute} --interactive {interactive} --frame-us {MIXED_FRAME_US} --burst-us {} \
+                     --warmup-ms {MIXED_WARMUP_MS} --duration-ms {duration_ms}",
+                    u8::from(self.counters()),
+                    interactive_burst_us.unwrap_or(MIXED_LEGACY_BURST_US)
+                );
+                (name, id, command)
             }
             Workload::Migrate {
-                to, hog_nice: 0, ..
-            } => (
-                format!("sleeper moved CPU 0 -> {to} (a hog on each)"),
-                format!("migrate-0to{to}"),
-            ),
-            Workload::Migrate { to, hog_nice, .. } => (
-                format!("sleeper moved CPU 0 -> {to} (a nice-{hog_nice} hog on each)"),
-                format!("migrate-0to{to}-hognice{hog_nice}"),
-            ),
+                to,
+                rounds,
+                sleep_ms,
+                after_ms,
+                hog_nice,
+            } => {
+                let (name, id, nice) = match hog_nice {
+                    0 => ("a hog".to_string(), String::new(), String::new()),
+                    n => (
+                        format!("a nice-{n} hog"),
+                        format!("-hognice{n}"),
+                        format!(" --hog-nice {n}"),
+                    ),
+                };
+                (
+                    format!("sleeper moved CPU 0 -> {to} ({name} on each)"),
+                    format!("migrate-0to{to}{id}"),
+                    format!(
+                        "eevdf-migrate --move affinity --from 0 --to {to} --rounds {rounds} \
+                         --sleep-ms {sleep_ms} --after-ms {after_ms}{nice}"
+                    ),
+                )
+            }
             Workload::MigrateHackbench {
                 groups,
+                loops,
                 sleeper_rounds,
-                ..
-            } => (
-                on_off(
-                    *sleeper_rounds > 0,
-                    &format!("hackbench -g {groups} with an unpinned long sleeper"),
-                    &format!("hackbench -g {groups} alone"),
-                ),
-                format!(
-                    "hbmig-g{groups}-{}",
-                    on_off(*sleeper_rounds > 0, "sleeper", "alone")
-                ),
-            ),
-            Workload::ForkJob { jobs: 0, .. } => (
+            } => {
+                let hb = format!("hackbench -g {groups} -l {loops}");
+                (
+                    on_off(
+                        *sleeper_rounds > 0,
+                        &format!("hackbench -g {groups} with an unpinned long sleeper"),
+                        &format!("hackbench -g {groups} alone"),
+                    ),
+                    format!(
+                        "hbmig-g{groups}-{}",
+                        on_off(*sleeper_rounds > 0, "sleeper", "alone")
+                    ),
+                    if *sleeper_rounds > 0 {
+                        format!(
+                            "/tmp/eevdf-beside wait 'eevdf-migrate --move natural --rounds \
+                             {sleeper_rounds} --run-before-ms 50 --sleep-ms 300 --after-ms 200' {hb}"
+                        )
+                    } else {
+                        hb
+                    },
+                )
+            }
+            // The idle baseline: cyclictest for about as long as the 100% job takes.
+            Workload::ForkJob { jobs: 0, files, .. } => (
                 "cyclictest alone (the idle baseline)".into(),
                 "cyclictest-idle".into(),
+                format!(
+                    "/tmp/eevdf-beside stop 'cyclictest --policy=other -q -t 1 -a 0 -i 1000' \
+                     sleep {}",
+                    (*files as u64 * 30 / 2 / 1000).max(1)
+                ),
             ),
             Workload::ForkJob { jobs, files, nice } => {
                 let (at, id) = match nice {
@@ -935,12 +1034,16 @@ impl Cell {
                 (
                     format!("fork job -j {jobs}{at}, {files} files, cyclictest beside"),
                     format!("forkjob-j{jobs}{id}"),
+                    format!(
+                        "/tmp/eevdf-beside stop 'cyclictest --policy=other -q -t 1 -a 0 -i 1000' \
+                         eevdf-forkjob --jobs {jobs} --files {files} --nice {nice}"
+                    ),
                 )
             }
             Workload::PipeJob {
                 hogs,
                 consumer_slice_us,
-                ..
+                mib,
             } => {
                 let (hogs_name, hogs_id) = pipejob_hogs(hogs);
                 let (slice, slice_id) = match consumer_slice_us {
@@ -950,6 +1053,9 @@ impl Cell {
                 (
                     format!("pipe job beside {hogs_name}, the consumer at {slice}"),
                     format!("pipejob-{hogs_id}-{slice_id}"),
+                    format!(
+                        "eevdf-pipejob --mib {mib} --consumer-slice-us {consumer_slice_us} --hog {hogs}"
+                    ),
                 )
             }
         }
@@ -975,153 +1081,7 @@ impl Cell {
 
     /// The guest command line.
     pub fn command(&self) -> String {
-        match &self.workload {
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                hogs: Some(h),
-                ..
-            } => format!(
-                "eevdf-waker --cpu 0 --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
-                 {}--readback-load-procs 2 --duration-ms 600000 -- eevdf-share --cpu 0 --duration-ms {} {}",
-                load_slice_arg(*load_slice_x),
-                h.duration_ms,
-                vec!["--hog 0"; h.n as usize].join(" ")
-            ),
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                hb_groups,
-                hb_loops,
-                ..
-            } => format!(
-                "eevdf-waker --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
-                 {}--readback-load-procs 2 --duration-ms 600000 -- \
-                 hackbench -g {hb_groups} -l {hb_loops}",
-                load_slice_arg(*load_slice_x)
-            ),
-            Workload::Hackbench {
-                threads,
-                pipe,
-                groups,
-                loops,
-            } => format!(
-                "hackbench {}{}-g {groups} -l {loops}",
-                if *threads { "-T " } else { "-P " },
-                if *pipe { "-p " } else { "" }
-            ),
-            Workload::PingPong { duration_ms } => {
-                format!("eevdf-pingpong --cpu 0 --duration-ms {duration_ms}")
-            }
-            Workload::Share { kind, duration_ms } => {
-                let hogs = match kind {
-                    ShareKind::NiceSplit => "--hog -4 --hog 0".to_string(),
-                    ShareKind::Equal(n) => vec!["--hog 0"; *n as usize].join(" "),
-                    ShareKind::Cgroups => "--group a=200 --group b=100 --group a/x=100 \
-                                           --group a/y=300 --hog 0@a/x --hog 0@a/y --hog 0@b"
-                        .to_string(),
-                };
-                format!("eevdf-share --cpu 0 --duration-ms {duration_ms} {hogs}")
-            }
-            Workload::Scale { tasks, duration_ms } => {
-                format!(
-                    "eevdf-scale --cpu 0 --mode yield --tasks {tasks} --duration-ms {duration_ms}"
-                )
-            }
-            Workload::RtApp {
-                tasks,
-                hogs,
-                duration_ms,
-                ..
-            } => {
-                let mut c = format!("eevdf-rtapp --cpu 0 --duration-ms {duration_ms}");
-                for t in tasks {
-                    c.push_str(&format!(" --task {t}"));
-                }
-                for h in hogs {
-                    c.push_str(&format!(" --hog {h}"));
-                }
-                c
-            }
-            Workload::Msgr {
-                messengers,
-                workers,
-                work_us,
-                duration_ms,
-            } => format!(
-                "eevdf-msgr --messengers {messengers} --workers {workers} --work-us {work_us} \
-                 --duration-ms {duration_ms}"
-            ),
-            Workload::Storm {
-                change,
-                duration_ms,
-            } => format!(
-                "eevdf-storm --cpu 0 --driver self --change {} --duration-ms {duration_ms}",
-                change.arg()
-            ),
-            Workload::Mixed {
-                compute,
-                interactive,
-                interactive_burst_us,
-                duration_ms,
-                timehist_lines,
-            } => format!(
-                "/tmp/eevdf-perfsched {timehist_lines} {} eevdf-mixed --cpus 0 --compute \
-                 {compute} --interactive {interactive} --frame-us {MIXED_FRAME_US} --burst-us {} \
-                 --warmup-ms {MIXED_WARMUP_MS} --duration-ms {duration_ms}",
-                u8::from(self.counters()),
-                interactive_burst_us.unwrap_or(MIXED_LEGACY_BURST_US)
-            ),
-            Workload::Migrate {
-                to,
-                rounds,
-                sleep_ms,
-                after_ms,
-                hog_nice,
-            } => {
-                let nice = if *hog_nice == 0 {
-                    String::new()
-                } else {
-                    format!(" --hog-nice {hog_nice}")
-                };
-                format!(
-                    "eevdf-migrate --move affinity --from 0 --to {to} --rounds {rounds} \
-                     --sleep-ms {sleep_ms} --after-ms {after_ms}{nice}"
-                )
-            }
-            Workload::MigrateHackbench {
-                groups,
-                loops,
-                sleeper_rounds,
-            } => {
-                let hb = format!("hackbench -g {groups} -l {loops}");
-                if *sleeper_rounds > 0 {
-                    format!(
-                        "/tmp/eevdf-beside wait 'eevdf-migrate --move natural --rounds \
-                         {sleeper_rounds} --run-before-ms 50 --sleep-ms 300 --after-ms 200' {hb}"
-                    )
-                } else {
-                    hb
-                }
-            }
-            // The idle baseline: cyclictest for about as long as the 100% job takes.
-            Workload::ForkJob { jobs: 0, files, .. } => format!(
-                "/tmp/eevdf-beside stop 'cyclictest --policy=other -q -t 1 -a 0 -i 1000' \
-                 sleep {}",
-                (*files as u64 * 30 / 2 / 1000).max(1)
-            ),
-            Workload::ForkJob { jobs, files, nice } => format!(
-                "/tmp/eevdf-beside stop 'cyclictest --policy=other -q -t 1 -a 0 -i 1000' \
-                 eevdf-forkjob --jobs {jobs} --files {files} --nice {nice}"
-            ),
-            Workload::PipeJob {
-                hogs,
-                consumer_slice_us,
-                mib,
-            } => format!(
-                "eevdf-pipejob --mib {mib} --consumer-slice-us {consumer_slice_us} --hog {hogs}"
-            ),
-        }
+        self.names().2
     }
 
     /// A first guess of the cell's time under TCG on a 2-core host, seconds; the ETA

@@ -43,11 +43,22 @@ impl Frame {
 
     pub fn border(&self, c: &mut Canvas) {
         let (a, b) = ((self.x0, self.y0), (self.x1, self.y1));
-        c.line(a, (b.0, a.1), BLACK, 1, 0);
-        c.line((b.0, a.1), b, BLACK, 1, 0);
-        c.line(b, (a.0, b.1), BLACK, 1, 0);
-        c.line((a.0, b.1), a, BLACK, 1, 0);
+        let corners = [a, (b.0, a.1), b, (a.0, b.1), a];
+        for w in corners.windows(2) {
+            c.line(w[0], w[1], BLACK, 1, 0);
+        }
     }
+}
+
+/// `s` in black at the font's own size, from (`x`, `y`).
+fn text(c: &mut Canvas, x: i64, y: i64, s: &str) {
+    c.text(x, y, s, BLACK, 1);
+}
+
+/// A square of `colour` `r` pixels either side of `p`.
+fn square(c: &mut Canvas, p: (f64, f64), r: i64, colour: Rgb) {
+    let (x, y) = (p.0 as i64, p.1 as i64);
+    c.rect(x - r, y - r, x + r, y + r, colour);
 }
 
 /// The decades (log10, whole) that span the positive, finite `values`, at least one wide.
@@ -78,7 +89,7 @@ fn title(c: &mut Canvas, w: u32, x: i64, title: &str) {
 fn legend<'a>(c: &mut Canvas, mut x: i64, y: i64, items: impl IntoIterator<Item = (&'a str, Rgb)>) {
     for (n, col) in items {
         c.rect(x, y, x + 14, y + 10, col);
-        c.text(x + 20, y + 1, n, BLACK, 1);
+        text(c, x + 20, y + 1, n);
         x += 40 + Canvas::text_width(n, 1);
     }
 }
@@ -87,13 +98,8 @@ fn legend<'a>(c: &mut Canvas, mut x: i64, y: i64, items: impl IntoIterator<Item 
 fn y_grid(c: &mut Canvas, f: &Frame, v: f64, lbl: &str) {
     let (_, y) = f.px(f.xmin, v);
     c.line((f.x0, y), (f.x1, y), GREY, 1, 0);
-    c.text(
-        f.x0 as i64 - 8 - Canvas::text_width(lbl, 1),
-        y as i64 - 4,
-        lbl,
-        BLACK,
-        1,
-    );
+    let x = f.x0 as i64 - 8 - Canvas::text_width(lbl, 1);
+    text(c, x, y as i64 - 4, lbl);
 }
 
 /// The grid line and label of decade `e` (10^e) on frame `f`'s log y axis.
@@ -103,13 +109,8 @@ fn y_decade(c: &mut Canvas, f: &Frame, e: f64) {
 
 /// `lbl` centred under frame `f` at pixel column `x`.
 fn label_under(c: &mut Canvas, f: &Frame, x: f64, lbl: &str) {
-    c.text(
-        x as i64 - Canvas::text_width(lbl, 1) / 2,
-        f.y1 as i64 + 6,
-        lbl,
-        BLACK,
-        1,
-    );
+    let x = x as i64 - Canvas::text_width(lbl, 1) / 2;
+    text(c, x, f.y1 as i64 + 6, lbl);
 }
 
 /// A grid line down frame `f` at pixel column `x`, labelled `lbl` under the frame.
@@ -124,13 +125,7 @@ fn polyline(c: &mut Canvas, pts: &[(f64, f64)], colour: Rgb) {
         c.line(w2[0], w2[1], colour, 2, 0);
     }
     for &p in pts {
-        c.rect(
-            p.0 as i64 - 2,
-            p.1 as i64 - 2,
-            p.0 as i64 + 2,
-            p.1 as i64 + 2,
-            colour,
-        );
+        square(c, p, 2, colour);
     }
 }
 
@@ -187,7 +182,7 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
             ymin: lo,
             ymax: hi,
         };
-        c.text(f.x0 as i64, 40, ptitle, BLACK, 1);
+        text(&mut c, f.x0 as i64, 40, ptitle);
         let mut e = lo;
         while e <= hi {
             y_decade(&mut c, &f, e);
@@ -217,12 +212,11 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
         }
     }
     let axes = "y: wakeup latency (us, log)   x: percentile";
-    c.text(
+    text(
+        &mut c,
         w as i64 - Canvas::text_width(axes, 1) - 20,
         441,
         axes,
-        BLACK,
-        1,
     );
     self::legend(
         &mut c,
@@ -296,7 +290,7 @@ pub fn xy_plot(
         polyline(&mut c, &px, cv.colour);
     }
     let axes = format!("x: {x_label}   y: {y_label}");
-    c.text(70, h as i64 - 56, &axes, BLACK, 1);
+    text(&mut c, 70, h as i64 - 56, &axes);
     legend(
         &mut c,
         70,
@@ -334,7 +328,7 @@ pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
             ymin: lo,
             ymax: hi,
         };
-        c.text(f.x0 as i64, 40, ptitle, BLACK, 1);
+        text(&mut c, f.x0 as i64, 40, ptitle);
         let mut e = lo;
         while e <= hi {
             y_decade(&mut c, &f, e);
@@ -351,7 +345,7 @@ pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
         polyline(&mut c, &xy, PALETTE[0]);
     }
     let axes = "x: stock's latency quantile (us, log)   y: rust's   red: equal";
-    c.text(70, h as i64 - 20, axes, BLACK, 1);
+    text(&mut c, 70, h as i64 - 20, axes);
     c.write_png(path)
 }
 
@@ -411,7 +405,7 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
     }
     for (i, r) in rows.iter().enumerate() {
         let y = f.y0 + (i as f64 + 0.5) * (f.y1 - f.y0) / f.ymax;
-        c.text(10, y as i64 - 4, &r.label, BLACK, 1);
+        text(&mut c, 10, y as i64 - 4, &r.label);
         if r.lo.is_finite() && r.hi.is_finite() {
             let (a, _) = f.px(r.lo.clamp(xmin, xmax), 0.0);
             let (b, _) = f.px(r.hi.clamp(xmin, xmax), 0.0);
@@ -421,13 +415,7 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
         }
         if r.value.is_finite() {
             let (x, _) = f.px(r.value.clamp(xmin, xmax), 0.0);
-            c.rect(
-                x as i64 - 3,
-                y as i64 - 3,
-                x as i64 + 3,
-                y as i64 + 3,
-                BLACK,
-            );
+            square(&mut c, (x, y), 3, BLACK);
         }
     }
     f.border(&mut c);
@@ -449,17 +437,13 @@ mod tests {
             hi: 1.01,
         }];
         ratio_plot("r", &rows, &dir.join("r.png")).unwrap();
-        let curve = Curve {
-            name: "EEVDF".into(),
-            colour: PALETTE[0],
-            points: vec![(0.0, 10.0), (50.0, 100.0), (100.0, 5000.0)],
-        };
+        let curve = Curve::nth(
+            0,
+            "EEVDF".into(),
+            vec![(0.0, 10.0), (50.0, 100.0), (100.0, 5000.0)],
+        );
         latency_panels("l", &[("1x".into(), vec![curve])], &dir.join("l.png")).unwrap();
-        let no_points = Curve {
-            name: "EEVDF".into(),
-            colour: PALETTE[0],
-            points: vec![(50.0, f64::NAN)],
-        };
+        let no_points = Curve::nth(0, "EEVDF".into(), vec![(50.0, f64::NAN)]);
         latency_panels("e", &[("1x".into(), vec![no_points])], &dir.join("e.png")).unwrap();
         let qq = vec![
             (50.0, 100.0, 110.0),

@@ -24,6 +24,15 @@ pub struct Planned {
 }
 
 impl Planned {
+    /// SCHED_OTHER at nice 0 with a slice of `slice_ns`: every task the cells plan.
+    fn other(slice_ns: u64) -> Planned {
+        Planned {
+            policy: "other",
+            nice: 0,
+            slice_ns,
+        }
+    }
+
     /// Whether `t` read back this policy, nice value and slice.
     fn held_by(&self, t: &TaskReadback) -> bool {
         t.policy.as_deref() == Some(self.policy)
@@ -53,20 +62,13 @@ pub fn planned(cell: &Cell, base_ns: u64) -> Option<(Planned, Planned)> {
     else {
         return None;
     };
-    let task = |slice_ns| Planned {
-        policy: "other",
-        nice: 0,
-        slice_ns,
-    };
     let load_ns = if load_x == 1.0 {
         base_ns
     } else {
         slice_held_ns(slice_request_ns(base_ns, load_x), base_ns)
     };
-    Some((
-        task(slice_held_ns(slice_request_ns(base_ns, slice_x), base_ns)),
-        task(load_ns),
-    ))
+    let waker_ns = slice_held_ns(slice_request_ns(base_ns, slice_x), base_ns);
+    Some((Planned::other(waker_ns), Planned::other(load_ns)))
 }
 
 /// `cell {cell} did not run the {what} it names: {why; ...}` (`what it names` when `what` is
@@ -82,6 +84,14 @@ fn unheld(cell: String, what: &str, why: &[String]) -> Option<String> {
             "cell {cell} did not run {what} it names: {}",
             why.join("; ")
         )
+    })
+}
+
+/// The waker's record among `records`.
+fn waker_of(records: &[Record]) -> Option<&eevdf_guest::WakerResult> {
+    records.iter().find_map(|r| match r {
+        Record::Waker(w) => Some(w),
+        _ => None,
     })
 }
 
@@ -102,10 +112,7 @@ pub fn mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String>
         return None;
     };
     load_slice_x?;
-    let w = records.iter().find_map(|r| match r {
-        Record::Waker(w) => Some(w),
-        _ => None,
-    })?;
+    let w = waker_of(records)?;
     let id = cell.id();
     let names = slices_name(slice_x, load_slice_x);
     if base_ns == 0 {
@@ -168,11 +175,7 @@ fn mixed_mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<Strin
     if r.readback.is_empty() {
         return None;
     }
-    let plan = Planned {
-        policy: "other",
-        nice: 0,
-        slice_ns: base_ns,
-    };
+    let plan = Planned::other(base_ns);
     let why: Vec<String> = r
         .readback
         .iter()
@@ -259,15 +262,9 @@ pub fn table<'a>(
             let (mut runs, mut bad) = (0, 0);
             for (_, info, outcomes) in boots.clone().into_iter().filter(|b| b.0 == k) {
                 for o in outcomes.iter().filter(|o| o.id == id) {
-                    let Some(w) = o.records.iter().find_map(|r| match r {
-                        Record::Waker(w) => Some(w),
-                        _ => None,
-                    }) else {
+                    let Some(w) = waker_of(&o.records).filter(|w| !w.readback.is_empty()) else {
                         continue;
                     };
-                    if w.readback.is_empty() {
-                        continue;
-                    }
                     runs += 1;
                     if let Some((pw, pl)) = planned(c, info.base_slice_ns) {
                         planned_w.insert(pw.slice_ns);
@@ -390,6 +387,19 @@ mod tests {
         }
     }
 
+    /// The waker (pid 90) at `waker_ns` and its hackbench load (pids 91 on) at `load_ns`.
+    fn ran(waker_ns: u64, load_ns: &[u64]) -> Vec<Record> {
+        let load = load_ns
+            .iter()
+            .zip(91..)
+            .map(|(&ns, pid)| task("load", pid, "hackbench", 0, ns));
+        waker(
+            std::iter::once(task("waker", 90, "eevdf-waker", 0, waker_ns))
+                .chain(load)
+                .collect(),
+        )
+    }
+
     fn waker(readback: Vec<TaskReadback>) -> Vec<Record> {
         vec![Record::Waker(WakerResult {
             slice_requested_ns: 70_000,
@@ -429,21 +439,14 @@ mod tests {
 
     #[test]
     fn a_read_back_that_holds_the_plan_passes() {
-        let recs = waker(vec![
-            task("waker", 90, "eevdf-waker", 0, 100_000),
-            task("load", 91, "hackbench", 0, 700_000),
-            task("load", 92, "hackbench", 0, 700_000),
-        ]);
+        let recs = ran(100_000, &[700_000, 700_000]);
         assert_eq!(mismatch(&cell(0.1, Some(1.0)), BASE, &recs), None);
     }
 
     /// The bug the load-slice fix fixed: the load inherited the waker's 0.1x slice.
     #[test]
     fn an_inherited_slice_fails_the_cell_and_says_where() {
-        let recs = waker(vec![
-            task("waker", 90, "eevdf-waker", 0, 100_000),
-            task("load", 91, "hackbench", 0, 100_000),
-        ]);
+        let recs = ran(100_000, &[100_000]);
         let c = cell(0.1, Some(1.0));
         let why = mismatch(&c, BASE, &recs).expect("a mismatch");
         assert_eq!(
@@ -455,10 +458,7 @@ mod tests {
         // check_boot fails that run and leaves the others.
         let mut outcomes = vec![Outcome::new(&c.id(), 0), Outcome::new(&c.id(), 1)];
         outcomes[0].records = recs;
-        outcomes[1].records = waker(vec![
-            task("waker", 90, "eevdf-waker", 0, 100_000),
-            task("load", 91, "hackbench", 0, 700_000),
-        ]);
+        outcomes[1].records = ran(100_000, &[700_000]);
         let info = base_info();
         check_boot(&[c], &info, &mut outcomes);
         assert!(matches!(&outcomes[0].status, Status::Failed(w) if w.contains("task pid 91")));
@@ -568,15 +568,9 @@ mod tests {
         let c = cell(0.1, Some(1.0));
         let info = base_info();
         let mut good = Outcome::new(&c.id(), 0);
-        good.records = waker(vec![
-            task("waker", 90, "eevdf-waker", 0, 100_000),
-            task("load", 91, "hackbench", 0, 700_000),
-        ]);
+        good.records = ran(100_000, &[700_000]);
         let mut inherited = Outcome::new(&c.id(), 1);
-        inherited.records = waker(vec![
-            task("waker", 90, "eevdf-waker", 0, 100_000),
-            task("load", 91, "hackbench", 0, 100_000),
-        ]);
+        inherited.records = ran(100_000, &[100_000]);
         let stock = [good.clone()];
         let rust = [good, inherited];
         let t = table(
@@ -631,7 +625,7 @@ mod tests {
         let recs = waker(vec![task("waker", 90, "eevdf-waker", 0, 7_000_000), niced]);
         assert!(mismatch(&c, BASE, &recs).unwrap().contains("batch nice 0"));
         // No load read back (it ended before the read), or nothing at all.
-        let recs = waker(vec![task("waker", 90, "eevdf-waker", 0, 7_000_000)]);
+        let recs = ran(7_000_000, &[]);
         let why = mismatch(&c, BASE, &recs).unwrap();
         assert!(
             why.ends_with("no load task was read back (planned other nice 0 slice 700000 ns)"),

@@ -207,6 +207,31 @@ pub struct Row {
     pub ideal: Option<f64>,
 }
 
+impl Row {
+    /// The row of `metric` in cell `cell` of a run of `kind`, with nothing unavailable or
+    /// failed and no ideal: its unit, and the bar judged on its `ratio`.
+    fn new(
+        kind: MatrixKind,
+        (cell, cell_id): (usize, String),
+        metric: &str,
+        kernels: BTreeMap<Kernel, Estimate>,
+        ratio: Option<Estimate>,
+    ) -> Row {
+        Row {
+            cell,
+            cell_id,
+            metric: metric.to_string(),
+            unit: metrics::meta(metric).0.to_string(),
+            kernels,
+            unavailable: BTreeMap::new(),
+            failed: BTreeMap::new(),
+            bar_pass: ratio.as_ref().and_then(|r| bar_for(kind, metric, r)),
+            ratio,
+            ideal: None,
+        }
+    }
+}
+
 /// The row of `metric` in cell `ci` among `rows`.
 pub fn row<'a, R: Borrow<Row>>(rows: &'a [R], ci: usize, metric: &str) -> Option<&'a Row> {
     rows.iter()
@@ -281,6 +306,16 @@ pub(crate) fn cell_index(raw: &Raw) -> BTreeMap<String, usize> {
         .collect()
 }
 
+/// Every outcome of `raw` whose cell is in its matrix, with its boot and its cell's index,
+/// in the boots' order.
+pub(crate) fn cell_outcomes(raw: &Raw) -> impl Iterator<Item = (&BootRun, usize, &Outcome)> {
+    let index = cell_index(raw);
+    raw.boots
+        .iter()
+        .flat_map(|b| b.outcomes.iter().map(move |o| (b, o)))
+        .filter_map(move |(b, o)| Some((b, *index.get(&o.id)?, o)))
+}
+
 pub fn summarise(raw: &Raw) -> Vec<Row> {
     // (cell, metric) -> kernel -> samples, keeping first-seen metric order.
     let mut order: Vec<(usize, String)> = Vec::new();
@@ -289,37 +324,29 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
     let mut failed: BTreeMap<usize, BTreeMap<Kernel, usize>> = BTreeMap::new();
     let mut outcomes_of: BTreeMap<usize, Vec<&Outcome>> = BTreeMap::new();
     let pools = waker_pools(raw);
-    let index = cell_index(raw);
-    for b in &raw.boots {
-        for o in &b.outcomes {
-            let Some(&ci) = index.get(&o.id) else {
-                continue;
-            };
-            match &o.status {
-                Status::Unavailable(f) => {
-                    unavailable
-                        .entry(ci)
-                        .or_default()
-                        .insert(b.kernel, f.clone());
-                }
-                Status::Failed(_) => {
-                    *failed.entry(ci).or_default().entry(b.kernel).or_default() += 1
-                }
-                Status::Ok => {
-                    outcomes_of.entry(ci).or_default().push(o);
-                    let ms = parse::metrics(&raw.cells[ci], o);
-                    for (m, v) in with_instructions(raw, &raw.cells[ci], ms) {
-                        let key = (ci, m);
-                        if !samples.contains_key(&key) {
-                            order.push(key.clone());
-                        }
-                        samples
-                            .entry(key)
-                            .or_default()
-                            .entry(b.kernel)
-                            .or_default()
-                            .push(v);
+    for (b, ci, o) in cell_outcomes(raw) {
+        match &o.status {
+            Status::Unavailable(f) => {
+                unavailable
+                    .entry(ci)
+                    .or_default()
+                    .insert(b.kernel, f.clone());
+            }
+            Status::Failed(_) => *failed.entry(ci).or_default().entry(b.kernel).or_default() += 1,
+            Status::Ok => {
+                outcomes_of.entry(ci).or_default().push(o);
+                let ms = parse::metrics(&raw.cells[ci], o);
+                for (m, v) in with_instructions(raw, &raw.cells[ci], ms) {
+                    let key = (ci, m);
+                    if !samples.contains_key(&key) {
+                        order.push(key.clone());
                     }
+                    samples
+                        .entry(key)
+                        .or_default()
+                        .entry(b.kernel)
+                        .or_default()
+                        .push(v);
                 }
             }
         }
@@ -353,21 +380,20 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
                 )),
                 _ => None,
             };
-            let (unit, _, _) = metrics::meta(&metric);
             let ideal = parse::ideal_shares(outcomes_of.get(&ci).map(Vec::as_slice).unwrap_or(&[]))
                 .get(&metric)
                 .copied();
             Row {
-                cell: ci,
-                cell_id: raw.cells[ci].id(),
-                metric: metric.clone(),
-                unit: unit.to_string(),
-                kernels,
                 unavailable: unavailable.get(&ci).cloned().unwrap_or_default(),
                 failed: failed.get(&ci).cloned().unwrap_or_default(),
-                bar_pass: ratio.as_ref().and_then(|r| bar_for(raw.matrix, &metric, r)),
-                ratio,
                 ideal,
+                ..Row::new(
+                    raw.matrix,
+                    (ci, raw.cells[ci].id()),
+                    &metric,
+                    kernels,
+                    ratio,
+                )
             }
         })
         .flat_map(|row| {
@@ -392,36 +418,17 @@ fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
     if raw.insnprof.is_empty() {
         return None;
     }
-    let point = |v: f64| Estimate {
-        value: v,
-        lo: v,
-        hi: v,
-        coverage: 1.0,
-        n: 1,
-    };
     let kernels: BTreeMap<Kernel, Estimate> = raw
         .insnprof
         .iter()
-        .map(|p| (p.kernel, point(p.sched())))
+        .map(|p| (p.kernel, Estimate::point(p.sched())))
         .collect();
     let ratio = match (kernels.get(&Kernel::Rust), kernels.get(&Kernel::Stock)) {
-        (Some(r), Some(s)) if s.value > 0.0 => Some(point(r.value / s.value)),
+        (Some(r), Some(s)) if s.value > 0.0 => Some(Estimate::point(r.value / s.value)),
         _ => None,
     };
-    Some(Row {
-        cell: pp_row.cell,
-        cell_id: pp_row.cell_id.clone(),
-        metric: insnprof::METRIC.to_string(),
-        unit: metrics::meta(insnprof::METRIC).0.to_string(),
-        kernels,
-        unavailable: BTreeMap::new(),
-        failed: BTreeMap::new(),
-        bar_pass: ratio
-            .as_ref()
-            .and_then(|r| bar_for(raw.matrix, insnprof::METRIC, r)),
-        ratio,
-        ideal: None,
-    })
+    let cell = (pp_row.cell, pp_row.cell_id.clone());
+    Some(Row::new(raw.matrix, cell, insnprof::METRIC, kernels, ratio))
 }
 
 /// The p99 of all the wakeups of a latency cell's runs pooled (`lat_p99_pooled_us`), from
@@ -463,20 +470,18 @@ fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
     let pooled_enough = [Kernel::Rust, Kernel::Stock]
         .iter()
         .all(|&k| pools.get(&(ci, k)).map_or(0, |p| p.wakeups) >= BAR_WAKEUPS);
-    Some(Row {
-        cell: ci,
-        cell_id: p99_row.cell_id.clone(),
-        metric: metric.into(),
-        unit: metrics::meta(metric).0.into(),
+    let row = Row::new(
+        raw.matrix,
+        (ci, p99_row.cell_id.clone()),
+        metric,
         kernels,
+        ratio,
+    );
+    Some(Row {
         unavailable: p99_row.unavailable.clone(),
         failed: p99_row.failed.clone(),
-        bar_pass: ratio
-            .as_ref()
-            .and_then(|r| bar_for(raw.matrix, metric, r))
-            .filter(|_| pooled_enough),
-        ratio,
-        ideal: None,
+        bar_pass: row.bar_pass.filter(|_| pooled_enough),
+        ..row
     })
 }
 
@@ -745,18 +750,19 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         let over = over_share(raw, rs, ci);
         if over {
             over_cells += 1;
-        } else if let Some(w) = w.filter(|w| w.wakeup_latency_avg_ns == 0.0) {
-            let _ = w;
+        } else if w.is_some_and(|w| w.wakeup_latency_avg_ns == 0.0) {
             zero_wait.push(ci);
         }
-        let (avg, ratio, share, max) = match w {
+        let share = w.map_or("-".into(), |w| {
+            format!("{:.1}%", w.runtime_ns as f64 / SIM_DURATION_NS * 100.0)
+        });
+        let (avg, ratio, max) = match w {
             // Over its share the simulator's periodic task runs its overruns back to back
             // and counts each late from its due time: its waits are a backlog, not the
             // kernel's run delay. Only the shares compare.
-            Some(w) if over => (
+            Some(_) if over => (
                 "not compared (over its share)".into(),
                 "-".into(),
-                format!("{:.1}%", w.runtime_ns as f64 / SIM_DURATION_NS * 100.0),
                 "-".into(),
             ),
             Some(w) => (
@@ -766,10 +772,9 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
                     .map_or("-".into(), |r| {
                         format!("{:.2}", r / (w.wakeup_latency_avg_ns / 1e3))
                     }),
-                format!("{:.1}%", w.runtime_ns as f64 / SIM_DURATION_NS * 100.0),
                 fmt_num(w.wakeup_latency_max_ns as f64 / 1e3),
             ),
-            None => ("-".into(), "-".into(), "-".into(), "-".into()),
+            None => ("-".into(), "-".into(), "-".into()),
         };
         any = true;
         let _ = writeln!(
@@ -845,20 +850,14 @@ type WakerPools = BTreeMap<(usize, Kernel), WakerPool>;
 /// [`WakerPools`] of `raw`: the one pass over the waker's records that the pooled p99 and
 /// the `bar` table of pools read.
 fn waker_pools(raw: &Raw) -> WakerPools {
-    let index = cell_index(raw);
     let mut pools = WakerPools::new();
-    for b in &raw.boots {
-        for o in b.outcomes.iter().filter(|o| o.status == Status::Ok) {
-            let Some(&ci) = index.get(&o.id) else {
-                continue;
-            };
-            for r in &o.records {
-                if let eevdf_guest::Record::Waker(w) = r {
-                    let p = pools.entry((ci, b.kernel)).or_default();
-                    p.wakeups += w.samples;
-                    if !w.hist.is_empty() {
-                        p.hists.push(w.hist.clone());
-                    }
+    for (b, ci, o) in cell_outcomes(raw).filter(|(_, _, o)| o.status == Status::Ok) {
+        for r in &o.records {
+            if let eevdf_guest::Record::Waker(w) = r {
+                let p = pools.entry((ci, b.kernel)).or_default();
+                p.wakeups += w.samples;
+                if !w.hist.is_empty() {
+                    p.hists.push(w.hist.clone());
                 }
             }
         }
@@ -1925,6 +1924,13 @@ mod tests {
         has(&t, "| 0.11 | undecided: 1 runs a side");
     }
 
+    /// The boots' ping-pong rates, rust's and stock's alternately.
+    fn alternating(rust: &[f64], stock: &[f64]) -> Vec<(Kernel, f64)> {
+        let both = rust.iter().zip(stock);
+        both.flat_map(|(&r, &s)| [(Kernel::Rust, r), (Kernel::Stock, s)])
+            .collect()
+    }
+
     fn raw_with(rates: &[(Kernel, f64)]) -> Raw {
         let cells = matrix(MatrixKind::Smoke, &[Experiment::Throughput]);
         let pp = cells
@@ -1963,14 +1969,10 @@ mod tests {
 
     #[test]
     fn rows_ratios_and_bar() {
-        let raw = raw_with(&[
-            (Kernel::Rust, 1010.0),
-            (Kernel::Stock, 1000.0),
-            (Kernel::Rust, 1011.0),
-            (Kernel::Stock, 1001.0),
-            (Kernel::Rust, 1012.0),
-            (Kernel::Stock, 1002.0),
-        ]);
+        let raw = raw_with(&alternating(
+            &[1010.0, 1011.0, 1012.0],
+            &[1000.0, 1001.0, 1002.0],
+        ));
         let rows = summarise(&raw);
         let pp = rows
             .iter()
@@ -2043,12 +2045,7 @@ mod tests {
         // with a tight interval: FAIL, named with its interval; the two within each
         // other's spread: open, with the runs that would decide.
         let runs = |rust: [f64; 6], stock: [f64; 6]| {
-            let mut v = Vec::new();
-            for i in 0..6 {
-                v.push((Kernel::Rust, rust[i]));
-                v.push((Kernel::Stock, stock[i]));
-            }
-            let raw = raw_with(&v);
+            let raw = raw_with(&alternating(&rust, &stock));
             let rows = summarise(&raw);
             bar_summary(&raw, &rows)
         };
@@ -2071,29 +2068,22 @@ mod tests {
     /// everywhere (1.02), the run delay too; shares never.
     #[test]
     fn bar_rules_by_matrix() {
-        let est = |value: f64, hi: f64| verdict::est(value, value - 0.01, hi, 12);
-        let r = est(0.99, 1.04);
-        assert_eq!(bar_for(MatrixKind::Quick, "lat_p99_us", &r), None);
-        assert_eq!(bar_for(MatrixKind::Bar, "lat_p99_us", &r), None);
-        assert_eq!(bar_for(MatrixKind::Quick, "lat_p99_pooled_us", &r), None);
-        assert_eq!(
-            bar_for(MatrixKind::Bar, "lat_p99_pooled_us", &r),
-            Some(true)
-        );
-        assert_eq!(
-            bar_for(MatrixKind::Bar, "lat_p99_pooled_us", &est(0.99, 1.06)),
-            Some(false)
-        );
-        assert_eq!(bar_for(MatrixKind::Bar, "lat_avg_us", &r), Some(false));
-        assert_eq!(
-            bar_for(MatrixKind::Quick, "run_delay_avg_us", &est(0.99, 1.01)),
-            Some(true)
-        );
-        assert_eq!(bar_for(MatrixKind::Bar, "share_0", &r), None);
-        assert_eq!(
-            bar_for(MatrixKind::Quick, "pingpong_insns_per_switch", &r),
-            Some(true)
-        );
+        use MatrixKind::{Bar, Quick};
+        // (matrix, metric, the interval's upper end, the bar); the median is 0.99.
+        for (kind, metric, hi, want) in [
+            (Quick, "lat_p99_us", 1.04, None),
+            (Bar, "lat_p99_us", 1.04, None),
+            (Quick, "lat_p99_pooled_us", 1.04, None),
+            (Bar, "lat_p99_pooled_us", 1.04, Some(true)),
+            (Bar, "lat_p99_pooled_us", 1.06, Some(false)),
+            (Bar, "lat_avg_us", 1.04, Some(false)),
+            (Quick, "run_delay_avg_us", 1.01, Some(true)),
+            (Bar, "share_0", 1.04, None),
+            (Quick, "pingpong_insns_per_switch", 1.04, Some(true)),
+        ] {
+            let r = verdict::est(0.99, 0.98, hi, 12);
+            assert_eq!(bar_for(kind, metric, &r), want, "{kind:?} {metric} {hi}");
+        }
     }
 
     /// Under icount on one vCPU the ping-pong also gets its instructions a switch, whose bar
@@ -2133,14 +2123,7 @@ mod tests {
 
     #[test]
     fn instructions_per_switch_rows_and_their_bar() {
-        let rates = [
-            (Kernel::Rust, 30000.0),
-            (Kernel::Stock, 30100.0),
-            (Kernel::Rust, 30001.0),
-            (Kernel::Stock, 30101.0),
-            (Kernel::Rust, 30002.0),
-            (Kernel::Stock, 30102.0),
-        ];
+        let rates = alternating(&[30000.0, 30001.0, 30002.0], &[30100.0, 30101.0, 30102.0]);
         let icount_raw = |rates: &[(Kernel, f64)]| {
             let mut raw = raw_with(rates);
             raw.timing = Some(TimingInfo::Icount { shift: 3 });

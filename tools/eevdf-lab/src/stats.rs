@@ -25,6 +25,19 @@ pub struct Estimate {
     pub n: usize,
 }
 
+impl Estimate {
+    /// A deterministic count: one value, its interval the value itself, covered for sure.
+    pub fn point(v: f64) -> Estimate {
+        Estimate {
+            value: v,
+            lo: v,
+            hi: v,
+            coverage: 1.0,
+            n: 1,
+        }
+    }
+}
+
 /// `items` each once, in the order they first come (the matrix's order of experiments,
 /// kernels, pairs: what the tables follow). O(n²): the lists are a run's cells at most.
 pub fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
@@ -73,11 +86,9 @@ pub fn median_ci(xs: &[f64], conf: f64) -> Estimate {
     let n = v.len();
     if n == 0 {
         return Estimate {
-            value: f64::NAN,
-            lo: f64::NAN,
-            hi: f64::NAN,
             coverage: 0.0,
             n,
+            ..Estimate::point(f64::NAN)
         };
     }
     let alpha_half = (1.0 - conf) / 2.0;
