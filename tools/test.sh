@@ -3,7 +3,9 @@
 #
 #   host:   rustfmt, clippy -D warnings, cargo test (workspace), fair.c's own EEVDF
 #           code against the core (tools/fair-c-diff.sh), the core's Miri and fuzz
-#           smoke runs (sched_eevdf/test.sh), checkpatch on the series;
+#           smoke runs (sched_eevdf/test.sh), checkpatch on the series, the pages'
+#           links, and every generated page against what its kept raw makes now
+#           (tools/check-pages.sh);
 #   kernel: build distro-debug (Debian's 6.12 config with KASAN, UBSAN, lockdep and
 #           the live oracle, CONFIG_SCHED_EEVDF_RUST_VERIFY) and run every guest test
 #           on 4 vCPUs in the three preemption modes (preempt=full, voluntary with
@@ -63,6 +65,8 @@ diff -u tests/faults-table/expected.md <(bash tools/faults.sh --table tests/faul
 	die "tools/faults.sh --table tests/faults-table differs from tests/faults-table/expected.md"
 stage "host: every relative link and #anchor of the Markdown pages resolves"
 bash tools/check-links.sh
+stage "host: every generated page is what its kept raw makes at this commit (tools/check-pages.sh)"
+bash tools/check-pages.sh
 if [ -x sched_eevdf/test.sh ]; then
 	stage "host: sched_eevdf extras (Miri, fuzz smoke)"
 	bash sched_eevdf/test.sh --extras-only
