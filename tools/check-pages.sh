@@ -27,7 +27,7 @@ for page in Documentation/reports/*.md; do
 	done
 	name=$(basename "$page" .md)
 	out="$scratch/$name.md"
-	target/release/eevdf-lab report "${raws[@]}" --results-page "$out" >/dev/null 2>"$scratch/err" || {
+	"${CARGO_TARGET_DIR:-target}/release/eevdf-lab" report "${raws[@]}" --results-page "$out" >/dev/null 2>"$scratch/err" || {
 		cat "$scratch/err" >&2
 		die "$page: $cmd failed"
 	}
