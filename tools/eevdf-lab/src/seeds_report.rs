@@ -13,6 +13,7 @@ use crate::seeds::{self, S001_RUN_US, S001_SLEEP_US};
 use crate::stats::{first_seen, median, Estimate};
 use crate::verdict::{self, Tally, Verdict};
 use anyhow::Result;
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -52,6 +53,28 @@ fn run_values(raw: &Raw, ci: usize, metric: &str, k: Kernel) -> Vec<f64> {
 
 fn opt(v: Option<f64>) -> String {
     v.map_or("-".into(), fmt_num)
+}
+
+/// An estimate as [`verdict::show`] prints it (`digits` decimals), `-` without one.
+fn shown(e: Option<Estimate>, digits: usize) -> String {
+    e.map_or("-".into(), |e| verdict::show(&e, digits))
+}
+
+/// `f` of stock, then of rust: `stock / rust`.
+fn pair(f: impl Fn(Kernel) -> String) -> String {
+    format!("{} / {}", f(Kernel::Stock), f(Kernel::Rust))
+}
+
+/// The medians of `metrics` in cell `ci` on `k`, joined by ` / `.
+fn meds(rows: &[Row], ci: usize, metrics: &[&str], k: Kernel) -> String {
+    let v: Vec<String> = metrics.iter().map(|m| opt(med(rows, ci, m, k))).collect();
+    v.join(" / ")
+}
+
+/// The smallest and largest of `v`.
+fn range(v: impl IntoIterator<Item = f64> + Clone) -> (f64, f64) {
+    let lo = v.clone().into_iter().fold(f64::INFINITY, f64::min);
+    (lo, v.into_iter().fold(f64::NEG_INFINITY, f64::max))
 }
 
 /// `median [lo, hi]` of a kernel's estimate, `-` without one.
@@ -274,13 +297,7 @@ fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
         let Workload::Latency { slice_x, .. } = c.workload else {
             continue;
         };
-        let three = |k| {
-            ["lat_min_us", "lat_avg_us", "lat_max_us"]
-                .iter()
-                .map(|m| opt(med(rows, ci, m, k)))
-                .collect::<Vec<_>>()
-                .join(" / ")
-        };
+        let three = |k| meds(rows, ci, &["lat_min_us", "lat_avg_us", "lat_max_us"], k);
         let peter = S000_PETER
             .iter()
             .find(|p| p.0 == slice_x)
@@ -294,13 +311,12 @@ fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
             });
         let _ = writeln!(
             s,
-            "| {} | {slice_x}x | {} | {} | {} | {} / {} | {peter} |",
+            "| {} | {slice_x}x | {} | {} | {} | {} | {peter} |",
             c.cpus_in(raw.cpus),
             c.features.name(),
             unavailable(rows, raw, ci).unwrap_or_else(|| three(Kernel::Stock)),
             three(Kernel::Rust),
-            report::wakeups_pooled(raw, ci, Kernel::Stock),
-            report::wakeups_pooled(raw, ci, Kernel::Rust),
+            pair(|k| report::wakeups_pooled(raw, ci, k).to_string()),
         );
     }
     // What the multiples ran at where the kernel's bound held a request otherwise (0.1x of
@@ -331,9 +347,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
             _ => None,
         })
     };
-    let mut cpus: Vec<u32> = cells.iter().map(|(_, c)| c.cpus_in(raw.cpus)).collect();
-    cpus.sort_unstable();
-    cpus.dedup();
+    let cpus: BTreeSet<u32> = cells.iter().map(|(_, c)| c.cpus_in(raw.cpus)).collect();
     let mut s = String::from("\n**Agreement.**");
     let mut t = Tally::default();
     let mut tally =
@@ -445,11 +459,6 @@ struct Gap001 {
 /// short one, and the kernel's preemptions in each: where the gap is there without
 /// preemptions, they are not its whole cause.
 fn gaps_001(gaps: &[Gap001]) -> String {
-    let range = |v: Vec<f64>| {
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (lo, hi)
-    };
     let mut parts = Vec::new();
     let mut without = None;
     for short in [false, true] {
@@ -457,8 +466,8 @@ fn gaps_001(gaps: &[Gap001]) -> String {
         if g.is_empty() {
             continue;
         }
-        let (lo, hi) = range(g.iter().map(|g| g.points).collect());
-        let (plo, phi) = range(g.iter().map(|g| g.preempt).collect());
+        let (lo, hi) = range(g.iter().map(|g| g.points));
+        let (plo, phi) = range(g.iter().map(|g| g.preempt));
         if !short && phi == 0.0 {
             without = Some((lo, hi));
         }
@@ -557,26 +566,22 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
         }
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} / {} | {} / {} | {} | {}% / {}% / {} | {} / {} / {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |",
             hogs_001(c),
             fmt_num(slice),
             est(rows, ci, "sleeper.p99_us", Kernel::Stock),
             est(rows, ci, "sleeper.p99_us", Kernel::Rust),
             ratio(rows, ci, "sleeper.p99_us"),
-            in_slices(p99(Kernel::Stock)),
-            in_slices(p99(Kernel::Rust)),
-            in_slices(max(Kernel::Stock)),
-            in_slices(max(Kernel::Rust)),
+            pair(|k| in_slices(p99(k))),
+            pair(|k| in_slices(max(k))),
             sim.map_or("-".into(), |(a, b, ..)| format!(
                 "{} / {}",
                 fmt_num(a),
                 fmt_num(b)
             )),
-            opt(slow(Kernel::Stock)),
-            opt(slow(Kernel::Rust)),
+            pair(|k| format!("{}%", opt(slow(k)))),
             sim.map_or("-".into(), |x| format!("{}%", fmt_num(x.3))),
-            opt(pre(Kernel::Stock)),
-            opt(pre(Kernel::Rust)),
+            pair(|k| opt(pre(k))),
             sim.map_or("-".into(), |x| format!("{:.2}", x.2)),
         );
     }
@@ -591,18 +596,13 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
         if x.lo <= 1.1 && x.hi >= 0.9 {
             continue;
         }
-        let q = |k| {
-            [
-                "sleeper.p90_us",
-                "sleeper.p99_us",
-                "sleeper.p999_us",
-                "sleeper.max_us",
-            ]
-            .iter()
-            .map(|m| opt(med(rows, ci, m, k)))
-            .collect::<Vec<_>>()
-            .join(" / ")
-        };
+        let qs = [
+            "sleeper.p90_us",
+            "sleeper.p99_us",
+            "sleeper.p999_us",
+            "sleeper.max_us",
+        ];
+        let q = |k| meds(rows, ci, &qs, k);
         let _ = write!(
             parted,
             " {}: stock {}, rust {}.",
@@ -625,6 +625,7 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
     }
     if !sim_vs.is_empty() {
         let r: Vec<f64> = sim_vs.iter().map(|(sim, k)| k / sim.max(1.0)).collect();
+        let (lo, hi) = range(r.iter().copied());
         let _ = write!(
             s,
             "**The simulator against the kernel.** The kernel's p99 wait (rust) over the \
@@ -633,8 +634,8 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
              `try_to_wake_up()`, the switch), which the simulator does not model{}, and the \
              simulator's time moves in whole bursts (its waits are multiples of 100 µs).",
             median(&r),
-            r.iter().copied().fold(f64::INFINITY, f64::min),
-            r.iter().copied().fold(0.0, f64::max),
+            lo,
+            hi,
             floor.map_or(String::new(), |(f, l)| format!(
                 ": the smallest p90 wait of these cells on rust was {} µs ({l})",
                 fmt_num(f)
@@ -687,13 +688,7 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
         else {
             continue;
         };
-        let both = |m: &str| {
-            format!(
-                "{} / {}",
-                est_of(rows, ci, m, Kernel::Stock).map_or("-".into(), |e| verdict::show(&e, 3)),
-                est_of(rows, ci, m, Kernel::Rust).map_or("-".into(), |e| verdict::show(&e, 3))
-            )
-        };
+        let both = |m: &str| pair(|k| shown(est_of(rows, ci, m, k), 3));
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} | 2005%; 136% |",
@@ -706,8 +701,8 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
             c.features.name(),
             both("pipejob_alone_s"),
             both("pipejob_loaded_s"),
-            slow(ci, Kernel::Stock).map_or("-".into(), |e| verdict::show(&e, 0)),
-            slow(ci, Kernel::Rust).map_or("-".into(), |e| verdict::show(&e, 0)),
+            shown(slow(ci, Kernel::Stock), 0),
+            shown(slow(ci, Kernel::Rust), 0),
         );
     }
     // Verdicts: against the seed's figures, the short slice, RUN_TO_PARITY.
@@ -1260,26 +1255,17 @@ fn interactive_table_002(raw: &Raw, rows: &[Row], sorted: &[IndexedCell]) -> Str
             continue;
         };
         for k in [Kernel::Stock, Kernel::Rust] {
+            let (bs, set, kn) = (base_slice_002(raw, c), base_set_002(c), k.name());
+            let head = format!("| {} | {bs} | {set} | {kn} |", l.name());
             if row(rows, ci, "interactive_cpu_pct").is_some_and(|r| !r.kernels.contains_key(&k)) {
                 if let Some(why) = unavailable(rows, raw, ci).filter(|_| k == Kernel::Stock) {
-                    let _ = writeln!(
-                        s,
-                        "| {} | {} | {} | {} | {why} | | | | | |",
-                        l.name(),
-                        base_slice_002(raw, c),
-                        base_set_002(c),
-                        k.name()
-                    );
+                    let _ = writeln!(s, "{head} {why} | | | | | |");
                 }
                 continue;
             }
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                l.name(),
-                base_slice_002(raw, c),
-                base_set_002(c),
-                k.name(),
+                "{head} {} | {} | {} | {} | {} | {} |",
                 est_against(est_of(rows, ci, "interactive_cpu_pct", k), fair_pct(&l)),
                 est(rows, ci, "interactive_missed_pct", k),
                 est(rows, ci, "interactive_p50_us", k),
@@ -1415,8 +1401,7 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
                 " Under EEVDF, {}% of the picks passed over an earlier deadline that was not \
                  eligible ({} a second; {})",
                 verdict::show(&p, 2),
-                est_of(rows, e, "ineligible_picks_per_s", Kernel::Rust)
-                    .map_or("-".into(), |r| verdict::show(&r, 1)),
+                shown(est_of(rows, e, "ineligible_picks_per_s", Kernel::Rust), 1),
                 if p.hi <= 0.0 {
                     "none in any run".to_string()
                 } else {
@@ -1679,9 +1664,7 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
          stock / rust (s) | with/alone, stock / rust | unpinned sleeper's share of a CPU \
          beside hackbench, stock / rust (nominal) |\n|---|---|---|---|---|---|---|---|---|---|"
     );
-    let mut shapes: Vec<u32> = cells.iter().filter_map(|(_, c)| c.cpus).collect();
-    shapes.sort_unstable();
-    shapes.dedup();
+    let shapes: BTreeSet<u32> = cells.iter().filter_map(|(_, c)| c.cpus).collect();
     let mut lag_checks: Vec<LagCheck> = Vec::new();
     // (vCPUs, hogs' nice, kernel, the sleeper's share after the wakeup).
     let mut shares: Vec<(u32, i32, Kernel, Estimate)> = Vec::new();
@@ -1710,6 +1693,8 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
         let slice = base_slice_us(raw, n).unwrap_or(700.0 * (1.0 + (n as f64).log2().floor()));
         let bound = lag_bound_us(slice, raw.pair.hz());
         let m = |ci: Option<usize>, metric: &str, k| ci.and_then(|ci| med(rows, ci, metric, k));
+        // A metric of a cell on stock and on rust: `stock / rust`.
+        let both = |ci: Option<usize>, metric: &str| pair(|k| opt(m(ci, metric, k)));
         // Every Migrate cell of this shape (nice-0 hogs, nice-19 hogs): its lag checks,
         // shares and placement row.
         for &(ci, c) in cells.iter().filter(|(_, c)| c.cpus == Some(n)) {
@@ -1727,27 +1712,17 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
             let r = |metric: &str| opt(med(rows, ci, metric, Kernel::Rust));
             let _ = writeln!(
                 place_rows,
-                "| {n} | {hog_nice} | {} | {} | {} | {} | {} | {} / {} | {} / {} ({:.3}) |",
+                "| {n} | {hog_nice} | {} | {} | {} | {} | {} | {} | {} ({:.3}) |",
                 fmt_num(bound),
                 r("migrate_place_max_abs_vlag_us"),
                 r("migrate_place_limit_us"),
                 r("migrate_place_max_abs_lag_us"),
                 r("migrate_place_rounds"),
-                opt(med(rows, ci, "migrate_max_abs_lag_vr_us", Kernel::Stock)),
-                opt(med(rows, ci, "migrate_max_abs_lag_vr_us", Kernel::Rust)),
-                opt(med(rows, ci, "migrate_share", Kernel::Stock)),
-                opt(med(rows, ci, "migrate_share", Kernel::Rust)),
+                both(Some(ci), "migrate_max_abs_lag_vr_us"),
+                both(Some(ci), "migrate_share"),
                 fair_share_003(hog_nice),
             );
         }
-        // A metric of a cell on stock and on rust: `stock / rust`.
-        let both = |ci: Option<usize>, metric: &str| {
-            format!(
-                "{} / {}",
-                opt(m(ci, metric, Kernel::Stock)),
-                opt(m(ci, metric, Kernel::Rust))
-            )
-        };
         let rel = |k| {
             Some(m(with, "hackbench_s", k)? / m(alone, "hackbench_s", k)?)
                 .map(|r| format!("{r:.3}"))
@@ -1763,7 +1738,7 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
         let nominal = n as f64 / (40.0 * groups as f64 + 1.0);
         let _ = writeln!(
             s,
-            "| {n} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} ({:.3}) |",
+            "| {n} | {} | {} | {} | {} | {} | {} | {} | {} | {} ({:.3}) |",
             fmt_num(bound),
             both(mig, "migrate_max_abs_lag_vr_us"),
             both(mig, "migrate_max_abs_lag_us"),
@@ -1771,10 +1746,8 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
             opt(m(mig, "migrate_share", Kernel::Rust)),
             both(alone, "hackbench_s"),
             both(with, "hackbench_s"),
-            rel(Kernel::Stock).unwrap_or("-".into()),
-            rel(Kernel::Rust).unwrap_or("-".into()),
-            opt(m(with, "migrate_share", Kernel::Stock)),
-            opt(m(with, "migrate_share", Kernel::Rust)),
+            pair(|k| rel(k).unwrap_or("-".into())),
+            both(with, "migrate_share"),
             nominal.min(1.0),
         );
     }
@@ -1943,16 +1916,14 @@ fn section_004(raw: &Raw, rows: &[Row], s: &mut String) {
         let na = unavailable(rows, raw, ci);
         let _ = writeln!(
             s,
-            "| {load_words} | {} | {} | {} | {} | {} / {} | {} / {} |",
+            "| {load_words} | {} | {} | {} | {} | {} | {} |",
             c.features.name(),
             na.clone()
                 .unwrap_or_else(|| est(rows, ci, "forkjob_s", Kernel::Stock)),
             est(rows, ci, "forkjob_s", Kernel::Rust),
             ratio(rows, ci, "forkjob_s"),
-            opt(med(rows, ci, "cyc_avg_us", Kernel::Stock)),
-            opt(med(rows, ci, "cyc_avg_us", Kernel::Rust)),
-            opt(med(rows, ci, "cyc_max_us", Kernel::Stock)),
-            opt(med(rows, ci, "cyc_max_us", Kernel::Rust)),
+            pair(|k| opt(med(rows, ci, "cyc_avg_us", k))),
+            pair(|k| opt(med(rows, ci, "cyc_max_us", k))),
         );
     }
     s.push_str(&agreement_004(raw, rows, &at));
@@ -2064,9 +2035,7 @@ fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String
             .find(|(l, s, _)| *l == load && s == set)
             .map(|x| x.2)
     };
-    let mut loads: Vec<u32> = at.iter().map(|x| x.0).collect();
-    loads.sort_unstable();
-    loads.dedup();
+    let loads: BTreeSet<u32> = at.iter().map(|x| x.0).collect();
     let mut s = String::from("\n**Agreement.**");
     if let (Some(&lo), Some(&hi)) = (loads.first(), loads.last()) {
         if let (Some(a), Some(b)) = (cell(lo, "EEVDF"), cell(hi, "EEVDF")) {
