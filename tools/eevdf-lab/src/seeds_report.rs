@@ -498,14 +498,18 @@ fn gaps_001(gaps: &[Gap001]) -> String {
     )
 }
 
+/// Seed 001's cells: the sleeper's (a stand-in, first) and the seed's own case, the pipe job.
+fn split_001(cells: Vec<IndexedCell>) -> (Vec<IndexedCell>, Vec<IndexedCell>) {
+    cells
+        .into_iter()
+        .partition(|(_, c)| !matches!(c.workload, Workload::PipeJob { .. }))
+}
+
 fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
     let Some(all) = open_section(raw, 1, s) else {
         return;
     };
-    // The sleeper's cells (a stand-in, first) and the seed's own case, the pipe job.
-    let (cells, pipe): (Vec<IndexedCell>, Vec<IndexedCell>) = all
-        .into_iter()
-        .partition(|(_, c)| !matches!(c.workload, Workload::PipeJob { .. }));
+    let (cells, pipe) = split_001(all);
     let base = base_slice_us(raw, raw.cpus).unwrap_or(700.0);
     s.push_str(
         "**The seed** (FreeBSD commit ea8294fe8a61, Mateusz Guzik, 2023-03-31): \"a thread \
@@ -2337,12 +2341,8 @@ mod tests {
 
     #[test]
     fn seed_001_verdicts_follow_their_rows() {
-        let cells = crate::seeds::matrix(false, &[Experiment::Seed(1)]);
-        let cells: Vec<(usize, &Cell)> = cells
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| matches!(c.workload, Workload::RtApp { .. }))
-            .collect();
+        let raw = seed_raw(1);
+        let (cells, _) = split_001(cells_of(&raw, 1));
         let base = 700.0;
         // Every cell: the p99 rising with the hogs (2 < 4 < 8 by its value), the p90 of the
         // short slice at 80 µs, a share 3 pp short, a slowdown of 150%.
@@ -2395,12 +2395,8 @@ mod tests {
 
     #[test]
     fn seed_001_pipe_job_verdicts_follow_their_rows() {
-        let all = crate::seeds::matrix(false, &[Experiment::Seed(1)]);
-        let cells: Vec<(usize, &Cell)> = all
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| matches!(c.workload, Workload::PipeJob { .. }))
-            .collect();
+        let raw = seed_raw(1);
+        let (_, cells) = split_001(cells_of(&raw, 1));
         assert_eq!(
             cells.len(),
             8,
@@ -2504,27 +2500,25 @@ mod tests {
     fn seed_002_verdicts_follow_their_rows() {
         let raw = seed_raw(2);
         let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
+        // Each load's tally of the seed's 4 measures (with, against, undecided), the same at
+        // the three loads, and the three together.
+        let tallies = |t: &str, [w, a, u]: [usize; 3]| {
+            let each = format!("{w} go its way, {a} against it and {u} undecided");
+            assert_eq!(t.matches(&each).count(), 3, "{t}");
+            let all = format!("{} the seed's way, {} against it, {}", 3 * w, 3 * a, 3 * u);
+            has(t, &format!("of 12 comparisons: {all} undecided"));
+        };
         let rising = |i: usize| 2.0 * (i + 1) as f64;
         // EVDF: fewer switches, longer delays, more CPU to compute: the seed's way on all
         // four measures at all three loads.
         let t = agreement_002(&rows_002(&cells, 1.3, 1.0, &rising), &cells);
         has(&t, "**Agreement, interactive 20% (near its share).**");
-        assert_eq!(
-            t.matches("4 go its way, 0 against it and 0 undecided")
-                .count(),
-            3,
-            "{t}"
-        );
-        assert!(t.contains("of 12 comparisons: 12 the seed's way, 0 against it, 0 undecided"));
-        assert!(
-            t.contains("switches ×0.77 (fewer)"),
-            "NO_RUN_TO_PARITY: {t}"
-        );
+        tallies(&t, [4, 0, 0]);
+        // NO_RUN_TO_PARITY's switches.
+        has(&t, "switches ×0.77 (fewer)");
         // EEVDF's ineligible picks rise with the load: more than none, more than before.
-        assert!(
-            t.contains("4.00 [3.80, 4.20]% of the picks") && t.contains("more than none"),
-            "{t}"
-        );
+        has(&t, "4.00 [3.80, 4.20]% of the picks");
+        has(&t, "more than none");
         has(
             &t,
             "against 2.00 [1.90, 2.10] at interactive 12% (under its share): more",
@@ -2532,27 +2526,13 @@ mod tests {
         // Flipped: EVDF the other way on every measure, the ineligible picks falling.
         let falling = |i: usize| 2.0 * (3 - i) as f64;
         let t = agreement_002(&rows_002(&cells, 1.0 / 1.3, 1.0, &falling), &cells);
-        assert_eq!(
-            t.matches("0 go its way, 4 against it and 0 undecided")
-                .count(),
-            3,
-            "{t}"
-        );
-        assert!(t.contains("of 12 comparisons: 0 the seed's way, 12 against it, 0 undecided"));
+        tallies(&t, [0, 4, 0]);
         has(&t, "at interactive 12% (under its share): fewer");
         // Equal: undecided, and counted toward neither direction.
         let t = agreement_002(&rows_002(&cells, 1.0, 1.0, &|_| 0.0), &cells);
-        assert_eq!(
-            t.matches("0 go its way, 0 against it and 4 undecided")
-                .count(),
-            3,
-            "{t}"
-        );
-        assert!(t.contains("of 12 comparisons: 0 the seed's way, 0 against it, 12 undecided"));
-        assert!(
-            !t.contains("more than none") && t.contains("none in any run"),
-            "{t}"
-        );
+        tallies(&t, [0, 0, 4]);
+        has(&t, "none in any run");
+        assert!(!t.contains("more than none"), "{t}");
         assert!(!t.contains("explanation"), "no fixed sentence: {t}");
     }
 
