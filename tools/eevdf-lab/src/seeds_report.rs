@@ -411,11 +411,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
         s,
         " Cells and kernels that pooled fewer than {} wakeups: {}.",
         crate::main_matrix::BAR_WAKEUPS,
-        if short.is_empty() {
-            "none".to_string()
-        } else {
-            format!("{}: {}", short.len(), short.join("; "))
-        }
+        listed(&short, "; ", "none", |l| format!("{}: {l}", short.len()))
     );
     // Where the kernels part under EEVDF, by the ratio's interval.
     let mut parted = Vec::new();
@@ -1682,18 +1678,13 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
                 .map(|(i, _)| *i)
         };
         let mig = find(&|w| matches!(w, Workload::Migrate { hog_nice: 0, .. }));
-        let alone = find(&|w| {
-            matches!(
-                w,
-                Workload::MigrateHackbench {
-                    sleeper_rounds: 0,
-                    ..
-                }
-            )
-        });
-        let with = find(
-            &|w| matches!(w, Workload::MigrateHackbench { sleeper_rounds, .. } if *sleeper_rounds > 0),
-        );
+        // hackbench's cells: alone, and with the sleeper's rounds.
+        let hb = |w: &Workload| match w {
+            Workload::MigrateHackbench { sleeper_rounds, .. } => Some(*sleeper_rounds),
+            _ => None,
+        };
+        let alone = find(&|w| hb(w) == Some(0));
+        let with = find(&|w| hb(w).is_some_and(|r| r > 0));
         let slice = base_slice_us(raw, n).unwrap_or(700.0 * (1.0 + (n as f64).log2().floor()));
         let bound = lag_bound_us(slice, raw.pair.hz());
         let m = |ci: Option<usize>, metric: &str, k| ci.and_then(|ci| med(rows, ci, metric, k));
@@ -1842,21 +1833,19 @@ fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)
             fair + 0.1,
         );
     }
-    let all_held = !lag_checks.is_empty()
-        && lag_checks
-            .iter()
-            .all(|c| matches!(c.held, verdict::Held::Every { .. }));
-    if all_held {
+    // Whether the run has lag checks and every one of them is `f`.
+    let all = |f: fn(&LagCheck) -> bool| !lag_checks.is_empty() && lag_checks.iter().all(f);
+    if all(|c| matches!(c.held, verdict::Held::Every { .. })) {
         s.push_str(
             " Every run's lag stayed within the clamp: what the sleeper brings to the new CPU \
              is bounded, as EEVDF's placement promises, where CFS's vruntime renormalisation \
              was the seed's bug.",
         );
     }
-    if !lag_checks.is_empty() && lag_checks.iter().all(|c| c.hog_nice == 0) {
+    if all(|c| c.hog_nice == 0) {
         s.push_str(" Only nice-0 tasks ran, so V never ran far ahead of a light entity.");
     }
-    if !lag_checks.is_empty() && !lag_checks.iter().any(|c| c.source == LagSource::Placement) {
+    if all(|c| c.source != LagSource::Placement) {
         s.push_str(
             " No run had the kernel's record of placements: every lag above is the \
              vruntimes' read, with its slack.",
@@ -2623,15 +2612,13 @@ mod tests {
 
     #[test]
     fn seed_004_verdicts_follow_their_rows() {
-        let t = throughput_004(100, 300, &[(Kernel::Rust, est(0.985, 0.977, 0.992, 6))]);
+        let rust = |r| throughput_004(100, 300, &[(Kernel::Rust, r)]);
         has(
-            &t,
+            &rust(est(0.985, 0.977, 0.992, 6)),
             "0.985 [0.977, 0.992] on rust (shorter at the higher load)",
         );
-        let t = throughput_004(100, 300, &[(Kernel::Rust, est(1.02, 1.01, 1.03, 6))]);
-        has(&t, "throughput lost");
-        let t = throughput_004(100, 300, &[(Kernel::Rust, est(1.0, 0.98, 1.03, 6))]);
-        has(&t, "undecided");
+        has(&rust(est(1.02, 1.01, 1.03, 6)), "throughput lost");
+        has(&rust(est(1.0, 0.98, 1.03, 6)), "undecided");
         let (a, b) = (est(914.0, 880.0, 951.0, 6), est(145.0, 133.0, 151.0, 6));
         assert!(cyclictest_004(100, "average", &a, &b).contains("(×6.30), higher with EVDF"));
         assert!(cyclictest_004(100, "average", &b, &a).contains("lower with EVDF"));
@@ -2729,16 +2716,16 @@ mod tests {
             &[],
         );
         has(&t, "In 2 runs a round's applied lag was **not**");
-        let t = agreement_003(&[], &[(2, 0, Kernel::Rust, share)]);
-        has(&t, "inside the band");
-        let t = agreement_003(&[], &[(2, 0, Kernel::Rust, est(0.3, 0.25, 0.35, 6))]);
-        has(&t, "below the band");
-        let t = agreement_003(&[], &[(2, 0, Kernel::Rust, est(0.62, 0.55, 0.7, 6))]);
-        has(&t, "undecided");
-        // Beside nice-19 hogs the fair share is 1024 / 1039: 0.5 is starved there.
-        let t = agreement_003(&[], &[(2, 19, Kernel::Rust, share)]);
-        has(&t, "below the band");
-        let t = agreement_003(&[], &[(2, 19, Kernel::Rust, est(0.98, 0.97, 0.99, 6))]);
-        has(&t, "inside the band");
+        // The share against its band; beside nice-19 hogs the fair share is 1024 / 1039: 0.5
+        // is starved there.
+        for (nice, e, want) in [
+            (0, share, "inside the band"),
+            (0, est(0.3, 0.25, 0.35, 6), "below the band"),
+            (0, est(0.62, 0.55, 0.7, 6), "undecided"),
+            (19, share, "below the band"),
+            (19, est(0.98, 0.97, 0.99, 6), "inside the band"),
+        ] {
+            has(&agreement_003(&[], &[(2, nice, Kernel::Rust, e)]), want);
+        }
     }
 }
