@@ -10,7 +10,7 @@ use crate::plan::{
 use crate::plot;
 use crate::report::{self, est_of, fmt_num, med, ok_runs, row, Raw, ReportPaths, Row};
 use crate::seeds::{self, S001_RUN_US, S001_SLEEP_US};
-use crate::stats::{first_seen, median, Estimate};
+use crate::stats::{first_seen, median, ratio_ci, Estimate};
 use crate::verdict::{self, Tally, Verdict};
 use anyhow::Result;
 use std::collections::BTreeSet;
@@ -544,7 +544,6 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
     for &(ci, c) in &cells {
         let slice = slice_001(c, base);
         let p99 = |k| med(rows, ci, "sleeper.p99_us", k);
-        let max = |k| med(rows, ci, "sleeper.max_us", k);
         let slow = |k| med(rows, ci, "sleeper.slowdown_pct", k);
         let pre = |k| med(rows, ci, "sleeper.preempt_per_act", k);
         let in_slices = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.2}", v / slice));
@@ -573,7 +572,7 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
             est(rows, ci, "sleeper.p99_us", Kernel::Rust),
             ratio(rows, ci, "sleeper.p99_us"),
             pair(|k| in_slices(p99(k))),
-            pair(|k| in_slices(max(k))),
+            pair(|k| in_slices(med(rows, ci, "sleeper.max_us", k))),
             sim.map_or("-".into(), |(a, b, ..)| format!(
                 "{} / {}",
                 fmt_num(a),
@@ -2035,20 +2034,10 @@ fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String
             let ratios: Vec<(Kernel, Estimate)> = [Kernel::Stock, Kernel::Rust]
                 .into_iter()
                 .filter_map(|k| {
-                    let (num, den) = (
-                        run_values(raw, b, "forkjob_s", k),
-                        run_values(raw, a, "forkjob_s", k),
-                    );
-                    (!num.is_empty() && !den.is_empty()).then(|| {
-                        let r = crate::stats::ratio_ci(
-                            &num,
-                            &den,
-                            0.95,
-                            raw.bootstrap_resamples,
-                            raw.seed,
-                        );
-                        (k, r)
-                    })
+                    let v = |ci| run_values(raw, ci, "forkjob_s", k);
+                    let (n, d) = (v(b), v(a));
+                    let r = || ratio_ci(&n, &d, 0.95, raw.bootstrap_resamples, raw.seed);
+                    (!n.is_empty() && !d.is_empty()).then(|| (k, r()))
                 })
                 .collect();
             s.push_str(&throughput_004(lo, hi, &ratios));
