@@ -1696,12 +1696,8 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
                 continue;
             };
             for k in [Kernel::Stock, Kernel::Rust] {
-                if let Some(l) = lag_check_003(raw, ci, n, hog_nice, k, bound) {
-                    lag_checks.push(l);
-                }
-                if let Some(e) = est_of(rows, ci, "migrate_share", k) {
-                    shares.push((n, hog_nice, k, e));
-                }
+                lag_checks.extend(lag_check_003(raw, ci, n, hog_nice, k, bound));
+                shares.extend(est_of(rows, ci, "migrate_share", k).map(|e| (n, hog_nice, k, e)));
             }
             let r = |metric: &str| opt(med(rows, ci, metric, Kernel::Rust));
             let _ = writeln!(
@@ -1922,6 +1918,13 @@ fn section_004(raw: &Raw, rows: &[Row], s: &mut String) {
     s.push_str(&baselines_004(rows, &at, niced, idle));
 }
 
+/// The nice-0 job's cell at `load`% under `set`, among seed 004's (load, set, cell).
+fn cell_004(at: &[(u32, String, usize)], load: u32, set: &str) -> Option<usize> {
+    at.iter()
+        .find(|(l, s, _)| *l == load && s == set)
+        .map(|x| x.2)
+}
+
 /// Seed 004's baselines, computed: cyclictest's average beside the nice-0 job at the
 /// nice 19 job's load against beside the nice 19 job (what the seed's niced build spares a
 /// SCHED_OTHER task), and each against cyclictest on the idle guest, per kernel.
@@ -1934,12 +1937,8 @@ fn baselines_004(
     let mut s = String::new();
     for k in [Kernel::Stock, Kernel::Rust] {
         let avg = |ci: usize| est_of(rows, ci, "cyc_avg_us", k);
-        let idle_e = idle.and_then(avg);
         if let Some((ni, load, nice)) = niced {
-            let plain = at
-                .iter()
-                .find(|(l, set, _)| *l == load && set == "EEVDF")
-                .and_then(|x| avg(x.2));
+            let plain = cell_004(at, load, "EEVDF").and_then(avg);
             if let (Some(n), Some(p)) = (avg(ni), plain) {
                 let _ = write!(
                     s,
@@ -1952,7 +1951,7 @@ fn baselines_004(
                 );
             }
         }
-        if let Some(i) = idle_e {
+        if let Some(i) = idle.and_then(avg) {
             let mut vs = Vec::new();
             for (load, _, ci) in at.iter().filter(|x| x.1 == "EEVDF") {
                 if let Some(e) = avg(*ci) {
@@ -2022,15 +2021,10 @@ fn cyclictest_004(load: u32, what: &str, evdf: &Estimate, eevdf: &Estimate) -> S
 /// and EVDF's effect on cyclictest beside the job (the Rust kernel: stock has no ELIGIBLE),
 /// its average and maximum against EEVDF's, by interval.
 fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String {
-    let cell = |load: u32, set: &str| {
-        at.iter()
-            .find(|(l, s, _)| *l == load && s == set)
-            .map(|x| x.2)
-    };
     let loads: BTreeSet<u32> = at.iter().map(|x| x.0).collect();
     let mut s = String::from("\n**Agreement.**");
     if let (Some(&lo), Some(&hi)) = (loads.first(), loads.last()) {
-        if let (Some(a), Some(b)) = (cell(lo, "EEVDF"), cell(hi, "EEVDF")) {
+        if let (Some(a), Some(b)) = (cell_004(at, lo, "EEVDF"), cell_004(at, hi, "EEVDF")) {
             let ratios: Vec<(Kernel, Estimate)> = [Kernel::Stock, Kernel::Rust]
                 .into_iter()
                 .filter_map(|k| {
@@ -2044,7 +2038,7 @@ fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String
         }
     }
     for &load in &loads {
-        let (Some(e), Some(v)) = (cell(load, "EEVDF"), cell(load, "EVDF")) else {
+        let (Some(e), Some(v)) = (cell_004(at, load, "EEVDF"), cell_004(at, load, "EVDF")) else {
             continue;
         };
         for (metric, what) in [("cyc_avg_us", "average"), ("cyc_max_us", "maximum")] {
