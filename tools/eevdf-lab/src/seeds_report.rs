@@ -2375,8 +2375,8 @@ mod tests {
             "2 hogs x 2 slices x RUN_TO_PARITY on and off"
         );
         // Slowdowns (loaded over alone): the short slice halves it, no RUN_TO_PARITY
-        // changes nothing.
-        let rows_with = |base: f64, short: f64| -> Vec<Row> {
+        // changes nothing; rust's are stock's over `rust`.
+        let rows_with = |base: f64, short: f64, rust: f64| -> Vec<Row> {
             cells
                 .iter()
                 .map(|&(ci, c)| {
@@ -2388,33 +2388,26 @@ mod tests {
                     };
                     let v = if consumer_slice_us == 0 { base } else { short };
                     let e = est(v, v - 0.05, v + 0.05, 6);
-                    row_of(ci, "pipejob_slowdown", e, e)
+                    let r = est(v / rust, (v - 0.05) / rust, (v + 0.05) / rust, 6);
+                    row_of(ci, "pipejob_slowdown", r, e)
                 })
                 .collect()
         };
-        let t = pipejob_001(&rows_with(2.0, 1.2), &cells);
+        let t = pipejob_001(&rows_with(2.0, 1.2, 1.0), &cells);
         has(&t, "below ULE's 2005% in 8 of 8 cells");
         has(&t, "above it in 4 and below it in 4");
         has(&t, "part (intervals apart) in 0 of 8 cells.");
         has(&t, "120 [115, 125]% against 200 [195, 205]%, faster");
         assert!(t.contains("undecided"), "RUN_TO_PARITY off against on: {t}");
         // Rust a third faster than stock in every cell: the kernels part, named.
-        let apart: Vec<Row> = rows_with(2.0, 1.2)
-            .into_iter()
-            .map(|mut r| {
-                let k = r.kernels.get_mut(&Kernel::Rust).unwrap();
-                *k = est(k.value / 1.5, k.lo / 1.5, k.hi / 1.5, 6);
-                r
-            })
-            .collect();
-        let t = pipejob_001(&apart, &cells);
+        let t = pipejob_001(&rows_with(2.0, 1.2, 1.5), &cells);
         has(&t, "part (intervals apart) in 8 of 8 cells");
         has(
             &t,
             "rust 133 [130, 137]% against stock 200 [195, 205]%, lower",
         );
         // Flipped: the short slice slower, and a slowdown beyond ULE's.
-        let t = pipejob_001(&rows_with(1.2, 25.0), &cells);
+        let t = pipejob_001(&rows_with(1.2, 25.0, 1.0), &cells);
         has(&t, "below ULE's 2005% in 4 of 8 cells");
         has(&t, "2500 [2495, 2505]% against 120 [115, 125]%, slower");
     }
