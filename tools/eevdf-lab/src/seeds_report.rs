@@ -1335,14 +1335,10 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
             .zip(me.into_iter().zip(mv))
             .enumerate()
         {
+            let sep = if i == 0 { "" } else { ";" };
             let (Some(eevdf), Some(evdf)) = (ee, ve) else {
                 t.undecided += 1;
-                let _ = write!(
-                    s,
-                    "{} {what}: {}",
-                    if i == 0 { "" } else { ";" },
-                    Verdict::Missing
-                );
+                let _ = write!(s, "{sep} {what}: {}", Verdict::Missing);
                 continue;
             };
             let word = t.count(
@@ -1353,8 +1349,7 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
             );
             let _ = write!(
                 s,
-                "{} {what} {} against {} (×{:.2}; the seed: ×{seed:.2}): {word}",
-                if i == 0 { "" } else { ";" },
+                "{sep} {what} {} against {} (×{:.2}; the seed: ×{seed:.2}): {word}",
                 report::fmt_est(&evdf),
                 report::fmt_est(&eevdf),
                 evdf.value / eevdf.value,
