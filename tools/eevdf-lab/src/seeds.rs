@@ -135,6 +135,11 @@ pub fn seed002_cells() -> Vec<(f64, FeatureSet)> {
     v
 }
 
+/// `full`, or in a smoke run its first item alone.
+fn cut<T: Clone>(smoke: bool, full: &[T]) -> Vec<T> {
+    full[..if smoke { 1 } else { full.len() }].to_vec()
+}
+
 /// The cells, in run order, limited to `only` (all seeds when empty or when it names none
 /// of them).
 pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
@@ -148,15 +153,10 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         // Peter Zijlstra's table: cyclictest with a custom slice of 10x, 1x and 0.1x the
         // base slice against hackbench at the base slice, EEVDF against EVDF (and the
         // BIAS_ELIGIBLE he tried), here the lab's waker, at 1 and 2 vCPUs.
-        let (sets, slices): (Vec<FeatureSet>, &[f64]) = if smoke {
-            (vec![FeatureSet::eevdf()], &[1.0])
-        } else {
-            (
-                vec![FeatureSet::eevdf(), FeatureSet::evdf(), FeatureSet::bias()],
-                &[10.0, 1.0, 0.1],
-            )
-        };
-        for cpus in if smoke { vec![1] } else { vec![1, 2] } {
+        let sets = [FeatureSet::eevdf(), FeatureSet::evdf(), FeatureSet::bias()];
+        let sets = cut(smoke, &sets);
+        let slices: &[f64] = if smoke { &[1.0] } else { &[10.0, 1.0, 0.1] };
+        for cpus in cut(smoke, &[1, 2]) {
             for &slice_x in slices {
                 for f in &sets {
                     let c = Cell::new(
@@ -208,24 +208,12 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         // The seed's own case (the sleeper above is a stand-in): a CPU-bound pipe consumer
         // beside one nice 19 hog (the seed's nice 20) and beside 4 nice-0 hogs, at the base
         // slice and a short one, with RUN_TO_PARITY and without.
-        let hogs: &[&str] = if smoke {
-            &["nice=19"]
-        } else {
-            &["nice=19", "count=4"]
-        };
-        let slices: &[u64] = if smoke {
-            &[0]
-        } else {
-            &[0, S001_SHORT_SLICE_US]
-        };
-        let sets = if smoke {
-            vec![FeatureSet::eevdf()]
-        } else {
-            vec![FeatureSet::eevdf(), FeatureSet::no_run_to_parity()]
-        };
-        for f in &sets {
-            for &h in hogs {
-                for &consumer_slice_us in slices {
+        let hogs = cut(smoke, &["nice=19", "count=4"]);
+        let slices = cut(smoke, &[0, S001_SHORT_SLICE_US]);
+        let sets = [FeatureSet::eevdf(), FeatureSet::no_run_to_parity()];
+        for f in &cut(smoke, &sets) {
+            for &h in &hogs {
+                for &consumer_slice_us in &slices {
                     cells.push(
                         Cell::new(
                             Experiment::Seed(1),
@@ -268,8 +256,7 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         }
     }
     if want(3) {
-        let shapes: &[u32] = if smoke { &[2] } else { &[2, 4] };
-        for &cpus in shapes {
+        for cpus in cut(smoke, &[2, 4]) {
             let migrate = |hog_nice: i32, after_ms: u64| {
                 Cell::new(
                     Experiment::Seed(3),
@@ -309,14 +296,9 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         }
     }
     if want(4) {
-        let sets: Vec<FeatureSet> = if smoke {
-            vec![FeatureSet::eevdf()]
-        } else {
-            vec![FeatureSet::eevdf(), FeatureSet::evdf()]
-        };
         // (set, jobs, nice): 100% and 300% of the 2 vCPUs.
         let mut runs: Vec<(FeatureSet, u32, i32)> = Vec::new();
-        for f in sets {
+        for f in cut(smoke, &[FeatureSet::eevdf(), FeatureSet::evdf()]) {
             runs.extend([2, 6].map(|jobs| (f.clone(), jobs, 0)));
         }
         if !smoke {

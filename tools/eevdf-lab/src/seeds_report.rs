@@ -10,9 +10,10 @@ use crate::plan::{
 use crate::plot;
 use crate::report::{self, est_of, fmt_num, med, ok_runs, row, Raw, ReportPaths, Row};
 use crate::seeds::{self, S001_RUN_US, S001_SLEEP_US};
-use crate::stats::{first_seen, median, Estimate};
+use crate::stats::{first_seen, median, ratio_ci, Estimate};
 use crate::verdict::{self, Tally, Verdict};
 use anyhow::Result;
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -52,6 +53,28 @@ fn run_values(raw: &Raw, ci: usize, metric: &str, k: Kernel) -> Vec<f64> {
 
 fn opt(v: Option<f64>) -> String {
     v.map_or("-".into(), fmt_num)
+}
+
+/// An estimate as [`verdict::show`] prints it (`digits` decimals), `-` without one.
+fn shown(e: Option<Estimate>, digits: usize) -> String {
+    e.map_or("-".into(), |e| verdict::show(&e, digits))
+}
+
+/// `f` of stock, then of rust: `stock / rust`.
+fn pair(f: impl Fn(Kernel) -> String) -> String {
+    format!("{} / {}", f(Kernel::Stock), f(Kernel::Rust))
+}
+
+/// The medians of `metrics` in cell `ci` on `k`, joined by ` / `.
+fn meds(rows: &[Row], ci: usize, metrics: &[&str], k: Kernel) -> String {
+    let v: Vec<String> = metrics.iter().map(|m| opt(med(rows, ci, m, k))).collect();
+    v.join(" / ")
+}
+
+/// The smallest and largest of `v`.
+fn range(v: impl IntoIterator<Item = f64> + Clone) -> (f64, f64) {
+    let lo = v.clone().into_iter().fold(f64::INFINITY, f64::min);
+    (lo, v.into_iter().fold(f64::NEG_INFINITY, f64::max))
 }
 
 /// `median [lo, hi]` of a kernel's estimate, `-` without one.
@@ -274,13 +297,7 @@ fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
         let Workload::Latency { slice_x, .. } = c.workload else {
             continue;
         };
-        let three = |k| {
-            ["lat_min_us", "lat_avg_us", "lat_max_us"]
-                .iter()
-                .map(|m| opt(med(rows, ci, m, k)))
-                .collect::<Vec<_>>()
-                .join(" / ")
-        };
+        let three = |k| meds(rows, ci, &["lat_min_us", "lat_avg_us", "lat_max_us"], k);
         let peter = S000_PETER
             .iter()
             .find(|p| p.0 == slice_x)
@@ -294,13 +311,12 @@ fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
             });
         let _ = writeln!(
             s,
-            "| {} | {slice_x}x | {} | {} | {} | {} / {} | {peter} |",
+            "| {} | {slice_x}x | {} | {} | {} | {} | {peter} |",
             c.cpus_in(raw.cpus),
             c.features.name(),
             unavailable(rows, raw, ci).unwrap_or_else(|| three(Kernel::Stock)),
             three(Kernel::Rust),
-            report::wakeups_pooled(raw, ci, Kernel::Stock),
-            report::wakeups_pooled(raw, ci, Kernel::Rust),
+            pair(|k| report::wakeups_pooled(raw, ci, k).to_string()),
         );
     }
     // What the multiples ran at where the kernel's bound held a request otherwise (0.1x of
@@ -331,9 +347,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
             _ => None,
         })
     };
-    let mut cpus: Vec<u32> = cells.iter().map(|(_, c)| c.cpus_in(raw.cpus)).collect();
-    cpus.sort_unstable();
-    cpus.dedup();
+    let cpus: BTreeSet<u32> = cells.iter().map(|(_, c)| c.cpus_in(raw.cpus)).collect();
     let mut s = String::from("\n**Agreement.**");
     let mut t = Tally::default();
     let mut tally =
@@ -397,11 +411,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
         s,
         " Cells and kernels that pooled fewer than {} wakeups: {}.",
         crate::main_matrix::BAR_WAKEUPS,
-        if short.is_empty() {
-            "none".to_string()
-        } else {
-            format!("{}: {}", short.len(), short.join("; "))
-        }
+        listed(&short, "; ", "none", |l| format!("{}: {l}", short.len()))
     );
     // Where the kernels part under EEVDF, by the ratio's interval.
     let mut parted = Vec::new();
@@ -445,11 +455,6 @@ struct Gap001 {
 /// short one, and the kernel's preemptions in each: where the gap is there without
 /// preemptions, they are not its whole cause.
 fn gaps_001(gaps: &[Gap001]) -> String {
-    let range = |v: Vec<f64>| {
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (lo, hi)
-    };
     let mut parts = Vec::new();
     let mut without = None;
     for short in [false, true] {
@@ -457,8 +462,8 @@ fn gaps_001(gaps: &[Gap001]) -> String {
         if g.is_empty() {
             continue;
         }
-        let (lo, hi) = range(g.iter().map(|g| g.points).collect());
-        let (plo, phi) = range(g.iter().map(|g| g.preempt).collect());
+        let (lo, hi) = range(g.iter().map(|g| g.points));
+        let (plo, phi) = range(g.iter().map(|g| g.preempt));
         if !short && phi == 0.0 {
             without = Some((lo, hi));
         }
@@ -489,14 +494,18 @@ fn gaps_001(gaps: &[Gap001]) -> String {
     )
 }
 
+/// Seed 001's cells: the sleeper's (a stand-in, first) and the seed's own case, the pipe job.
+fn split_001(cells: Vec<IndexedCell>) -> (Vec<IndexedCell>, Vec<IndexedCell>) {
+    cells
+        .into_iter()
+        .partition(|(_, c)| !matches!(c.workload, Workload::PipeJob { .. }))
+}
+
 fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
     let Some(all) = open_section(raw, 1, s) else {
         return;
     };
-    // The sleeper's cells (a stand-in, first) and the seed's own case, the pipe job.
-    let (cells, pipe): (Vec<IndexedCell>, Vec<IndexedCell>) = all
-        .into_iter()
-        .partition(|(_, c)| !matches!(c.workload, Workload::PipeJob { .. }));
+    let (cells, pipe) = split_001(all);
     let base = base_slice_us(raw, raw.cpus).unwrap_or(700.0);
     s.push_str(
         "**The seed** (FreeBSD commit ea8294fe8a61, Mateusz Guzik, 2023-03-31): \"a thread \
@@ -535,7 +544,6 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
     for &(ci, c) in &cells {
         let slice = slice_001(c, base);
         let p99 = |k| med(rows, ci, "sleeper.p99_us", k);
-        let max = |k| med(rows, ci, "sleeper.max_us", k);
         let slow = |k| med(rows, ci, "sleeper.slowdown_pct", k);
         let pre = |k| med(rows, ci, "sleeper.preempt_per_act", k);
         let in_slices = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.2}", v / slice));
@@ -557,26 +565,22 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
         }
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} / {} | {} / {} | {} | {}% / {}% / {} | {} / {} / {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |",
             hogs_001(c),
             fmt_num(slice),
             est(rows, ci, "sleeper.p99_us", Kernel::Stock),
             est(rows, ci, "sleeper.p99_us", Kernel::Rust),
             ratio(rows, ci, "sleeper.p99_us"),
-            in_slices(p99(Kernel::Stock)),
-            in_slices(p99(Kernel::Rust)),
-            in_slices(max(Kernel::Stock)),
-            in_slices(max(Kernel::Rust)),
+            pair(|k| in_slices(p99(k))),
+            pair(|k| in_slices(med(rows, ci, "sleeper.max_us", k))),
             sim.map_or("-".into(), |(a, b, ..)| format!(
                 "{} / {}",
                 fmt_num(a),
                 fmt_num(b)
             )),
-            opt(slow(Kernel::Stock)),
-            opt(slow(Kernel::Rust)),
+            pair(|k| format!("{}%", opt(slow(k)))),
             sim.map_or("-".into(), |x| format!("{}%", fmt_num(x.3))),
-            opt(pre(Kernel::Stock)),
-            opt(pre(Kernel::Rust)),
+            pair(|k| opt(pre(k))),
             sim.map_or("-".into(), |x| format!("{:.2}", x.2)),
         );
     }
@@ -591,18 +595,13 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
         if x.lo <= 1.1 && x.hi >= 0.9 {
             continue;
         }
-        let q = |k| {
-            [
-                "sleeper.p90_us",
-                "sleeper.p99_us",
-                "sleeper.p999_us",
-                "sleeper.max_us",
-            ]
-            .iter()
-            .map(|m| opt(med(rows, ci, m, k)))
-            .collect::<Vec<_>>()
-            .join(" / ")
-        };
+        let qs = [
+            "sleeper.p90_us",
+            "sleeper.p99_us",
+            "sleeper.p999_us",
+            "sleeper.max_us",
+        ];
+        let q = |k| meds(rows, ci, &qs, k);
         let _ = write!(
             parted,
             " {}: stock {}, rust {}.",
@@ -625,6 +624,7 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
     }
     if !sim_vs.is_empty() {
         let r: Vec<f64> = sim_vs.iter().map(|(sim, k)| k / sim.max(1.0)).collect();
+        let (lo, hi) = range(r.iter().copied());
         let _ = write!(
             s,
             "**The simulator against the kernel.** The kernel's p99 wait (rust) over the \
@@ -633,8 +633,8 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
              `try_to_wake_up()`, the switch), which the simulator does not model{}, and the \
              simulator's time moves in whole bursts (its waits are multiples of 100 µs).",
             median(&r),
-            r.iter().copied().fold(f64::INFINITY, f64::min),
-            r.iter().copied().fold(0.0, f64::max),
+            lo,
+            hi,
             floor.map_or(String::new(), |(f, l)| format!(
                 ": the smallest p90 wait of these cells on rust was {} µs ({l})",
                 fmt_num(f)
@@ -687,13 +687,7 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
         else {
             continue;
         };
-        let both = |m: &str| {
-            format!(
-                "{} / {}",
-                est_of(rows, ci, m, Kernel::Stock).map_or("-".into(), |e| verdict::show(&e, 3)),
-                est_of(rows, ci, m, Kernel::Rust).map_or("-".into(), |e| verdict::show(&e, 3))
-            )
-        };
+        let both = |m: &str| pair(|k| shown(est_of(rows, ci, m, k), 3));
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} | 2005%; 136% |",
@@ -706,8 +700,8 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
             c.features.name(),
             both("pipejob_alone_s"),
             both("pipejob_loaded_s"),
-            slow(ci, Kernel::Stock).map_or("-".into(), |e| verdict::show(&e, 0)),
-            slow(ci, Kernel::Rust).map_or("-".into(), |e| verdict::show(&e, 0)),
+            shown(slow(ci, Kernel::Stock), 0),
+            shown(slow(ci, Kernel::Rust), 0),
         );
     }
     // Verdicts: against the seed's figures, the short slice, RUN_TO_PARITY.
@@ -1260,26 +1254,17 @@ fn interactive_table_002(raw: &Raw, rows: &[Row], sorted: &[IndexedCell]) -> Str
             continue;
         };
         for k in [Kernel::Stock, Kernel::Rust] {
+            let (bs, set, kn) = (base_slice_002(raw, c), base_set_002(c), k.name());
+            let head = format!("| {} | {bs} | {set} | {kn} |", l.name());
             if row(rows, ci, "interactive_cpu_pct").is_some_and(|r| !r.kernels.contains_key(&k)) {
                 if let Some(why) = unavailable(rows, raw, ci).filter(|_| k == Kernel::Stock) {
-                    let _ = writeln!(
-                        s,
-                        "| {} | {} | {} | {} | {why} | | | | | |",
-                        l.name(),
-                        base_slice_002(raw, c),
-                        base_set_002(c),
-                        k.name()
-                    );
+                    let _ = writeln!(s, "{head} {why} | | | | | |");
                 }
                 continue;
             }
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                l.name(),
-                base_slice_002(raw, c),
-                base_set_002(c),
-                k.name(),
+                "{head} {} | {} | {} | {} | {} | {} |",
                 est_against(est_of(rows, ci, "interactive_cpu_pct", k), fair_pct(&l)),
                 est(rows, ci, "interactive_missed_pct", k),
                 est(rows, ci, "interactive_p50_us", k),
@@ -1350,14 +1335,10 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
             .zip(me.into_iter().zip(mv))
             .enumerate()
         {
+            let sep = if i == 0 { "" } else { ";" };
             let (Some(eevdf), Some(evdf)) = (ee, ve) else {
                 t.undecided += 1;
-                let _ = write!(
-                    s,
-                    "{} {what}: {}",
-                    if i == 0 { "" } else { ";" },
-                    Verdict::Missing
-                );
+                let _ = write!(s, "{sep} {what}: {}", Verdict::Missing);
                 continue;
             };
             let word = t.count(
@@ -1368,8 +1349,7 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
             );
             let _ = write!(
                 s,
-                "{} {what} {} against {} (×{:.2}; the seed: ×{seed:.2}): {word}",
-                if i == 0 { "" } else { ";" },
+                "{sep} {what} {} against {} (×{:.2}; the seed: ×{seed:.2}): {word}",
                 report::fmt_est(&evdf),
                 report::fmt_est(&eevdf),
                 evdf.value / eevdf.value,
@@ -1415,8 +1395,7 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
                 " Under EEVDF, {}% of the picks passed over an earlier deadline that was not \
                  eligible ({} a second; {})",
                 verdict::show(&p, 2),
-                est_of(rows, e, "ineligible_picks_per_s", Kernel::Rust)
-                    .map_or("-".into(), |r| verdict::show(&r, 1)),
+                shown(est_of(rows, e, "ineligible_picks_per_s", Kernel::Rust), 1),
                 if p.hi <= 0.0 {
                     "none in any run".to_string()
                 } else {
@@ -1679,9 +1658,7 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
          stock / rust (s) | with/alone, stock / rust | unpinned sleeper's share of a CPU \
          beside hackbench, stock / rust (nominal) |\n|---|---|---|---|---|---|---|---|---|---|"
     );
-    let mut shapes: Vec<u32> = cells.iter().filter_map(|(_, c)| c.cpus).collect();
-    shapes.sort_unstable();
-    shapes.dedup();
+    let shapes: BTreeSet<u32> = cells.iter().filter_map(|(_, c)| c.cpus).collect();
     let mut lag_checks: Vec<LagCheck> = Vec::new();
     // (vCPUs, hogs' nice, kernel, the sleeper's share after the wakeup).
     let mut shares: Vec<(u32, i32, Kernel, Estimate)> = Vec::new();
@@ -1695,21 +1672,18 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
                 .map(|(i, _)| *i)
         };
         let mig = find(&|w| matches!(w, Workload::Migrate { hog_nice: 0, .. }));
-        let alone = find(&|w| {
-            matches!(
-                w,
-                Workload::MigrateHackbench {
-                    sleeper_rounds: 0,
-                    ..
-                }
-            )
-        });
-        let with = find(
-            &|w| matches!(w, Workload::MigrateHackbench { sleeper_rounds, .. } if *sleeper_rounds > 0),
-        );
+        // hackbench's cells: alone, and with the sleeper's rounds.
+        let hb = |w: &Workload| match w {
+            Workload::MigrateHackbench { sleeper_rounds, .. } => Some(*sleeper_rounds),
+            _ => None,
+        };
+        let alone = find(&|w| hb(w) == Some(0));
+        let with = find(&|w| hb(w).is_some_and(|r| r > 0));
         let slice = base_slice_us(raw, n).unwrap_or(700.0 * (1.0 + (n as f64).log2().floor()));
         let bound = lag_bound_us(slice, raw.pair.hz());
         let m = |ci: Option<usize>, metric: &str, k| ci.and_then(|ci| med(rows, ci, metric, k));
+        // A metric of a cell on stock and on rust: `stock / rust`.
+        let both = |ci: Option<usize>, metric: &str| pair(|k| opt(m(ci, metric, k)));
         // Every Migrate cell of this shape (nice-0 hogs, nice-19 hogs): its lag checks,
         // shares and placement row.
         for &(ci, c) in cells.iter().filter(|(_, c)| c.cpus == Some(n)) {
@@ -1717,37 +1691,23 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
                 continue;
             };
             for k in [Kernel::Stock, Kernel::Rust] {
-                if let Some(l) = lag_check_003(raw, ci, n, hog_nice, k, bound) {
-                    lag_checks.push(l);
-                }
-                if let Some(e) = est_of(rows, ci, "migrate_share", k) {
-                    shares.push((n, hog_nice, k, e));
-                }
+                lag_checks.extend(lag_check_003(raw, ci, n, hog_nice, k, bound));
+                shares.extend(est_of(rows, ci, "migrate_share", k).map(|e| (n, hog_nice, k, e)));
             }
             let r = |metric: &str| opt(med(rows, ci, metric, Kernel::Rust));
             let _ = writeln!(
                 place_rows,
-                "| {n} | {hog_nice} | {} | {} | {} | {} | {} | {} / {} | {} / {} ({:.3}) |",
+                "| {n} | {hog_nice} | {} | {} | {} | {} | {} | {} | {} ({:.3}) |",
                 fmt_num(bound),
                 r("migrate_place_max_abs_vlag_us"),
                 r("migrate_place_limit_us"),
                 r("migrate_place_max_abs_lag_us"),
                 r("migrate_place_rounds"),
-                opt(med(rows, ci, "migrate_max_abs_lag_vr_us", Kernel::Stock)),
-                opt(med(rows, ci, "migrate_max_abs_lag_vr_us", Kernel::Rust)),
-                opt(med(rows, ci, "migrate_share", Kernel::Stock)),
-                opt(med(rows, ci, "migrate_share", Kernel::Rust)),
+                both(Some(ci), "migrate_max_abs_lag_vr_us"),
+                both(Some(ci), "migrate_share"),
                 fair_share_003(hog_nice),
             );
         }
-        // A metric of a cell on stock and on rust: `stock / rust`.
-        let both = |ci: Option<usize>, metric: &str| {
-            format!(
-                "{} / {}",
-                opt(m(ci, metric, Kernel::Stock)),
-                opt(m(ci, metric, Kernel::Rust))
-            )
-        };
         let rel = |k| {
             Some(m(with, "hackbench_s", k)? / m(alone, "hackbench_s", k)?)
                 .map(|r| format!("{r:.3}"))
@@ -1763,7 +1723,7 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
         let nominal = n as f64 / (40.0 * groups as f64 + 1.0);
         let _ = writeln!(
             s,
-            "| {n} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} ({:.3}) |",
+            "| {n} | {} | {} | {} | {} | {} | {} | {} | {} | {} ({:.3}) |",
             fmt_num(bound),
             both(mig, "migrate_max_abs_lag_vr_us"),
             both(mig, "migrate_max_abs_lag_us"),
@@ -1771,10 +1731,8 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
             opt(m(mig, "migrate_share", Kernel::Rust)),
             both(alone, "hackbench_s"),
             both(with, "hackbench_s"),
-            rel(Kernel::Stock).unwrap_or("-".into()),
-            rel(Kernel::Rust).unwrap_or("-".into()),
-            opt(m(with, "migrate_share", Kernel::Stock)),
-            opt(m(with, "migrate_share", Kernel::Rust)),
+            pair(|k| rel(k).unwrap_or("-".into())),
+            both(with, "migrate_share"),
             nominal.min(1.0),
         );
     }
@@ -1865,21 +1823,19 @@ fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)
             fair + 0.1,
         );
     }
-    let all_held = !lag_checks.is_empty()
-        && lag_checks
-            .iter()
-            .all(|c| matches!(c.held, verdict::Held::Every { .. }));
-    if all_held {
+    // Whether the run has lag checks and every one of them is `f`.
+    let all = |f: fn(&LagCheck) -> bool| !lag_checks.is_empty() && lag_checks.iter().all(f);
+    if all(|c| matches!(c.held, verdict::Held::Every { .. })) {
         s.push_str(
             " Every run's lag stayed within the clamp: what the sleeper brings to the new CPU \
              is bounded, as EEVDF's placement promises, where CFS's vruntime renormalisation \
              was the seed's bug.",
         );
     }
-    if !lag_checks.is_empty() && lag_checks.iter().all(|c| c.hog_nice == 0) {
+    if all(|c| c.hog_nice == 0) {
         s.push_str(" Only nice-0 tasks ran, so V never ran far ahead of a light entity.");
     }
-    if !lag_checks.is_empty() && !lag_checks.iter().any(|c| c.source == LagSource::Placement) {
+    if all(|c| c.source != LagSource::Placement) {
         s.push_str(
             " No run had the kernel's record of placements: every lag above is the \
              vruntimes' read, with its slack.",
@@ -1943,20 +1899,25 @@ fn section_004(raw: &Raw, rows: &[Row], s: &mut String) {
         let na = unavailable(rows, raw, ci);
         let _ = writeln!(
             s,
-            "| {load_words} | {} | {} | {} | {} | {} / {} | {} / {} |",
+            "| {load_words} | {} | {} | {} | {} | {} | {} |",
             c.features.name(),
             na.clone()
                 .unwrap_or_else(|| est(rows, ci, "forkjob_s", Kernel::Stock)),
             est(rows, ci, "forkjob_s", Kernel::Rust),
             ratio(rows, ci, "forkjob_s"),
-            opt(med(rows, ci, "cyc_avg_us", Kernel::Stock)),
-            opt(med(rows, ci, "cyc_avg_us", Kernel::Rust)),
-            opt(med(rows, ci, "cyc_max_us", Kernel::Stock)),
-            opt(med(rows, ci, "cyc_max_us", Kernel::Rust)),
+            pair(|k| opt(med(rows, ci, "cyc_avg_us", k))),
+            pair(|k| opt(med(rows, ci, "cyc_max_us", k))),
         );
     }
     s.push_str(&agreement_004(raw, rows, &at));
     s.push_str(&baselines_004(rows, &at, niced, idle));
+}
+
+/// The nice-0 job's cell at `load`% under `set`, among seed 004's (load, set, cell).
+fn cell_004(at: &[(u32, String, usize)], load: u32, set: &str) -> Option<usize> {
+    at.iter()
+        .find(|(l, s, _)| *l == load && s == set)
+        .map(|x| x.2)
 }
 
 /// Seed 004's baselines, computed: cyclictest's average beside the nice-0 job at the
@@ -1971,12 +1932,8 @@ fn baselines_004(
     let mut s = String::new();
     for k in [Kernel::Stock, Kernel::Rust] {
         let avg = |ci: usize| est_of(rows, ci, "cyc_avg_us", k);
-        let idle_e = idle.and_then(avg);
         if let Some((ni, load, nice)) = niced {
-            let plain = at
-                .iter()
-                .find(|(l, set, _)| *l == load && set == "EEVDF")
-                .and_then(|x| avg(x.2));
+            let plain = cell_004(at, load, "EEVDF").and_then(avg);
             if let (Some(n), Some(p)) = (avg(ni), plain) {
                 let _ = write!(
                     s,
@@ -1989,7 +1946,7 @@ fn baselines_004(
                 );
             }
         }
-        if let Some(i) = idle_e {
+        if let Some(i) = idle.and_then(avg) {
             let mut vs = Vec::new();
             for (load, _, ci) in at.iter().filter(|x| x.1 == "EEVDF") {
                 if let Some(e) = avg(*ci) {
@@ -2059,41 +2016,24 @@ fn cyclictest_004(load: u32, what: &str, evdf: &Estimate, eevdf: &Estimate) -> S
 /// and EVDF's effect on cyclictest beside the job (the Rust kernel: stock has no ELIGIBLE),
 /// its average and maximum against EEVDF's, by interval.
 fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String {
-    let cell = |load: u32, set: &str| {
-        at.iter()
-            .find(|(l, s, _)| *l == load && s == set)
-            .map(|x| x.2)
-    };
-    let mut loads: Vec<u32> = at.iter().map(|x| x.0).collect();
-    loads.sort_unstable();
-    loads.dedup();
+    let loads: BTreeSet<u32> = at.iter().map(|x| x.0).collect();
     let mut s = String::from("\n**Agreement.**");
     if let (Some(&lo), Some(&hi)) = (loads.first(), loads.last()) {
-        if let (Some(a), Some(b)) = (cell(lo, "EEVDF"), cell(hi, "EEVDF")) {
+        if let (Some(a), Some(b)) = (cell_004(at, lo, "EEVDF"), cell_004(at, hi, "EEVDF")) {
             let ratios: Vec<(Kernel, Estimate)> = [Kernel::Stock, Kernel::Rust]
                 .into_iter()
                 .filter_map(|k| {
-                    let (num, den) = (
-                        run_values(raw, b, "forkjob_s", k),
-                        run_values(raw, a, "forkjob_s", k),
-                    );
-                    (!num.is_empty() && !den.is_empty()).then(|| {
-                        let r = crate::stats::ratio_ci(
-                            &num,
-                            &den,
-                            0.95,
-                            raw.bootstrap_resamples,
-                            raw.seed,
-                        );
-                        (k, r)
-                    })
+                    let v = |ci| run_values(raw, ci, "forkjob_s", k);
+                    let (n, d) = (v(b), v(a));
+                    let r = || ratio_ci(&n, &d, 0.95, raw.bootstrap_resamples, raw.seed);
+                    (!n.is_empty() && !d.is_empty()).then(|| (k, r()))
                 })
                 .collect();
             s.push_str(&throughput_004(lo, hi, &ratios));
         }
     }
     for &load in &loads {
-        let (Some(e), Some(v)) = (cell(load, "EEVDF"), cell(load, "EVDF")) else {
+        let (Some(e), Some(v)) = (cell_004(at, load, "EEVDF"), cell_004(at, load, "EVDF")) else {
             continue;
         };
         for (metric, what) in [("cyc_avg_us", "average"), ("cyc_max_us", "maximum")] {
@@ -2368,12 +2308,8 @@ mod tests {
 
     #[test]
     fn seed_001_verdicts_follow_their_rows() {
-        let cells = crate::seeds::matrix(false, &[Experiment::Seed(1)]);
-        let cells: Vec<(usize, &Cell)> = cells
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| matches!(c.workload, Workload::RtApp { .. }))
-            .collect();
+        let raw = seed_raw(1);
+        let (cells, _) = split_001(cells_of(&raw, 1));
         let base = 700.0;
         // Every cell: the p99 rising with the hogs (2 < 4 < 8 by its value), the p90 of the
         // short slice at 80 µs, a share 3 pp short, a slowdown of 150%.
@@ -2426,20 +2362,16 @@ mod tests {
 
     #[test]
     fn seed_001_pipe_job_verdicts_follow_their_rows() {
-        let all = crate::seeds::matrix(false, &[Experiment::Seed(1)]);
-        let cells: Vec<(usize, &Cell)> = all
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| matches!(c.workload, Workload::PipeJob { .. }))
-            .collect();
+        let raw = seed_raw(1);
+        let (_, cells) = split_001(cells_of(&raw, 1));
         assert_eq!(
             cells.len(),
             8,
             "2 hogs x 2 slices x RUN_TO_PARITY on and off"
         );
         // Slowdowns (loaded over alone): the short slice halves it, no RUN_TO_PARITY
-        // changes nothing.
-        let rows_with = |base: f64, short: f64| -> Vec<Row> {
+        // changes nothing; rust's are stock's over `rust`.
+        let rows_with = |base: f64, short: f64, rust: f64| -> Vec<Row> {
             cells
                 .iter()
                 .map(|&(ci, c)| {
@@ -2451,33 +2383,26 @@ mod tests {
                     };
                     let v = if consumer_slice_us == 0 { base } else { short };
                     let e = est(v, v - 0.05, v + 0.05, 6);
-                    row_of(ci, "pipejob_slowdown", e, e)
+                    let r = est(v / rust, (v - 0.05) / rust, (v + 0.05) / rust, 6);
+                    row_of(ci, "pipejob_slowdown", r, e)
                 })
                 .collect()
         };
-        let t = pipejob_001(&rows_with(2.0, 1.2), &cells);
+        let t = pipejob_001(&rows_with(2.0, 1.2, 1.0), &cells);
         has(&t, "below ULE's 2005% in 8 of 8 cells");
         has(&t, "above it in 4 and below it in 4");
         has(&t, "part (intervals apart) in 0 of 8 cells.");
         has(&t, "120 [115, 125]% against 200 [195, 205]%, faster");
         assert!(t.contains("undecided"), "RUN_TO_PARITY off against on: {t}");
         // Rust a third faster than stock in every cell: the kernels part, named.
-        let apart: Vec<Row> = rows_with(2.0, 1.2)
-            .into_iter()
-            .map(|mut r| {
-                let k = r.kernels.get_mut(&Kernel::Rust).unwrap();
-                *k = est(k.value / 1.5, k.lo / 1.5, k.hi / 1.5, 6);
-                r
-            })
-            .collect();
-        let t = pipejob_001(&apart, &cells);
+        let t = pipejob_001(&rows_with(2.0, 1.2, 1.5), &cells);
         has(&t, "part (intervals apart) in 8 of 8 cells");
         has(
             &t,
             "rust 133 [130, 137]% against stock 200 [195, 205]%, lower",
         );
         // Flipped: the short slice slower, and a slowdown beyond ULE's.
-        let t = pipejob_001(&rows_with(1.2, 25.0), &cells);
+        let t = pipejob_001(&rows_with(1.2, 25.0, 1.0), &cells);
         has(&t, "below ULE's 2005% in 4 of 8 cells");
         has(&t, "2500 [2495, 2505]% against 120 [115, 125]%, slower");
     }
@@ -2535,27 +2460,25 @@ mod tests {
     fn seed_002_verdicts_follow_their_rows() {
         let raw = seed_raw(2);
         let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
+        // Each load's tally of the seed's 4 measures (with, against, undecided), the same at
+        // the three loads, and the three together.
+        let tallies = |t: &str, [w, a, u]: [usize; 3]| {
+            let each = format!("{w} go its way, {a} against it and {u} undecided");
+            assert_eq!(t.matches(&each).count(), 3, "{t}");
+            let all = format!("{} the seed's way, {} against it, {}", 3 * w, 3 * a, 3 * u);
+            has(t, &format!("of 12 comparisons: {all} undecided"));
+        };
         let rising = |i: usize| 2.0 * (i + 1) as f64;
         // EVDF: fewer switches, longer delays, more CPU to compute: the seed's way on all
         // four measures at all three loads.
         let t = agreement_002(&rows_002(&cells, 1.3, 1.0, &rising), &cells);
         has(&t, "**Agreement, interactive 20% (near its share).**");
-        assert_eq!(
-            t.matches("4 go its way, 0 against it and 0 undecided")
-                .count(),
-            3,
-            "{t}"
-        );
-        assert!(t.contains("of 12 comparisons: 12 the seed's way, 0 against it, 0 undecided"));
-        assert!(
-            t.contains("switches ×0.77 (fewer)"),
-            "NO_RUN_TO_PARITY: {t}"
-        );
+        tallies(&t, [4, 0, 0]);
+        // NO_RUN_TO_PARITY's switches.
+        has(&t, "switches ×0.77 (fewer)");
         // EEVDF's ineligible picks rise with the load: more than none, more than before.
-        assert!(
-            t.contains("4.00 [3.80, 4.20]% of the picks") && t.contains("more than none"),
-            "{t}"
-        );
+        has(&t, "4.00 [3.80, 4.20]% of the picks");
+        has(&t, "more than none");
         has(
             &t,
             "against 2.00 [1.90, 2.10] at interactive 12% (under its share): more",
@@ -2563,27 +2486,13 @@ mod tests {
         // Flipped: EVDF the other way on every measure, the ineligible picks falling.
         let falling = |i: usize| 2.0 * (3 - i) as f64;
         let t = agreement_002(&rows_002(&cells, 1.0 / 1.3, 1.0, &falling), &cells);
-        assert_eq!(
-            t.matches("0 go its way, 4 against it and 0 undecided")
-                .count(),
-            3,
-            "{t}"
-        );
-        assert!(t.contains("of 12 comparisons: 0 the seed's way, 12 against it, 0 undecided"));
+        tallies(&t, [0, 4, 0]);
         has(&t, "at interactive 12% (under its share): fewer");
         // Equal: undecided, and counted toward neither direction.
         let t = agreement_002(&rows_002(&cells, 1.0, 1.0, &|_| 0.0), &cells);
-        assert_eq!(
-            t.matches("0 go its way, 0 against it and 4 undecided")
-                .count(),
-            3,
-            "{t}"
-        );
-        assert!(t.contains("of 12 comparisons: 0 the seed's way, 0 against it, 12 undecided"));
-        assert!(
-            !t.contains("more than none") && t.contains("none in any run"),
-            "{t}"
-        );
+        tallies(&t, [0, 0, 4]);
+        has(&t, "none in any run");
+        assert!(!t.contains("more than none"), "{t}");
         assert!(!t.contains("explanation"), "no fixed sentence: {t}");
     }
 
@@ -2674,15 +2583,13 @@ mod tests {
 
     #[test]
     fn seed_004_verdicts_follow_their_rows() {
-        let t = throughput_004(100, 300, &[(Kernel::Rust, est(0.985, 0.977, 0.992, 6))]);
+        let rust = |r| throughput_004(100, 300, &[(Kernel::Rust, r)]);
         has(
-            &t,
+            &rust(est(0.985, 0.977, 0.992, 6)),
             "0.985 [0.977, 0.992] on rust (shorter at the higher load)",
         );
-        let t = throughput_004(100, 300, &[(Kernel::Rust, est(1.02, 1.01, 1.03, 6))]);
-        has(&t, "throughput lost");
-        let t = throughput_004(100, 300, &[(Kernel::Rust, est(1.0, 0.98, 1.03, 6))]);
-        has(&t, "undecided");
+        has(&rust(est(1.02, 1.01, 1.03, 6)), "throughput lost");
+        has(&rust(est(1.0, 0.98, 1.03, 6)), "undecided");
         let (a, b) = (est(914.0, 880.0, 951.0, 6), est(145.0, 133.0, 151.0, 6));
         assert!(cyclictest_004(100, "average", &a, &b).contains("(×6.30), higher with EVDF"));
         assert!(cyclictest_004(100, "average", &b, &a).contains("lower with EVDF"));
@@ -2780,16 +2687,16 @@ mod tests {
             &[],
         );
         has(&t, "In 2 runs a round's applied lag was **not**");
-        let t = agreement_003(&[], &[(2, 0, Kernel::Rust, share)]);
-        has(&t, "inside the band");
-        let t = agreement_003(&[], &[(2, 0, Kernel::Rust, est(0.3, 0.25, 0.35, 6))]);
-        has(&t, "below the band");
-        let t = agreement_003(&[], &[(2, 0, Kernel::Rust, est(0.62, 0.55, 0.7, 6))]);
-        has(&t, "undecided");
-        // Beside nice-19 hogs the fair share is 1024 / 1039: 0.5 is starved there.
-        let t = agreement_003(&[], &[(2, 19, Kernel::Rust, share)]);
-        has(&t, "below the band");
-        let t = agreement_003(&[], &[(2, 19, Kernel::Rust, est(0.98, 0.97, 0.99, 6))]);
-        has(&t, "inside the band");
+        // The share against its band; beside nice-19 hogs the fair share is 1024 / 1039: 0.5
+        // is starved there.
+        for (nice, e, want) in [
+            (0, share, "inside the band"),
+            (0, est(0.3, 0.25, 0.35, 6), "below the band"),
+            (0, est(0.62, 0.55, 0.7, 6), "undecided"),
+            (19, share, "below the band"),
+            (19, est(0.98, 0.97, 0.99, 6), "inside the band"),
+        ] {
+            has(&agreement_003(&[], &[(2, nice, Kernel::Rust, e)]), want);
+        }
     }
 }
