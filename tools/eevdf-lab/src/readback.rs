@@ -229,10 +229,11 @@ pub fn check_boot(cells: &[Cell], info: &BootInfo, outcomes: &mut [Outcome]) {
 /// The report's table of what the latency cells read back, a row a cell and kernel: the
 /// slices planned (waker, load) and the distinct slices read back for each role, µs, and how
 /// many runs read back and how many of those did not hold the plan. `boots` are each boot's
-/// kernel, info and outcomes. Empty when no cell plans its load's slice (runs from before
-/// the load-slice fix).
+/// kernel, info and outcomes; `run_cpus` the run's vCPUs (a cell without its own). Empty
+/// when no cell plans its load's slice (runs from before the load-slice fix).
 pub fn table<'a>(
     cells: &[Cell],
+    run_cpus: u32,
     boots: impl IntoIterator<Item = (Kernel, &'a BootInfo, &'a [Outcome])> + Clone,
 ) -> String {
     let us = |set: &BTreeSet<u64>| {
@@ -309,19 +310,24 @@ pub fn table<'a>(
          does not hold its plan failed, and its numbers are not in the tables.\n\n| workload \
          | features | kernel | planned: waker | planned: load | read: waker | read: load | \
          runs read | runs off plan |\n|---|---|---|---|---|---|---|---|---|\n{t}\n{}",
-        clamped(cells, boots.into_iter().map(|b| b.1))
+        clamped(cells, run_cpus, boots.into_iter().map(|b| b.1))
     )
 }
 
 /// The cells whose waker asks for a slice the kernel does not hold as asked (`sched_attr`'s
 /// runtime is clamped to [0.1 ms, 100 ms]), so that the multiple in the cell's name is not
-/// the one it ran: one sentence each request, from the base slices the boots reported, or
-/// nothing when every request was held.
-pub fn clamped<'a>(cells: &[Cell], infos: impl IntoIterator<Item = &'a BootInfo>) -> String {
-    let bases: BTreeSet<u64> = infos
+/// the one it ran: one sentence each request, from the base slices that the boots at the
+/// cell's vCPU count (`run_cpus` for a cell without its own) reported, or nothing when every
+/// request was held.
+pub fn clamped<'a>(
+    cells: &[Cell],
+    run_cpus: u32,
+    infos: impl IntoIterator<Item = &'a BootInfo>,
+) -> String {
+    let bases: BTreeSet<(u32, u64)> = infos
         .into_iter()
-        .map(|i| i.base_slice_ns)
-        .filter(|&b| b > 0)
+        .map(|i| (i.cpus, i.base_slice_ns))
+        .filter(|&(_, b)| b > 0)
         .collect();
     let mut seen = BTreeSet::new();
     let mut s = String::new();
@@ -329,7 +335,8 @@ pub fn clamped<'a>(cells: &[Cell], infos: impl IntoIterator<Item = &'a BootInfo>
         let Workload::Latency { slice_x, .. } = c.workload else {
             continue;
         };
-        for &base in &bases {
+        let cpus = c.cpus_in(run_cpus);
+        for base in bases.iter().filter(|b| b.0 == cpus).map(|b| b.1) {
             let asked = slice_request_ns(base, slice_x);
             let held = slice_held_ns(asked, base);
             if held == asked || !seen.insert((slice_x.to_bits(), base)) {
@@ -575,6 +582,7 @@ mod tests {
         let rust = [good, inherited];
         let t = table(
             std::slice::from_ref(&c),
+            info.cpus,
             [
                 (Kernel::Stock, &info, &stock[..]),
                 (Kernel::Rust, &info, &rust[..]),
@@ -597,10 +605,19 @@ mod tests {
         );
         // A request the kernel holds as asked is not named.
         let one = cell(1.0, Some(1.0));
-        assert_eq!(clamped(std::slice::from_ref(&one), [&info]), "");
+        assert_eq!(clamped(std::slice::from_ref(&one), info.cpus, [&info]), "");
+        // A base slice reported at another vCPU count says nothing of this cell.
+        assert_eq!(
+            clamped(std::slice::from_ref(&c), info.cpus + 1, [&info]),
+            ""
+        );
         // Runs from before the load-slice fix plan no load slice: no table.
         assert_eq!(
-            table(&[cell(0.1, None)], [(Kernel::Rust, &info, &rust[..])]),
+            table(
+                &[cell(0.1, None)],
+                info.cpus,
+                [(Kernel::Rust, &info, &rust[..])]
+            ),
             ""
         );
     }

@@ -618,6 +618,7 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
         if e == Experiment::Latency {
             s.push_str(&crate::readback::table(
                 &raw.cells,
+                raw.cpus,
                 raw.boots
                     .iter()
                     .map(|b| (b.kernel, &b.info, b.outcomes.as_slice())),
@@ -911,19 +912,27 @@ fn waker_share_pct(c: &Cell, cpus: u32) -> Option<f64> {
 /// The regime of a waker whose need (CPU % a period, its interval) stands against its
 /// fair `share` (%): decided where the whole interval is on one side.
 fn regime_of(need: &Estimate, share: f64) -> String {
-    verdict::against(need, share).say("inside its share", "over its share")
+    regime_said(verdict::against(need, share))
 }
 
-/// Whether the waker of cell `ci` is over its share by [`regime_of`] (rust's need, or
-/// stock's).
-fn over_share(raw: &Raw, rs: &[&Row], ci: usize) -> bool {
+/// [`regime_of`]'s words for a need's verdict against its share.
+fn regime_said(v: verdict::Verdict) -> String {
+    v.say("inside its share", "over its share")
+}
+
+/// The waker of cell `ci`'s need (rust's, or stock's) against its fair share; `None` where
+/// either is unknown.
+fn need_against_share(raw: &Raw, rs: &[&Row], ci: usize) -> Option<verdict::Verdict> {
     let c = &raw.cells[ci];
-    let Some(share) = waker_share_pct(c, c.cpus_in(raw.cpus)) else {
-        return false;
-    };
+    let share = waker_share_pct(c, c.cpus_in(raw.cpus))?;
     est_of(rs, ci, "need_pct", Kernel::Rust)
         .or(est_of(rs, ci, "need_pct", Kernel::Stock))
-        .is_some_and(|n| verdict::against(&n, share) == verdict::Verdict::Above)
+        .map(|n| verdict::against(&n, share))
+}
+
+/// Whether the waker of cell `ci` is over its share by [`regime_of`].
+fn over_share(raw: &Raw, rs: &[&Row], ci: usize) -> bool {
+    need_against_share(raw, rs, ci) == Some(verdict::Verdict::Above)
 }
 
 /// Per latency cell, which regime the waker is in: its need (CPU per wakeup over its
@@ -1037,15 +1046,7 @@ fn slice_moves(raw: &Raw, rs: &[&Row]) -> String {
         if parts.is_empty() {
             continue;
         }
-        let side = |ci: usize| {
-            let Some(share) = waker_share_pct(&raw.cells[ci], raw.cells[ci].cpus_in(raw.cpus))
-            else {
-                return "-".to_string();
-            };
-            est_of(rs, ci, "need_pct", Kernel::Rust)
-                .or(est_of(rs, ci, "need_pct", Kernel::Stock))
-                .map_or("-".into(), |n| regime_of(&n, share))
-        };
+        let side = |ci: usize| need_against_share(raw, rs, ci).map_or("-".into(), regime_said);
         let _ = writeln!(
             s,
             "- Beside {} ({}; the waker {} at {long_x}x, {} at {short_x}x), the waker's average \

@@ -322,7 +322,8 @@ fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
     // What the multiples ran at where the kernel's bound held a request otherwise (0.1x of
     // 1 vCPU's base slice is below sched_attr's 100 µs).
     let seed_cells: Vec<Cell> = cells.iter().map(|&(_, c)| c.clone()).collect();
-    let clamped = crate::readback::clamped(&seed_cells, raw.boots.iter().map(|b| &b.info));
+    let clamped =
+        crate::readback::clamped(&seed_cells, raw.cpus, raw.boots.iter().map(|b| &b.info));
     if !clamped.is_empty() {
         s.push('\n');
         s.push_str(clamped.trim_end());
