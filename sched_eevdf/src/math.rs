@@ -221,9 +221,34 @@ impl Eligibility {
     /// reads).
     #[inline(always)]
     pub fn with_features<R: Runqueue>(rq: &R, features: Features) -> Eligibility {
+        Eligibility::folding(rq, features, rq.curr().filter(|c| c.on_rq()))
+    }
+
+    /// The test for `se` alone: [`Eligibility::with_features`], except that current's
+    /// share is not folded in when `se` is current. For current c (queued), with the
+    /// timeline's sums `A = Σ (v_j - v0) w_j` and `W = Σ w_j` (c not among them) and
+    /// `k_c = v_c - v0`:
+    ///
+    /// ```text
+    ///   A + k_c w_c + bias >= k_c (W + w_c)  <=>  A + bias >= k_c W
+    /// ```
+    ///
+    /// (`k_c w_c` on both sides; `bias` counts c's request either way). The two tests are
+    /// the same inequality over the integers, and [`Eligibility::vruntime`] decides it
+    /// exactly, so the answer is the same; the right one costs no load of current's
+    /// weight, no product and no sums. It is the dequeue's question (a task going to
+    /// sleep is current) and `update_curr()`'s (PREEMPT_SHORT).
+    #[inline(always)]
+    pub fn for_entity<R: Runqueue>(rq: &R, se: R::Se, features: Features) -> Eligibility {
+        Eligibility::folding(rq, features, rq.curr().filter(|c| *c != se && c.on_rq()))
+    }
+
+    /// The sums with `curr`'s share folded in, when there is one to fold.
+    #[inline(always)]
+    fn folding<R: Runqueue>(rq: &R, features: Features, curr: Option<R::Se>) -> Eligibility {
         let mut avg = rq.avg_vruntime();
         let mut load = rq.avg_load();
-        if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
+        if let Some(c) = curr {
             let w = c.load().weight_down();
             avg = avg.wrapping_add(entity_key(rq, c).wrapping_mul(w as i64));
             load = load.wrapping_add(w);

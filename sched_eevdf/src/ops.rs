@@ -33,7 +33,7 @@
 
 use super::features::{Config, Features};
 use super::math::{avg_vruntime_add, avg_vruntime_delta, avg_vruntime_sub, entity_lag};
-use super::math::{update_zero_vruntime, vruntime_eligible};
+use super::math::{update_zero_vruntime, Eligibility};
 use super::tree::{
     entity_less, keeps_max_slice, min_deadline_update, rebuild_max_slice, Entity, Runqueue,
     Timeline,
@@ -334,10 +334,11 @@ fn save_vlag<R: Runqueue>(rq: &R, se: R::Se, vlag: i64, features: Features) {
     }
 }
 
-/// `entity_eligible()`.
+/// `entity_eligible()`, without folding current in when `se` is current
+/// ([`Eligibility::for_entity`]: the same answer).
 #[inline(always)]
 pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> bool {
-    vruntime_eligible(rq, se.vruntime(), cfg)
+    Eligibility::for_entity(rq, se, cfg.features).vruntime(se.vruntime())
 }
 
 /// `__enqueue_entity()`: into the sums and the timeline. The tree keeps `max_slice` only

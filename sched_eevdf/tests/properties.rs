@@ -93,6 +93,45 @@ proptest! {
         }
     }
 
+    /// Current's eligibility asked alone (`entity_eligible()`, which leaves current's
+    /// share out of both sides: `Eligibility::for_entity`) is the answer of the test that
+    /// folds it in (`vruntime_eligible()`), in every state a run of wakeups, sleeps, ticks
+    /// and picks reaches, with and without ELIGIBLE and BIAS_ELIGIBLE.
+    #[test]
+    fn current_alone_is_eligible_as_with_its_share(
+        ws in prop::collection::vec(0usize..46, 1..20),
+        ops in prop::collection::vec((0usize..20, 0u8..4, 1u64..10_000_000), 1..300),
+        eligible in any::<bool>(),
+        bias in any::<bool>(),
+    ) {
+        let cfg = Config {
+            features: Features::DEFAULT
+                .with(Features::ELIGIBLE, eligible)
+                .with(Features::BIAS_ELIGIBLE, bias),
+            ..Config::DEFAULT
+        };
+        let ents: Vec<UserEntity> = ws.iter().map(|&w| UserEntity::new(weight_choice(w))).collect();
+        let mut rq = UserRunqueue::with_zero_vruntime(1 << 63);
+        let mut asked = 0;
+        for (i, kind, d) in ops {
+            let se = ents[i % ents.len()].se();
+            match kind {
+                0 => { enqueue_entity(&mut rq, se, EnqueueFlags::WAKEUP, cfg); }
+                1 => { dequeue_entity(&mut rq, se, DequeueFlags::SLEEP, cfg); }
+                2 => { let _ = update_curr(&mut rq, d, cfg); }
+                _ => { let _ = schedule(&mut rq, cfg); }
+            }
+            if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
+                prop_assert_eq!(
+                    entity_eligible(&rq, c, cfg),
+                    vruntime_eligible(&rq, c.vruntime(), cfg)
+                );
+                asked += 1;
+            }
+        }
+        prop_assume!(asked > 0);
+    }
+
     /// Theorem 3 (PLACE_LAG). An entity that sleeps with virtual lag vl (clamped at
     /// dequeue) and wakes later, while others ran, is placed with V' - v = vl ± 2.
     #[test]
