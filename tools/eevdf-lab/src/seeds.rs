@@ -203,8 +203,6 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                 ));
             }
         }
-    }
-    if want(1) {
         // The seed's own case (the sleeper above is a stand-in): a CPU-bound pipe consumer
         // beside one nice 19 hog (the seed's nice 20) and beside 4 nice-0 hogs, at the base
         // slice and a short one, with RUN_TO_PARITY and without.

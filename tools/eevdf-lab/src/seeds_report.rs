@@ -307,7 +307,7 @@ fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
                 _ => None,
             })
             .map_or("-".to_string(), |v| {
-                format!("{:.0} / {:.0} / {:.0}", v[0], v[1], v[2])
+                v.map(|x| format!("{x:.0}")).join(" / ")
             });
         let _ = writeln!(
             s,
@@ -325,9 +325,7 @@ fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
     let clamped =
         crate::readback::clamped(&seed_cells, raw.cpus, raw.boots.iter().map(|b| &b.info));
     if !clamped.is_empty() {
-        s.push('\n');
-        s.push_str(clamped.trim_end());
-        s.push('\n');
+        let _ = writeln!(s, "\n{}", clamped.trim_end());
     }
     s.push_str(&agreement_000(raw, rows, &cells));
 }
@@ -422,8 +420,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
         }
         for m in ["lat_avg_us", "lat_max_us"] {
             if let Some(x) = row(rows, ci, m).and_then(|r| r.ratio.as_ref()) {
-                let v = verdict::against(x, 1.0);
-                if v == Verdict::Below || v == Verdict::Above {
+                if matches!(verdict::against(x, 1.0), Verdict::Below | Verdict::Above) {
                     parted.push(format!(
                         "{} `{m}` rust/stock {}",
                         c.label(),
@@ -587,11 +584,7 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
             ratio(rows, ci, "sleeper.p99_us"),
             pair(|k| in_slices(p99(k))),
             pair(|k| in_slices(med(rows, ci, "sleeper.max_us", k))),
-            sim.map_or("-".into(), |(a, b, ..)| format!(
-                "{} / {}",
-                fmt_num(a),
-                fmt_num(b)
-            )),
+            sim.map_or("-".into(), |(a, b, ..)| [a, b].map(fmt_num).join(" / ")),
             pair(|k| format!("{}%", opt(slow(k)))),
             sim.map_or("-".into(), |x| format!("{}%", fmt_num(x.3))),
             pair(|k| opt(pre(k))),
@@ -1722,10 +1715,7 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
                 fair_share_003(hog_nice),
             );
         }
-        let rel = |k| {
-            Some(m(with, "hackbench_s", k)? / m(alone, "hackbench_s", k)?)
-                .map(|r| format!("{r:.3}"))
-        };
+        let rel = |k| Some(m(with, "hackbench_s", k)? / m(alone, "hackbench_s", k)?);
         // hackbench's 40 tasks a group and the sleeper over the vCPUs, as the latency
         // cells' nominal share (they sleep too, so the real share is larger).
         let groups = with
@@ -1745,7 +1735,7 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
             opt(m(mig, "migrate_share", Kernel::Rust)),
             both(alone, "hackbench_s"),
             both(with, "hackbench_s"),
-            pair(|k| rel(k).unwrap_or("-".into())),
+            pair(|k| rel(k).map_or("-".into(), |r| format!("{r:.3}"))),
             both(with, "migrate_share"),
             nominal.min(1.0),
         );
@@ -2564,9 +2554,9 @@ mod tests {
             "ctr:picks",
             "ctr:lag_clamped",
             "ctr:picks_ineligible_earliest",
+            "interactive_p99_us",
         ]
         .into_iter()
-        .chain(["interactive_p99_us"])
         .map(|m| row_of(0, m, e, e))
         .collect();
         let kept: Vec<String> = all_rows(&rows).into_iter().map(|r| r.metric).collect();
