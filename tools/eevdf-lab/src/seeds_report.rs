@@ -456,8 +456,9 @@ struct Gap001 {
 /// preemptions, they are not its whole cause.
 fn gaps_001(gaps: &[Gap001]) -> String {
     let mut parts = Vec::new();
-    let mut without = None;
-    let mut inside = false;
+    // Whether the base slice has a gap where the kernel never preempted, and whether the
+    // kernel preempted more than the simulator with the short slice.
+    let (mut without, mut inside) = (false, false);
     for short in [false, true] {
         let g: Vec<&Gap001> = gaps.iter().filter(|g| g.short == short).collect();
         if g.is_empty() {
@@ -466,12 +467,8 @@ fn gaps_001(gaps: &[Gap001]) -> String {
         let (lo, hi) = range(g.iter().map(|g| g.points));
         let (plo, phi) = range(g.iter().map(|g| g.preempt));
         let (slo, shi) = range(g.iter().map(|g| g.sim_preempt));
-        if !short && phi == 0.0 {
-            without = Some((lo, hi));
-        }
-        if short && phi > shi {
-            inside = true;
-        }
+        without |= !short && phi == 0.0 && lo > 0.0;
+        inside |= short && phi > shi;
         parts.push(format!(
             "{lo:.1} to {hi:.1} points with the {} slice (the kernel preempting the sleeper \
              {plo:.2} to {phi:.2} times an activation, the simulator {slo:.2} to {shi:.2})",
@@ -481,12 +478,11 @@ fn gaps_001(gaps: &[Gap001]) -> String {
     if parts.is_empty() {
         return String::new();
     }
-    let cause = match without {
-        Some((lo, _)) if lo > 0.0 => {
-            " The gap is there where the kernel never preempts the sleeper, so its preemptions \
-             inside a burst are not its whole cause; what else makes it is not measured here."
-        }
-        _ => "",
+    let cause = if without {
+        " The gap is there where the kernel never preempts the sleeper, so its preemptions \
+         inside a burst are not its whole cause; what else makes it is not measured here."
+    } else {
+        ""
     };
     // A mechanism for the kernel's extra preemptions, offered only where it preempted more.
     let how = if inside {
@@ -1900,13 +1896,11 @@ fn section_004(raw: &Raw, rows: &[Row], s: &mut String) {
         if jobs == 0 {
             idle = Some(ci);
         }
-        let na = unavailable(rows, raw, ci);
         let _ = writeln!(
             s,
             "| {load_words} | {} | {} | {} | {} | {} | {} |",
             c.features.name(),
-            na.clone()
-                .unwrap_or_else(|| est(rows, ci, "forkjob_s", Kernel::Stock)),
+            unavailable(rows, raw, ci).unwrap_or_else(|| est(rows, ci, "forkjob_s", Kernel::Stock)),
             est(rows, ci, "forkjob_s", Kernel::Rust),
             ratio(rows, ci, "forkjob_s"),
             pair(|k| opt(med(rows, ci, "cyc_avg_us", k))),
@@ -2321,18 +2315,13 @@ mod tests {
         let raw = seed_raw(1);
         let (cells, _) = split_001(cells_of(&raw, 1));
         let base = 700.0;
-        // Every cell: the p99 rising with the hogs (2 < 4 < 8 by its value), the p90 of the
-        // short slice at 80 µs, a share 3 pp short, a slowdown of 150%.
-        let rows_with = |share: Estimate, p99_step: f64, p90: f64| -> Vec<Row> {
+        // The agreement where every cell has the sleeper's `share` error, a p99 of 1000 µs
+        // and `p99_step` more a hog, a p90 of `p90` µs and a slowdown of 150%.
+        let verdicts = |share: Estimate, p99_step: f64, p90: f64| {
             let mut rows = Vec::new();
             for &(ci, c) in &cells {
-                let h = hogs_001(c) as f64;
-                let p = est(
-                    1000.0 + p99_step * h,
-                    990.0 + p99_step * h,
-                    1010.0 + p99_step * h,
-                    6,
-                );
+                let p99 = 1000.0 + p99_step * hogs_001(c) as f64;
+                let p = est(p99, p99 - 10.0, p99 + 10.0, 6);
                 rows.push(row_of(ci, "sleeper.p99_us", p, p));
                 let q = est(p90, p90 - 1.0, p90 + 1.0, 6);
                 rows.push(row_of(ci, "sleeper.p90_us", q, q));
@@ -2340,13 +2329,11 @@ mod tests {
                 let sl = est(150.0, 140.0, 160.0, 6);
                 rows.push(row_of(ci, "sleeper.slowdown_pct", sl, sl));
             }
-            rows
+            agreement_001(&rows, &cells, base)
         };
-        let t = agreement_001(
-            &rows_with(est(-3.0, -3.2, -2.8, 6), 100.0, 80.0),
-            &cells,
-            base,
-        );
+        // The p99 rising with the hogs (2 < 4 < 8 by its value), the short slice's p90 at
+        // 80 µs, a share 3 pp short.
+        let t = verdicts(est(-3.0, -3.2, -2.8, 6), 100.0, 80.0);
         has(&t, "it grows with the hogs");
         has(&t, "below one of its slices in 3 of 3 cells");
         has(
@@ -2356,16 +2343,12 @@ mod tests {
         has(&t, "below ULE's 2005% in 12 of 12");
         has(&t, "the commit: above");
         // The numbers flipped: a flat p99, a p90 beyond the slice, a share above its own.
-        let t = agreement_001(&rows_with(est(3.0, 2.8, 3.2, 6), 0.0, 120.0), &cells, base);
+        let t = verdicts(est(3.0, 2.8, 3.2, 6), 0.0, 120.0);
         has(&t, "not a rise at every step");
         has(&t, "below one of its slices in 0 of 3 cells");
         has(&t, "in 0 of 6 cells and above it in 6");
         // An interval that holds 0: undecided.
-        let t = agreement_001(
-            &rows_with(est(-0.1, -0.5, 0.3, 6), 100.0, 80.0),
-            &cells,
-            base,
-        );
+        let t = verdicts(est(-0.1, -0.5, 0.3, 6), 100.0, 80.0);
         has(&t, "in 0 of 6 cells and above it in 0");
         has(&t, "undecided: the intervals overlap");
     }
