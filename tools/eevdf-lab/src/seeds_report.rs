@@ -255,10 +255,7 @@ const S000_PETER: [(f64, [f64; 3], [f64; 3]); 3] = [
 
 /// Seed 000: the waker's latency by slice against hackbench, EEVDF, EVDF and BIAS_ELIGIBLE,
 /// beside Peter's table, with the verdicts of [`agreement_000`].
-fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(mut cells) = open_section(raw, 0, s) else {
-        return;
-    };
+fn section_000(raw: &Raw, rows: &[Row], mut cells: Vec<IndexedCell>, s: &mut String) {
     // The plan's order (vCPUs, the waker's slice from long to short, then the feature set),
     // whatever order the parts of a merged record came in.
     let sets = [FeatureSet::eevdf(), FeatureSet::evdf(), FeatureSet::bias()];
@@ -507,10 +504,7 @@ fn split_001(cells: Vec<IndexedCell>) -> (Vec<IndexedCell>, Vec<IndexedCell>) {
         .partition(|(_, c)| !matches!(c.workload, Workload::PipeJob { .. }))
 }
 
-fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(all) = open_section(raw, 1, s) else {
-        return;
-    };
+fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
     let (cells, pipe) = split_001(all);
     let base = base_slice_us(raw, raw.cpus).unwrap_or(700.0);
     s.push_str(
@@ -841,9 +835,8 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
         v
     };
     // (a) The base slice's p99 wait against the hogs.
-    let base_cells = sorted(false);
     for k in kernels {
-        let series: Vec<(u64, Estimate)> = base_cells
+        let series: Vec<(u64, Estimate)> = sorted(false)
             .iter()
             .filter_map(|&(ci, c)| Some((hogs_001(c), est_of(rows, ci, "sleeper.p99_us", k)?)))
             .collect();
@@ -882,11 +875,9 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
         );
     }
     // (b) The short slice's p90 wait against one of its slices.
-    let short_cells = sorted(true);
     for k in kernels {
-        let mut below = Vec::new();
-        let mut other = Vec::new();
-        for &(ci, c) in &short_cells {
+        let (mut below, mut other) = (Vec::new(), Vec::new());
+        for &(ci, c) in &sorted(true) {
             let slice = slice_001(c, base);
             let Some(e) = est_of(rows, ci, "sleeper.p90_us", k) else {
                 continue;
@@ -916,11 +907,9 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
     }
     // (c) The share against its fair share.
     for k in kernels {
-        let mut short = 0;
-        let mut over = 0;
+        let (mut short, mut over, mut n) = (0, 0, 0);
         let mut undecided = Vec::new();
         let mut worst: Option<(Estimate, &Cell)> = None;
-        let mut n = 0;
         for &(ci, c) in cells {
             let Some(e) = est_of(rows, ci, "sleeper.share_err_pp", k) else {
                 continue;
@@ -950,8 +939,7 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
     }
     // (d) The slowdown against ULE's.
     let mut worst: Option<(Estimate, Kernel, &Cell)> = None;
-    let mut below_ule = 0;
-    let mut n = 0;
+    let (mut below_ule, mut n) = (0, 0);
     for &(ci, c) in cells {
         for k in kernels {
             let Some(e) = est_of(rows, ci, "sleeper.slowdown_pct", k) else {
@@ -1083,10 +1071,7 @@ fn loads_002(cells: &[IndexedCell]) -> Vec<(Against, String)> {
     v
 }
 
-fn section_002(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(cells) = open_section(raw, 2, s) else {
-        return;
-    };
+fn section_002(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String) {
     s.push_str(
         "**The seed** (Mike Galbraith, LKML, 2023-10-13, \"Re: [PATCH] sched/eevdf: Toggle \
          eligibility through sched_feat\"): youtube in chrome against massive_intr (8 ms run, \
@@ -1606,10 +1591,7 @@ fn lag_check_003(
     })
 }
 
-fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(cells) = open_section(raw, 3, s) else {
-        return;
-    };
+fn section_003(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String) {
     s.push_str(
         "**The seed** (LKML, March 2023, \"[PATCH v2] sched/fair: sanitize vruntime of entity \
          being migrated\", Vincent Guittot, Zhang Qiao, Peter Zijlstra): CFS compared a long \
@@ -1848,10 +1830,7 @@ fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)
 // ---------------------------------------------------------------------------------------
 // Seed 004
 
-fn section_004(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(cells) = open_section(raw, 4, s) else {
-        return;
-    };
+fn section_004(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String) {
     s.push_str(
         "**The seed** (Alfred Chen's BFS/VRQ blog, December 2015): sanity tests of a kernel \
          compile at 100% and 300% load (`make -j` at one and three times the CPUs) and \
@@ -2051,6 +2030,9 @@ fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String
     s
 }
 
+/// A seed's section, after its heading: from the run, its rows and the seed's cells.
+type Section = fn(&Raw, &[Row], Vec<IndexedCell>, &mut String);
+
 /// The report: the run, a section a seed, then every row.
 pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String]) -> String {
     let mut s = report::preamble(raw, "The seeds' experiments on the booted kernels");
@@ -2061,11 +2043,18 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
          000's cells too, beside its other experiments: `eevdf-lab run`, \
          Documentation/reports/results.md and Documentation/reports/bar.md.\n\n",
     );
-    section_000(raw, rows, &mut s);
-    section_001(raw, rows, &mut s);
-    section_002(raw, rows, &mut s);
-    section_003(raw, rows, &mut s);
-    section_004(raw, rows, &mut s);
+    let sections: [Section; 5] = [
+        section_000,
+        section_001,
+        section_002,
+        section_003,
+        section_004,
+    ];
+    for (n, section) in (0..).zip(sections) {
+        if let Some(cells) = open_section(raw, n, &mut s) {
+            section(raw, rows, cells, &mut s);
+        }
+    }
     s.push_str(&p.plots(images));
     let _ = writeln!(s, "## All rows\n");
     s.push_str(&report::tables(raw, &all_rows(rows)));
@@ -2242,7 +2231,7 @@ mod tests {
             .collect();
         let table = |raw: &Raw| {
             let mut s = String::new();
-            section_000(raw, &rows, &mut s);
+            section_000(raw, &rows, cells_of(raw, 0), &mut s);
             s.lines()
                 .filter(|l| l.starts_with("| 1 |") || l.starts_with("| 2 |"))
                 .map(str::to_string)
