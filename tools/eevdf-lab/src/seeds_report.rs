@@ -365,13 +365,9 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     let comparisons: Vec<_> = evdf.chain(bias).collect();
     for &n in &cpus {
         for (slice, set, m, what, peter, peter_above) in &comparisons {
-            let (Some(e), Some(x)) = (find(n, *slice, "EEVDF"), find(n, *slice, set)) else {
-                continue;
-            };
-            let (Some(a), Some(b)) = (
-                est_of(rows, x, m, Kernel::Rust),
-                est_of(rows, e, m, Kernel::Rust),
-            ) else {
+            // The set's estimate on the Rust kernel at this shape and slice.
+            let rust = |set: &str| est_of(rows, find(n, *slice, set)?, m, Kernel::Rust);
+            let (Some(a), Some(b)) = (rust(set), rust("EEVDF")) else {
                 continue;
             };
             let word = tally(verdict::between(&a, &b), *peter_above);
@@ -791,11 +787,10 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
                     " with it",
                 ),
             ];
+            // The slowdown on `k` of the cell beside `h` at `slice` under `set`.
+            let slow_in = |slice, set| slow(find(h, slice, set)?, k);
             for ((slice, set), opening, closing) in comparisons {
-                let (Some(x), Some(y)) = (find(h, slice, set), find(h, 0, "EEVDF")) else {
-                    continue;
-                };
-                if let (Some(ex), Some(ey)) = (slow(x, k), slow(y, k)) {
+                if let (Some(ex), Some(ey)) = (slow_in(slice, set), slow_in(0, "EEVDF")) {
                     let _ = write!(
                         s,
                         " {opening}: {}% against {}%{closing}, {}.",
@@ -1460,16 +1455,14 @@ fn base_slice_verdicts_002(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> St
                         "more",
                     ),
                 ] {
-                    let (Some(l), Some(d)) = (est_of(rows, li, m, k), est_of(rows, di, m, k))
-                    else {
-                        continue;
-                    };
-                    said.push(format!(
-                        "{what} {} against {}, {}",
-                        report::fmt_est(&l),
-                        report::fmt_est(&d),
-                        verdict::between(&l, &d).say(below, above)
-                    ));
+                    if let (Some(l), Some(d)) = (est_of(rows, li, m, k), est_of(rows, di, m, k)) {
+                        said.push(format!(
+                            "{what} {} against {}, {}",
+                            report::fmt_est(&l),
+                            report::fmt_est(&d),
+                            verdict::between(&l, &d).say(below, above)
+                        ));
+                    }
                 }
                 if !said.is_empty() {
                     parts.push(format!("on {}, {}", k.name(), said.join("; ")));
@@ -2010,17 +2003,11 @@ fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String
         }
     }
     for &load in &loads {
-        let (Some(e), Some(v)) = (cell_004(at, load, "EEVDF"), cell_004(at, load, "EVDF")) else {
-            continue;
-        };
         for (metric, what) in [("cyc_avg_us", "average"), ("cyc_max_us", "maximum")] {
-            let (Some(ee), Some(ve)) = (
-                est_of(rows, e, metric, Kernel::Rust),
-                est_of(rows, v, metric, Kernel::Rust),
-            ) else {
-                continue;
-            };
-            s.push_str(&cyclictest_004(load, what, &ve, &ee));
+            let rust = |set| est_of(rows, cell_004(at, load, set)?, metric, Kernel::Rust);
+            if let (Some(ee), Some(ve)) = (rust("EEVDF"), rust("EVDF")) {
+                s.push_str(&cyclictest_004(load, what, &ve, &ee));
+            }
         }
     }
     s.push_str(
@@ -2551,14 +2538,12 @@ mod tests {
             100.0 * 2000.0 / 16667.0
         );
         let got = |v: f64| Some(est(v, v - 0.5, v + 0.5, 6));
-        assert_eq!(
-            est_against(got(18.0), 20.0),
-            "18.0 [17.5, 18.5] against 20.0: below"
-        );
-        assert_eq!(
-            est_against(got(22.0), 20.0),
-            "22.0 [21.5, 22.5] against 20.0: above"
-        );
+        for (v, want) in [
+            (18.0, "18.0 [17.5, 18.5] against 20.0: below"),
+            (22.0, "22.0 [21.5, 22.5] against 20.0: above"),
+        ] {
+            assert_eq!(est_against(got(v), 20.0), want);
+        }
         assert!(est_against(got(20.2), 20.0).ends_with(": undecided, ~38 runs"));
         assert_eq!(est_against(None, 20.0), "-");
     }
@@ -2580,20 +2565,17 @@ mod tests {
 
     #[test]
     fn seed_004_baselines_follow_their_rows() {
-        // Cyclictest's average in cells 0 to 3, the same on both kernels.
-        let rows = |avg: [f64; 4]| -> Vec<Row> {
-            let e = |v: f64| est(v, v * 0.95, v * 1.05, 6);
-            (0..4)
-                .map(|i| row_of(i, "cyc_avg_us", e(avg[i]), e(avg[i])))
-                .collect()
-        };
+        // The baselines where cyclictest's average in cells 0 to 3 (the nice-0 job at 100%
+        // and 300%, the nice 19 job at 300%, the idle guest) is `avg`, on both kernels.
         let at = vec![(100, "EEVDF".to_string(), 0), (300, "EEVDF".to_string(), 1)];
-        let t = baselines_004(
-            &rows([140.0, 240.0, 90.0, 60.0]),
-            &at,
-            Some((2, 300, 19)),
-            Some(3),
-        );
+        let baselines = |avg: [f64; 4]| {
+            let e = |v: f64| est(v, v * 0.95, v * 1.05, 6);
+            let rows: Vec<Row> = (0..4)
+                .map(|i| row_of(i, "cyc_avg_us", e(avg[i]), e(avg[i])))
+                .collect();
+            baselines_004(&rows, &at, Some((2, 300, 19)), Some(3))
+        };
+        let t = baselines([140.0, 240.0, 90.0, 60.0]);
         has(
             &t,
             "at nice 19: 90 [86, 94] µs against 240 [228, 252] at nice 0, lower at nice 19",
@@ -2601,8 +2583,7 @@ mod tests {
         has(&t, "beside the job: 100% above it, 300% above it");
         // The nice 19 job no kinder than the nice-0 one, and the idle baseline as busy as
         // the job: undecided, and named so.
-        let rows = rows([140.0, 240.0, 240.0, 140.0]);
-        let t = baselines_004(&rows, &at, Some((2, 300, 19)), Some(3));
+        let t = baselines([140.0, 240.0, 240.0, 140.0]);
         has(&t, "at nice 0, undecided");
         has(&t, "100% undecided");
     }
