@@ -407,10 +407,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     );
     // Where the kernels part under EEVDF, by the ratio's interval.
     let mut parted = Vec::new();
-    for &(ci, c) in cells {
-        if c.features.name() != "EEVDF" {
-            continue;
-        }
+    for &(ci, c) in cells.iter().filter(|(_, c)| c.features.name() == "EEVDF") {
         for m in ["lat_avg_us", "lat_max_us"] {
             if let Some(x) = row(rows, ci, m).and_then(|r| r.ratio.as_ref()) {
                 if matches!(verdict::against(x, 1.0), Verdict::Below | Verdict::Above) {
@@ -582,10 +579,8 @@ fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
     // differs or only how many wakeups get it.
     let mut parted = String::new();
     for &(ci, c) in &cells {
-        let Some(x) = row(rows, ci, "sleeper.p99_us").and_then(|r| r.ratio.as_ref()) else {
-            continue;
-        };
-        if x.lo <= 1.1 && x.hi >= 0.9 {
+        let ratio = row(rows, ci, "sleeper.p99_us").and_then(|r| r.ratio.as_ref());
+        if ratio.is_none_or(|x| x.lo <= 1.1 && x.hi >= 0.9) {
             continue;
         }
         let qs = [
