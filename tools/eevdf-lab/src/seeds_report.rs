@@ -1522,11 +1522,8 @@ const VRUNTIME_SLACK_US: f64 = 100.0;
 
 /// The sleeper's fair share beside one hog at `hog_nice` (the sleeper is nice 0).
 fn fair_share_003(hog_nice: i32) -> f64 {
-    let (s, h) = (
-        eevdf_guest::nice_to_weight(0),
-        eevdf_guest::nice_to_weight(hog_nice),
-    );
-    s / (s + h)
+    let w = eevdf_guest::nice_to_weight;
+    w(0) / (w(0) + w(hog_nice))
 }
 
 /// The lag check of cell `ci` on kernel `k`: from the record of placements where the runs
@@ -1773,11 +1770,8 @@ fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)
         // Within ±0.1 of the fair share the sleeper is neither starved nor boosted (the two
         // tasks alternate by slices, so a run's share moves by a few hundredths).
         let fair = fair_share_003(nice);
-        let (lo, hi) = (
-            verdict::against(&e, fair - 0.1),
-            verdict::against(&e, fair + 0.1),
-        );
-        let word = match (lo, hi) {
+        let edge = |x: f64| verdict::against(&e, x);
+        let word = match (edge(fair - 0.1), edge(fair + 0.1)) {
             (Verdict::Above, Verdict::Below) => "inside the band".to_string(),
             (Verdict::Below, _) => "below the band: the sleeper was starved".to_string(),
             (_, Verdict::Above) => "above the band: the sleeper was boosted".to_string(),
