@@ -284,10 +284,9 @@ pub fn xy_plot(
 /// One quantile-quantile panel: its title and its (percentile, stock µs, rust µs) points.
 pub type QqPanel = (String, Vec<(f64, f64, f64)>);
 
-/// Quantile-quantile panels, one a latency cell: each point is one quantile of the wakeup
-/// latency, stock's on x against rust's on y (µs, both log), with the diagonal where the two
-/// distributions agree. A point above it: rust is later at that quantile. `panels` holds
-/// each cell's title and its (percentile, stock µs, rust µs) points.
+/// Quantile-quantile panels, one a latency cell ([`QqPanel`]): each point is one quantile of
+/// the wakeup latency, stock's on x against rust's on y (µs, both log), with the diagonal
+/// where the two distributions agree. A point above it: rust is later at that quantile.
 pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
     let side = 300.0;
     let pw = side + 110.0;
