@@ -315,21 +315,17 @@ mod tests {
     /// kernel alone.
     #[test]
     fn runs_on_one_kernel_each_make_one_cell() {
-        let one_kernel = |mut r: Raw, k: Kernel| {
+        // A run of `cells` on kernel `k` alone, each outcome's metric `rate`.
+        let on = |k: Kernel, started: &str, cells: &[usize], rate: f64| {
+            let mut r = run(started, cells, rate, "6.12.117");
             r.kernels.retain(|x| x.kernel == k);
             r.boots.retain(|b| b.kernel == k);
             r
         };
         let all = seeds::matrix(false, &[crate::plan::Experiment::Seed(0)]);
         let id = all[0].id();
-        let rust = one_kernel(
-            run("2026-01-01 00:00:00", &[0, 1], 1.0, "6.12.117"),
-            Kernel::Rust,
-        );
-        let stock = one_kernel(
-            run("2026-01-01 00:00:01", &[0], 2.0, "6.12.117"),
-            Kernel::Stock,
-        );
+        let rust = on(Kernel::Rust, "2026-01-01 00:00:00", &[0, 1], 1.0);
+        let stock = on(Kernel::Stock, "2026-01-01 00:00:01", &[0], 2.0);
         let m = merge(
             vec![("r".into(), rust.clone()), ("s".into(), stock.clone())],
             "r",

@@ -413,11 +413,8 @@ mod tests {
             hi: 1.01,
         }];
         ratio_plot("r", &rows, &dir.join("r.png")).unwrap();
-        let curve = Curve::nth(
-            0,
-            "EEVDF".into(),
-            vec![(0.0, 10.0), (50.0, 100.0), (100.0, 5000.0)],
-        );
+        let points = vec![(0.0, 10.0), (50.0, 100.0), (100.0, 5000.0)];
+        let curve = Curve::nth(0, "EEVDF".into(), points);
         latency_panels("l", &[("1x".into(), vec![curve])], &dir.join("l.png")).unwrap();
         let no_points = Curve::nth(0, "EEVDF".into(), vec![(50.0, f64::NAN)]);
         latency_panels("e", &[("1x".into(), vec![no_points])], &dir.join("e.png")).unwrap();
@@ -426,12 +423,8 @@ mod tests {
             (99.0, 1000.0, 900.0),
             (100.0, f64::NAN, 5.0),
         ];
-        qq_panels(
-            "q",
-            &[("1x".into(), qq), ("0.1x".into(), vec![])],
-            &dir.join("q.png"),
-        )
-        .unwrap();
+        let panels: [QqPanel; 2] = [("1x".into(), qq), ("0.1x".into(), vec![])];
+        qq_panels("q", &panels, &dir.join("q.png")).unwrap();
         assert!(dir.join("q.png").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -2069,11 +2069,8 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                 continue;
             }
             let slice = if short { "short slice" } else { "base slice" };
-            curves.push(plot::Curve::nth(
-                2 * ki + si,
-                format!("{} {slice}", k.name()),
-                points,
-            ));
+            let name = format!("{} {slice}", k.name());
+            curves.push(plot::Curve::nth(2 * ki + si, name, points));
         }
     }
     if !curves.is_empty() {
