@@ -2628,13 +2628,11 @@ mod tests {
         has(&t, "as stock 6.12 keeps no record of placements");
         has(&t, "No run had the kernel's record");
         assert!(!t.contains("applied lag was"), "{t}");
-        let t = agreement_003(
-            &[LagCheck {
-                source: LagSource::Placement,
-                ..vr
-            }],
-            &[],
-        );
+        let placed = LagCheck {
+            source: LagSource::Placement,
+            ..vr
+        };
+        let t = agreement_003(&[placed], &[]);
         has(&t, "In 2 runs a round's applied lag was **not**");
         // The share against its band; beside nice-19 hogs the fair share is 1024 / 1039: 0.5
         // is starved there.
