@@ -765,7 +765,7 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
     for h in hogs {
         let words = crate::plan::pipejob_hogs(h).0;
         for k in [Kernel::Stock, Kernel::Rust] {
-            // (cell, set), against (cell, set): what the sentence opens with, and closes with.
+            // (slice, set) against EEVDF at the base slice, the sentence's opening and its closing.
             let comparisons = [
                 (
                     (short, "EEVDF"),
