@@ -199,6 +199,12 @@ mod tests {
         }
     }
 
+    /// The seeds page of `raw`.
+    fn seeds_page(raw: &Raw) -> String {
+        let rows = report::summarise(raw);
+        seeds_report::markdown(raw, &rows, &ReportPaths { img_prefix: "" }, &[])
+    }
+
     fn rates(raw: &Raw, id: &str) -> Vec<f64> {
         raw.boots
             .iter()
@@ -234,8 +240,7 @@ mod tests {
         assert_eq!(m.merged[0].cells.len(), 3);
         assert_eq!((m.merged[1].first_boot, m.merged[1].n_boots), (2, 2));
         // The page: both runs and every command, one Kernels row a kernel (same builds).
-        let rows = report::summarise(&m);
-        let page = seeds_report::markdown(&m, &rows, &ReportPaths { img_prefix: "" }, &[]);
+        let page = seeds_page(&m);
         has(&page, "Merged from 2 runs of matrix `Seeds`");
         assert!(page.contains("1. Run 2026-01-01 00:00:00 UTC (`a/raw.json`)"));
         assert!(page.contains("the page takes 3 of its 4 cells (a later run replaced"));
@@ -257,13 +262,8 @@ mod tests {
         // A run merged with itself: the second replaces the first wholesale, same numbers.
         let aa = merge(vec![("a".into(), a.clone()), ("a".into(), a.clone())], "r").unwrap();
         assert!(aa.merged[0].cells.is_empty());
-        let page = seeds_report::markdown(
-            &aa,
-            &report::summarise(&aa),
-            &ReportPaths { img_prefix: "" },
-            &[],
-        );
-        assert!(page.contains("the page takes none of its 4 cells (later runs replaced them all)"));
+        assert!(seeds_page(&aa)
+            .contains("the page takes none of its 4 cells (later runs replaced them all)"));
         let (ra, raa) = (report::summarise(&a), report::summarise(&aa));
         assert_eq!(
             serde_json::to_string(&ra).unwrap(),
@@ -315,21 +315,17 @@ mod tests {
     /// kernel alone.
     #[test]
     fn runs_on_one_kernel_each_make_one_cell() {
-        let one_kernel = |mut r: Raw, k: Kernel| {
+        // A run of `cells` on kernel `k` alone, each outcome's metric `rate`.
+        let on = |k: Kernel, started: &str, cells: &[usize], rate: f64| {
+            let mut r = run(started, cells, rate, "6.12.117");
             r.kernels.retain(|x| x.kernel == k);
             r.boots.retain(|b| b.kernel == k);
             r
         };
         let all = seeds::matrix(false, &[crate::plan::Experiment::Seed(0)]);
         let id = all[0].id();
-        let rust = one_kernel(
-            run("2026-01-01 00:00:00", &[0, 1], 1.0, "6.12.117"),
-            Kernel::Rust,
-        );
-        let stock = one_kernel(
-            run("2026-01-01 00:00:01", &[0], 2.0, "6.12.117"),
-            Kernel::Stock,
-        );
+        let rust = on(Kernel::Rust, "2026-01-01 00:00:00", &[0, 1], 1.0);
+        let stock = on(Kernel::Stock, "2026-01-01 00:00:01", &[0], 2.0);
         let m = merge(
             vec![("r".into(), rust.clone()), ("s".into(), stock.clone())],
             "r",
@@ -371,9 +367,7 @@ mod tests {
         let mut b = run("2026-01-02 00:00:00", &[1], 2.0, "6.12.118");
         b.kernels.retain(|k| k.kernel == Kernel::Stock);
         b.boots.retain(|x| x.kernel == Kernel::Stock);
-        let m = merge(vec![("a".into(), a), ("b".into(), b)], "r").unwrap();
-        let rows = report::summarise(&m);
-        let page = seeds_report::markdown(&m, &rows, &ReportPaths { img_prefix: "" }, &[]);
+        let page = seeds_page(&merge(vec![("a".into(), a), ("b".into(), b)], "r").unwrap());
         let table: Vec<&str> = page
             .lines()
             .skip_while(|l| !l.starts_with("## Kernels"))

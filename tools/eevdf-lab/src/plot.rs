@@ -77,20 +77,17 @@ fn log_decades(values: &[f64]) -> (f64, f64) {
 /// The page's title at (`x`, 10), at double size when it fits the canvas of width `w` less
 /// `x` on either side.
 fn title(c: &mut Canvas, w: u32, x: i64, title: &str) {
-    let scale = if Canvas::text_width(title, 2) > w as i64 - 2 * x {
-        1
-    } else {
-        2
-    };
-    c.text(x, 10, title, BLACK, scale);
+    let fits = Canvas::text_width(title, 2) <= w as i64 - 2 * x;
+    c.text(x, 10, title, BLACK, if fits { 2 } else { 1 });
 }
 
-/// A legend in one line from `x` at pixel row `y`: each name behind a square of its colour.
-fn legend<'a>(c: &mut Canvas, mut x: i64, y: i64, items: impl IntoIterator<Item = (&'a str, Rgb)>) {
-    for (n, col) in items {
-        c.rect(x, y, x + 14, y + 10, col);
-        text(c, x + 20, y + 1, n);
-        x += 40 + Canvas::text_width(n, 1);
+/// A legend in one line from `x` at pixel row `y`: each curve's name behind a square of its
+/// colour.
+fn legend<'a>(c: &mut Canvas, mut x: i64, y: i64, curves: impl IntoIterator<Item = &'a Curve>) {
+    for cv in curves {
+        c.rect(x, y, x + 14, y + 10, cv.colour);
+        text(c, x + 20, y + 1, &cv.name);
+        x += 40 + Canvas::text_width(&cv.name, 1);
     }
 }
 
@@ -170,7 +167,7 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
         .flat_map(|(_, cs)| cs.iter().flat_map(|cv| cv.points.iter().map(|p| p.1)))
         .collect();
     let (lo, hi) = log_decades(&all);
-    let mut legend: Vec<(String, Rgb)> = Vec::new();
+    let mut legend: Vec<&Curve> = Vec::new();
     for (i, (ptitle, curves)) in panels.iter().enumerate() {
         let f = Frame {
             x0: 70.0 + i as f64 * pw,
@@ -183,10 +180,8 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
             ymax: hi,
         };
         text(&mut c, f.x0 as i64, 40, ptitle);
-        let mut e = lo;
-        while e <= hi {
+        for e in (lo as i64..=hi as i64).map(|e| e as f64) {
             y_decade(&mut c, &f, e);
-            e += 1.0;
         }
         for (p, lbl) in [
             (0.0, "p0"),
@@ -206,24 +201,15 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
                 .map(|&(p, v)| f.px(nines(p), v.log10()))
                 .collect();
             polyline(&mut c, &pts, cv.colour);
-            if !legend.iter().any(|(n, _)| *n == cv.name) {
-                legend.push((cv.name.clone(), cv.colour));
+            if !legend.iter().any(|l| l.name == cv.name) {
+                legend.push(cv);
             }
         }
     }
     let axes = "y: wakeup latency (us, log)   x: percentile";
-    text(
-        &mut c,
-        w as i64 - Canvas::text_width(axes, 1) - 20,
-        441,
-        axes,
-    );
-    self::legend(
-        &mut c,
-        70,
-        440,
-        legend.iter().map(|(n, col)| (n.as_str(), *col)),
-    );
+    let x = w as i64 - Canvas::text_width(axes, 1) - 20;
+    text(&mut c, x, 441, axes);
+    self::legend(&mut c, 70, 440, legend);
     c.write_png(path)
 }
 
@@ -291,22 +277,16 @@ pub fn xy_plot(
     }
     let axes = format!("x: {x_label}   y: {y_label}");
     text(&mut c, 70, h as i64 - 56, &axes);
-    legend(
-        &mut c,
-        70,
-        h as i64 - 30,
-        curves.iter().map(|cv| (cv.name.as_str(), cv.colour)),
-    );
+    legend(&mut c, 70, h as i64 - 30, curves);
     c.write_png(path)
 }
 
 /// One quantile-quantile panel: its title and its (percentile, stock µs, rust µs) points.
 pub type QqPanel = (String, Vec<(f64, f64, f64)>);
 
-/// Quantile-quantile panels, one a latency cell: each point is one quantile of the wakeup
-/// latency, stock's on x against rust's on y (µs, both log), with the diagonal where the two
-/// distributions agree. A point above it: rust is later at that quantile. `panels` holds
-/// each cell's title and its (percentile, stock µs, rust µs) points.
+/// Quantile-quantile panels, one a latency cell ([`QqPanel`]): each point is one quantile of
+/// the wakeup latency, stock's on x against rust's on y (µs, both log), with the diagonal
+/// where the two distributions agree. A point above it: rust is later at that quantile.
 pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
     let side = 300.0;
     let pw = side + 110.0;
@@ -329,11 +309,9 @@ pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
             ymax: hi,
         };
         text(&mut c, f.x0 as i64, 40, ptitle);
-        let mut e = lo;
-        while e <= hi {
+        for e in (lo as i64..=hi as i64).map(|e| e as f64) {
             y_decade(&mut c, &f, e);
             x_grid(&mut c, &f, f.px(e, e).0, &format!("{}", 10f64.powf(e)));
-            e += 1.0;
         }
         c.line(f.px(lo, lo), f.px(hi, hi), RED, 1, 0);
         f.border(&mut c);
@@ -349,7 +327,7 @@ pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
     c.write_png(path)
 }
 
-/// One row of a ratio plot: label, estimate, interval, and whether lower is better.
+/// One row of a ratio plot: label, estimate and interval.
 pub struct RatioRow {
     pub label: String,
     pub value: f64,
@@ -397,25 +375,23 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
         x_grid(&mut c, &f, f.px(t, 0.0).0, &format!("{t:.2}"));
         t += step;
     }
-    let (x1, _) = f.px(1.0, 0.0);
-    c.line((x1, f.y0), (x1, f.y1), BLACK, 1, 0);
-    for v in [0.98, 1.02] {
+    for (v, colour, dash) in [(1.0, BLACK, 0), (0.98, RED, 4), (1.02, RED, 4)] {
         let (x, _) = f.px(v, 0.0);
-        c.line((x, f.y0), (x, f.y1), RED, 1, 4);
+        c.line((x, f.y0), (x, f.y1), colour, 1, dash);
     }
+    // The pixel column of `v`, clipped to the axis.
+    let at = |v: f64| f.px(v.clamp(xmin, xmax), 0.0).0;
     for (i, r) in rows.iter().enumerate() {
         let y = f.y0 + (i as f64 + 0.5) * (f.y1 - f.y0) / f.ymax;
         text(&mut c, 10, y as i64 - 4, &r.label);
         if r.lo.is_finite() && r.hi.is_finite() {
-            let (a, _) = f.px(r.lo.clamp(xmin, xmax), 0.0);
-            let (b, _) = f.px(r.hi.clamp(xmin, xmax), 0.0);
+            let (a, b) = (at(r.lo), at(r.hi));
             c.line((a, y), (b, y), PALETTE[0], 2, 0);
             c.line((a, y - 4.0), (a, y + 4.0), PALETTE[0], 1, 0);
             c.line((b, y - 4.0), (b, y + 4.0), PALETTE[0], 1, 0);
         }
         if r.value.is_finite() {
-            let (x, _) = f.px(r.value.clamp(xmin, xmax), 0.0);
-            square(&mut c, (x, y), 3, BLACK);
+            square(&mut c, (at(r.value), y), 3, BLACK);
         }
     }
     f.border(&mut c);
@@ -437,11 +413,8 @@ mod tests {
             hi: 1.01,
         }];
         ratio_plot("r", &rows, &dir.join("r.png")).unwrap();
-        let curve = Curve::nth(
-            0,
-            "EEVDF".into(),
-            vec![(0.0, 10.0), (50.0, 100.0), (100.0, 5000.0)],
-        );
+        let points = vec![(0.0, 10.0), (50.0, 100.0), (100.0, 5000.0)];
+        let curve = Curve::nth(0, "EEVDF".into(), points);
         latency_panels("l", &[("1x".into(), vec![curve])], &dir.join("l.png")).unwrap();
         let no_points = Curve::nth(0, "EEVDF".into(), vec![(50.0, f64::NAN)]);
         latency_panels("e", &[("1x".into(), vec![no_points])], &dir.join("e.png")).unwrap();
@@ -450,12 +423,8 @@ mod tests {
             (99.0, 1000.0, 900.0),
             (100.0, f64::NAN, 5.0),
         ];
-        qq_panels(
-            "q",
-            &[("1x".into(), qq), ("0.1x".into(), vec![])],
-            &dir.join("q.png"),
-        )
-        .unwrap();
+        let panels: [QqPanel; 2] = [("1x".into(), qq), ("0.1x".into(), vec![])];
+        qq_panels("q", &panels, &dir.join("q.png")).unwrap();
         assert!(dir.join("q.png").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -159,17 +159,14 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         for cpus in cut(smoke, &[1, 2]) {
             for &slice_x in slices {
                 for f in &sets {
-                    let c = Cell::new(
-                        Experiment::Seed(0),
-                        f.clone(),
-                        Workload::Latency {
-                            slice_x,
-                            load_slice_x: Some(1.0),
-                            hb_groups: 2,
-                            hb_loops: if smoke { 30 } else { s000_hb_loops(cpus) },
-                            hogs: None,
-                        },
-                    );
+                    let w = Workload::Latency {
+                        slice_x,
+                        load_slice_x: Some(1.0),
+                        hb_groups: 2,
+                        hb_loops: if smoke { 30 } else { s000_hb_loops(cpus) },
+                        hogs: None,
+                    };
+                    let c = Cell::new(Experiment::Seed(0), f.clone(), w);
                     cells.push(if cpus == 1 { c } else { c.on_cpus(cpus) });
                 }
             }
@@ -184,27 +181,22 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                 } else {
                     format!("a {slice_us} us slice")
                 };
-                cells.push(Cell::new(
-                    Experiment::Seed(1),
-                    FeatureSet::eevdf(),
-                    Workload::RtApp {
-                        case: format!("s001-h{n}-{tag}"),
-                        what: format!(
-                            "sleeper ({S001_RUN_US} us run, {S001_SLEEP_US} us sleep, \
-                             {slice_words}) beside {n} hogs"
-                        ),
-                        tasks: vec![format!(
-                            "sleep_us={S001_SLEEP_US},run_us={S001_RUN_US},\
-                             slice_us={slice_us},name=sleeper"
-                        )],
-                        hogs: vec![format!("count={n},name=hog")],
-                        duration_ms: if smoke { 500 } else { 2000 },
-                    },
-                ));
+                let w = Workload::RtApp {
+                    case: format!("s001-h{n}-{tag}"),
+                    what: format!(
+                        "sleeper ({S001_RUN_US} us run, {S001_SLEEP_US} us sleep, \
+                         {slice_words}) beside {n} hogs"
+                    ),
+                    tasks: vec![format!(
+                        "sleep_us={S001_SLEEP_US},run_us={S001_RUN_US},\
+                         slice_us={slice_us},name=sleeper"
+                    )],
+                    hogs: vec![format!("count={n},name=hog")],
+                    duration_ms: if smoke { 500 } else { 2000 },
+                };
+                cells.push(Cell::new(Experiment::Seed(1), FeatureSet::eevdf(), w));
             }
         }
-    }
-    if want(1) {
         // The seed's own case (the sleeper above is a stand-in): a CPU-bound pipe consumer
         // beside one nice 19 hog (the seed's nice 20) and beside 4 nice-0 hogs, at the base
         // slice and a short one, with RUN_TO_PARITY and without.
@@ -214,18 +206,12 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         for f in &cut(smoke, &sets) {
             for &h in &hogs {
                 for &consumer_slice_us in &slices {
-                    cells.push(
-                        Cell::new(
-                            Experiment::Seed(1),
-                            f.clone(),
-                            Workload::PipeJob {
-                                hogs: h.to_string(),
-                                consumer_slice_us,
-                                mib: if smoke { 1 } else { S001_PIPEJOB_MIB },
-                            },
-                        )
-                        .on_cpus(2),
-                    );
+                    let w = Workload::PipeJob {
+                        hogs: h.to_string(),
+                        consumer_slice_us,
+                        mib: if smoke { 1 } else { S001_PIPEJOB_MIB },
+                    };
+                    cells.push(Cell::new(Experiment::Seed(1), f.clone(), w).on_cpus(2));
                 }
             }
         }
@@ -237,39 +223,29 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
             seed002_cells()
         };
         for (i, (x, f)) in at.into_iter().enumerate() {
-            cells.push(Cell::new(
-                Experiment::Seed(2),
-                f,
-                Workload::Mixed {
-                    compute: S002_COMPUTE,
-                    interactive: S002_INTERACTIVE,
-                    interactive_burst_us: Some(MixedLoad::burst_us_at(
-                        S002_COMPUTE,
-                        S002_INTERACTIVE,
-                        x,
-                    )),
-                    duration_ms: if smoke { 1000 } else { 3000 },
-                    // One cell's timeline for the report.
-                    timehist_lines: if i == 0 { 40 } else { 0 },
-                },
-            ));
+            let burst = MixedLoad::burst_us_at(S002_COMPUTE, S002_INTERACTIVE, x);
+            let w = Workload::Mixed {
+                compute: S002_COMPUTE,
+                interactive: S002_INTERACTIVE,
+                interactive_burst_us: Some(burst),
+                duration_ms: if smoke { 1000 } else { 3000 },
+                // One cell's timeline for the report.
+                timehist_lines: if i == 0 { 40 } else { 0 },
+            };
+            cells.push(Cell::new(Experiment::Seed(2), f, w));
         }
     }
     if want(3) {
         for cpus in cut(smoke, &[2, 4]) {
+            let cell = |w| Cell::new(Experiment::Seed(3), FeatureSet::eevdf(), w).on_cpus(cpus);
             let migrate = |hog_nice: i32, after_ms: u64| {
-                Cell::new(
-                    Experiment::Seed(3),
-                    FeatureSet::eevdf(),
-                    Workload::Migrate {
-                        to: cpus - 1,
-                        rounds: if smoke { 1 } else { 3 },
-                        sleep_ms: if smoke { 300 } else { 1000 },
-                        after_ms: if smoke { 300 } else { after_ms },
-                        hog_nice,
-                    },
-                )
-                .on_cpus(cpus)
+                cell(Workload::Migrate {
+                    to: cpus - 1,
+                    rounds: if smoke { 1 } else { 3 },
+                    sleep_ms: if smoke { 300 } else { 1000 },
+                    after_ms: if smoke { 300 } else { after_ms },
+                    hog_nice,
+                })
             };
             // The share over the next seconds, as the issue asks.
             cells.push(migrate(0, 2000));
@@ -280,18 +256,11 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                 cells.push(migrate(19, 500));
             }
             for sleeper_rounds in [0, if smoke { 1 } else { 4 }] {
-                cells.push(
-                    Cell::new(
-                        Experiment::Seed(3),
-                        FeatureSet::eevdf(),
-                        Workload::MigrateHackbench {
-                            groups: 2,
-                            loops: if smoke { 30 } else { 150 },
-                            sleeper_rounds,
-                        },
-                    )
-                    .on_cpus(cpus),
-                );
+                cells.push(cell(Workload::MigrateHackbench {
+                    groups: 2,
+                    loops: if smoke { 30 } else { 150 },
+                    sleeper_rounds,
+                }));
             }
         }
     }
@@ -329,11 +298,8 @@ mod tests {
                     "seed {n}, smoke {smoke}"
                 );
             }
-            let mut ids: Vec<String> = cells.iter().map(Cell::id).collect();
-            ids.sort();
-            let n = ids.len();
-            ids.dedup();
-            assert_eq!(ids.len(), n, "duplicate cell IDs");
+            let ids: std::collections::HashSet<String> = cells.iter().map(Cell::id).collect();
+            assert_eq!(ids.len(), cells.len(), "duplicate cell IDs");
         }
         // --only keeps one seed.
         let only = matrix(false, &[Experiment::Seed(3)]);

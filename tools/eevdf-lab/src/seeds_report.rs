@@ -255,10 +255,7 @@ const S000_PETER: [(f64, [f64; 3], [f64; 3]); 3] = [
 
 /// Seed 000: the waker's latency by slice against hackbench, EEVDF, EVDF and BIAS_ELIGIBLE,
 /// beside Peter's table, with the verdicts of [`agreement_000`].
-fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(mut cells) = open_section(raw, 0, s) else {
-        return;
-    };
+fn section_000(raw: &Raw, rows: &[Row], mut cells: Vec<IndexedCell>, s: &mut String) {
     // The plan's order (vCPUs, the waker's slice from long to short, then the feature set),
     // whatever order the parts of a merged record came in.
     let sets = [FeatureSet::eevdf(), FeatureSet::evdf(), FeatureSet::bias()];
@@ -307,7 +304,7 @@ fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
                 _ => None,
             })
             .map_or("-".to_string(), |v| {
-                format!("{:.0} / {:.0} / {:.0}", v[0], v[1], v[2])
+                v.map(|x| format!("{x:.0}")).join(" / ")
             });
         let _ = writeln!(
             s,
@@ -325,9 +322,7 @@ fn section_000(raw: &Raw, rows: &[Row], s: &mut String) {
     let clamped =
         crate::readback::clamped(&seed_cells, raw.cpus, raw.boots.iter().map(|b| &b.info));
     if !clamped.is_empty() {
-        s.push('\n');
-        s.push_str(clamped.trim_end());
-        s.push('\n');
+        let _ = writeln!(s, "\n{}", clamped.trim_end());
     }
     s.push_str(&agreement_000(raw, rows, &cells));
 }
@@ -370,13 +365,9 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     let comparisons: Vec<_> = evdf.chain(bias).collect();
     for &n in &cpus {
         for (slice, set, m, what, peter, peter_above) in &comparisons {
-            let (Some(e), Some(x)) = (find(n, *slice, "EEVDF"), find(n, *slice, set)) else {
-                continue;
-            };
-            let (Some(a), Some(b)) = (
-                est_of(rows, x, m, Kernel::Rust),
-                est_of(rows, e, m, Kernel::Rust),
-            ) else {
+            // The set's estimate on the Rust kernel at this shape and slice.
+            let rust = |set: &str| est_of(rows, find(n, *slice, set)?, m, Kernel::Rust);
+            let (Some(a), Some(b)) = (rust(set), rust("EEVDF")) else {
                 continue;
             };
             let word = tally(verdict::between(&a, &b), *peter_above);
@@ -416,14 +407,10 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     );
     // Where the kernels part under EEVDF, by the ratio's interval.
     let mut parted = Vec::new();
-    for &(ci, c) in cells {
-        if c.features.name() != "EEVDF" {
-            continue;
-        }
+    for &(ci, c) in cells.iter().filter(|(_, c)| c.features.name() == "EEVDF") {
         for m in ["lat_avg_us", "lat_max_us"] {
             if let Some(x) = row(rows, ci, m).and_then(|r| r.ratio.as_ref()) {
-                let v = verdict::against(x, 1.0);
-                if v == Verdict::Below || v == Verdict::Above {
+                if matches!(verdict::against(x, 1.0), Verdict::Below | Verdict::Above) {
                     parted.push(format!(
                         "{} `{m}` rust/stock {}",
                         c.label(),
@@ -459,8 +446,9 @@ struct Gap001 {
 /// preemptions, they are not its whole cause.
 fn gaps_001(gaps: &[Gap001]) -> String {
     let mut parts = Vec::new();
-    let mut without = None;
-    let mut inside = false;
+    // Whether the base slice has a gap where the kernel never preempted, and whether the
+    // kernel preempted more than the simulator with the short slice.
+    let (mut without, mut inside) = (false, false);
     for short in [false, true] {
         let g: Vec<&Gap001> = gaps.iter().filter(|g| g.short == short).collect();
         if g.is_empty() {
@@ -469,12 +457,8 @@ fn gaps_001(gaps: &[Gap001]) -> String {
         let (lo, hi) = range(g.iter().map(|g| g.points));
         let (plo, phi) = range(g.iter().map(|g| g.preempt));
         let (slo, shi) = range(g.iter().map(|g| g.sim_preempt));
-        if !short && phi == 0.0 {
-            without = Some((lo, hi));
-        }
-        if short && phi > shi {
-            inside = true;
-        }
+        without |= !short && phi == 0.0 && lo > 0.0;
+        inside |= short && phi > shi;
         parts.push(format!(
             "{lo:.1} to {hi:.1} points with the {} slice (the kernel preempting the sleeper \
              {plo:.2} to {phi:.2} times an activation, the simulator {slo:.2} to {shi:.2})",
@@ -484,12 +468,11 @@ fn gaps_001(gaps: &[Gap001]) -> String {
     if parts.is_empty() {
         return String::new();
     }
-    let cause = match without {
-        Some((lo, _)) if lo > 0.0 => {
-            " The gap is there where the kernel never preempts the sleeper, so its preemptions \
-             inside a burst are not its whole cause; what else makes it is not measured here."
-        }
-        _ => "",
+    let cause = if without {
+        " The gap is there where the kernel never preempts the sleeper, so its preemptions \
+         inside a burst are not its whole cause; what else makes it is not measured here."
+    } else {
+        ""
     };
     // A mechanism for the kernel's extra preemptions, offered only where it preempted more.
     let how = if inside {
@@ -514,10 +497,7 @@ fn split_001(cells: Vec<IndexedCell>) -> (Vec<IndexedCell>, Vec<IndexedCell>) {
         .partition(|(_, c)| !matches!(c.workload, Workload::PipeJob { .. }))
 }
 
-fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(all) = open_section(raw, 1, s) else {
-        return;
-    };
+fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
     let (cells, pipe) = split_001(all);
     let base = base_slice_us(raw, raw.cpus).unwrap_or(700.0);
     s.push_str(
@@ -587,11 +567,7 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
             ratio(rows, ci, "sleeper.p99_us"),
             pair(|k| in_slices(p99(k))),
             pair(|k| in_slices(med(rows, ci, "sleeper.max_us", k))),
-            sim.map_or("-".into(), |(a, b, ..)| format!(
-                "{} / {}",
-                fmt_num(a),
-                fmt_num(b)
-            )),
+            sim.map_or("-".into(), |(a, b, ..)| [a, b].map(fmt_num).join(" / ")),
             pair(|k| format!("{}%", opt(slow(k)))),
             sim.map_or("-".into(), |x| format!("{}%", fmt_num(x.3))),
             pair(|k| opt(pre(k))),
@@ -603,10 +579,8 @@ fn section_001(raw: &Raw, rows: &[Row], s: &mut String) {
     // differs or only how many wakeups get it.
     let mut parted = String::new();
     for &(ci, c) in &cells {
-        let Some(x) = row(rows, ci, "sleeper.p99_us").and_then(|r| r.ratio.as_ref()) else {
-            continue;
-        };
-        if x.lo <= 1.1 && x.hi >= 0.9 {
+        let ratio = row(rows, ci, "sleeper.p99_us").and_then(|r| r.ratio.as_ref());
+        if ratio.is_none_or(|x| x.lo <= 1.1 && x.hi >= 0.9) {
             continue;
         }
         let qs = [
@@ -791,7 +765,7 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
     for h in hogs {
         let words = crate::plan::pipejob_hogs(h).0;
         for k in [Kernel::Stock, Kernel::Rust] {
-            // (cell, set), against (cell, set): what the sentence opens with, and closes with.
+            // (slice, set) against EEVDF at the base slice, the sentence's opening and its closing.
             let comparisons = [
                 (
                     (short, "EEVDF"),
@@ -808,11 +782,10 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
                     " with it",
                 ),
             ];
+            // The slowdown on `k` of the cell beside `h` at `slice` under `set`.
+            let slow_in = |slice, set| slow(find(h, slice, set)?, k);
             for ((slice, set), opening, closing) in comparisons {
-                let (Some(x), Some(y)) = (find(h, slice, set), find(h, 0, "EEVDF")) else {
-                    continue;
-                };
-                if let (Some(ex), Some(ey)) = (slow(x, k), slow(y, k)) {
+                if let (Some(ex), Some(ey)) = (slow_in(slice, set), slow_in(0, "EEVDF")) {
                     let _ = write!(
                         s,
                         " {opening}: {}% against {}%{closing}, {}.",
@@ -852,9 +825,8 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
         v
     };
     // (a) The base slice's p99 wait against the hogs.
-    let base_cells = sorted(false);
     for k in kernels {
-        let series: Vec<(u64, Estimate)> = base_cells
+        let series: Vec<(u64, Estimate)> = sorted(false)
             .iter()
             .filter_map(|&(ci, c)| Some((hogs_001(c), est_of(rows, ci, "sleeper.p99_us", k)?)))
             .collect();
@@ -893,11 +865,9 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
         );
     }
     // (b) The short slice's p90 wait against one of its slices.
-    let short_cells = sorted(true);
     for k in kernels {
-        let mut below = Vec::new();
-        let mut other = Vec::new();
-        for &(ci, c) in &short_cells {
+        let (mut below, mut other) = (Vec::new(), Vec::new());
+        for &(ci, c) in &sorted(true) {
             let slice = slice_001(c, base);
             let Some(e) = est_of(rows, ci, "sleeper.p90_us", k) else {
                 continue;
@@ -927,11 +897,9 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
     }
     // (c) The share against its fair share.
     for k in kernels {
-        let mut short = 0;
-        let mut over = 0;
+        let (mut short, mut over, mut n) = (0, 0, 0);
         let mut undecided = Vec::new();
         let mut worst: Option<(Estimate, &Cell)> = None;
-        let mut n = 0;
         for &(ci, c) in cells {
             let Some(e) = est_of(rows, ci, "sleeper.share_err_pp", k) else {
                 continue;
@@ -961,8 +929,7 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
     }
     // (d) The slowdown against ULE's.
     let mut worst: Option<(Estimate, Kernel, &Cell)> = None;
-    let mut below_ule = 0;
-    let mut n = 0;
+    let (mut below_ule, mut n) = (0, 0);
     for &(ci, c) in cells {
         for k in kernels {
             let Some(e) = est_of(rows, ci, "sleeper.slowdown_pct", k) else {
@@ -1094,10 +1061,7 @@ fn loads_002(cells: &[IndexedCell]) -> Vec<(Against, String)> {
     v
 }
 
-fn section_002(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(cells) = open_section(raw, 2, s) else {
-        return;
-    };
+fn section_002(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String) {
     s.push_str(
         "**The seed** (Mike Galbraith, LKML, 2023-10-13, \"Re: [PATCH] sched/eevdf: Toggle \
          eligibility through sched_feat\"): youtube in chrome against massive_intr (8 ms run, \
@@ -1486,16 +1450,14 @@ fn base_slice_verdicts_002(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> St
                         "more",
                     ),
                 ] {
-                    let (Some(l), Some(d)) = (est_of(rows, li, m, k), est_of(rows, di, m, k))
-                    else {
-                        continue;
-                    };
-                    said.push(format!(
-                        "{what} {} against {}, {}",
-                        report::fmt_est(&l),
-                        report::fmt_est(&d),
-                        verdict::between(&l, &d).say(below, above)
-                    ));
+                    if let (Some(l), Some(d)) = (est_of(rows, li, m, k), est_of(rows, di, m, k)) {
+                        said.push(format!(
+                            "{what} {} against {}, {}",
+                            report::fmt_est(&l),
+                            report::fmt_est(&d),
+                            verdict::between(&l, &d).say(below, above)
+                        ));
+                    }
                 }
                 if !said.is_empty() {
                     parts.push(format!("on {}, {}", k.name(), said.join("; ")));
@@ -1560,11 +1522,8 @@ const VRUNTIME_SLACK_US: f64 = 100.0;
 
 /// The sleeper's fair share beside one hog at `hog_nice` (the sleeper is nice 0).
 fn fair_share_003(hog_nice: i32) -> f64 {
-    let (s, h) = (
-        eevdf_guest::nice_to_weight(0),
-        eevdf_guest::nice_to_weight(hog_nice),
-    );
-    s / (s + h)
+    let w = eevdf_guest::nice_to_weight;
+    w(0) / (w(0) + w(hog_nice))
 }
 
 /// The lag check of cell `ci` on kernel `k`: from the record of placements where the runs
@@ -1617,10 +1576,7 @@ fn lag_check_003(
     })
 }
 
-fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(cells) = open_section(raw, 3, s) else {
-        return;
-    };
+fn section_003(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String) {
     s.push_str(
         "**The seed** (LKML, March 2023, \"[PATCH v2] sched/fair: sanitize vruntime of entity \
          being migrated\", Vincent Guittot, Zhang Qiao, Peter Zijlstra): CFS compared a long \
@@ -1722,10 +1678,7 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
                 fair_share_003(hog_nice),
             );
         }
-        let rel = |k| {
-            Some(m(with, "hackbench_s", k)? / m(alone, "hackbench_s", k)?)
-                .map(|r| format!("{r:.3}"))
-        };
+        let rel = |k| Some(m(with, "hackbench_s", k)? / m(alone, "hackbench_s", k)?);
         // hackbench's 40 tasks a group and the sleeper over the vCPUs, as the latency
         // cells' nominal share (they sleep too, so the real share is larger).
         let groups = with
@@ -1745,7 +1698,7 @@ fn section_003(raw: &Raw, rows: &[Row], s: &mut String) {
             opt(m(mig, "migrate_share", Kernel::Rust)),
             both(alone, "hackbench_s"),
             both(with, "hackbench_s"),
-            pair(|k| rel(k).unwrap_or("-".into())),
+            pair(|k| rel(k).map_or("-".into(), |r| format!("{r:.3}"))),
             both(with, "migrate_share"),
             nominal.min(1.0),
         );
@@ -1817,11 +1770,8 @@ fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)
         // Within ±0.1 of the fair share the sleeper is neither starved nor boosted (the two
         // tasks alternate by slices, so a run's share moves by a few hundredths).
         let fair = fair_share_003(nice);
-        let (lo, hi) = (
-            verdict::against(&e, fair - 0.1),
-            verdict::against(&e, fair + 0.1),
-        );
-        let word = match (lo, hi) {
+        let edge = |x: f64| verdict::against(&e, x);
+        let word = match (edge(fair - 0.1), edge(fair + 0.1)) {
             (Verdict::Above, Verdict::Below) => "inside the band".to_string(),
             (Verdict::Below, _) => "below the band: the sleeper was starved".to_string(),
             (_, Verdict::Above) => "above the band: the sleeper was boosted".to_string(),
@@ -1862,10 +1812,7 @@ fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)
 // ---------------------------------------------------------------------------------------
 // Seed 004
 
-fn section_004(raw: &Raw, rows: &[Row], s: &mut String) {
-    let Some(cells) = open_section(raw, 4, s) else {
-        return;
-    };
+fn section_004(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String) {
     s.push_str(
         "**The seed** (Alfred Chen's BFS/VRQ blog, December 2015): sanity tests of a kernel \
          compile at 100% and 300% load (`make -j` at one and three times the CPUs) and \
@@ -1910,13 +1857,11 @@ fn section_004(raw: &Raw, rows: &[Row], s: &mut String) {
         if jobs == 0 {
             idle = Some(ci);
         }
-        let na = unavailable(rows, raw, ci);
         let _ = writeln!(
             s,
             "| {load_words} | {} | {} | {} | {} | {} | {} |",
             c.features.name(),
-            na.clone()
-                .unwrap_or_else(|| est(rows, ci, "forkjob_s", Kernel::Stock)),
+            unavailable(rows, raw, ci).unwrap_or_else(|| est(rows, ci, "forkjob_s", Kernel::Stock)),
             est(rows, ci, "forkjob_s", Kernel::Rust),
             ratio(rows, ci, "forkjob_s"),
             pair(|k| opt(med(rows, ci, "cyc_avg_us", k))),
@@ -2047,17 +1992,11 @@ fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String
         }
     }
     for &load in &loads {
-        let (Some(e), Some(v)) = (cell_004(at, load, "EEVDF"), cell_004(at, load, "EVDF")) else {
-            continue;
-        };
         for (metric, what) in [("cyc_avg_us", "average"), ("cyc_max_us", "maximum")] {
-            let (Some(ee), Some(ve)) = (
-                est_of(rows, e, metric, Kernel::Rust),
-                est_of(rows, v, metric, Kernel::Rust),
-            ) else {
-                continue;
-            };
-            s.push_str(&cyclictest_004(load, what, &ve, &ee));
+            let rust = |set| est_of(rows, cell_004(at, load, set)?, metric, Kernel::Rust);
+            if let (Some(ee), Some(ve)) = (rust("EEVDF"), rust("EVDF")) {
+                s.push_str(&cyclictest_004(load, what, &ve, &ee));
+            }
         }
     }
     s.push_str(
@@ -2066,6 +2005,9 @@ fn agreement_004(raw: &Raw, rows: &[Row], at: &[(u32, String, usize)]) -> String
     );
     s
 }
+
+/// A seed's section, after its heading: from the run, its rows and the seed's cells.
+type Section = fn(&Raw, &[Row], Vec<IndexedCell>, &mut String);
 
 /// The report: the run, a section a seed, then every row.
 pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String]) -> String {
@@ -2077,11 +2019,18 @@ pub fn markdown(raw: &Raw, rows: &[Row], p: &ReportPaths<'_>, images: &[String])
          000's cells too, beside its other experiments: `eevdf-lab run`, \
          Documentation/reports/results.md and Documentation/reports/bar.md.\n\n",
     );
-    section_000(raw, rows, &mut s);
-    section_001(raw, rows, &mut s);
-    section_002(raw, rows, &mut s);
-    section_003(raw, rows, &mut s);
-    section_004(raw, rows, &mut s);
+    let sections: [Section; 5] = [
+        section_000,
+        section_001,
+        section_002,
+        section_003,
+        section_004,
+    ];
+    for (n, section) in (0..).zip(sections) {
+        if let Some(cells) = open_section(raw, n, &mut s) {
+            section(raw, rows, cells, &mut s);
+        }
+    }
     s.push_str(&p.plots(images));
     let _ = writeln!(s, "## All rows\n");
     s.push_str(&report::tables(raw, &all_rows(rows)));
@@ -2120,11 +2069,8 @@ pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
                 continue;
             }
             let slice = if short { "short slice" } else { "base slice" };
-            curves.push(plot::Curve::nth(
-                2 * ki + si,
-                format!("{} {slice}", k.name()),
-                points,
-            ));
+            let name = format!("{} {slice}", k.name());
+            curves.push(plot::Curve::nth(2 * ki + si, name, points));
         }
     }
     if !curves.is_empty() {
@@ -2258,7 +2204,7 @@ mod tests {
             .collect();
         let table = |raw: &Raw| {
             let mut s = String::new();
-            section_000(raw, &rows, &mut s);
+            section_000(raw, &rows, cells_of(raw, 0), &mut s);
             s.lines()
                 .filter(|l| l.starts_with("| 1 |") || l.starts_with("| 2 |"))
                 .map(str::to_string)
@@ -2331,18 +2277,13 @@ mod tests {
         let raw = seed_raw(1);
         let (cells, _) = split_001(cells_of(&raw, 1));
         let base = 700.0;
-        // Every cell: the p99 rising with the hogs (2 < 4 < 8 by its value), the p90 of the
-        // short slice at 80 µs, a share 3 pp short, a slowdown of 150%.
-        let rows_with = |share: Estimate, p99_step: f64, p90: f64| -> Vec<Row> {
+        // The agreement where every cell has the sleeper's `share` error, a p99 of 1000 µs
+        // and `p99_step` more a hog, a p90 of `p90` µs and a slowdown of 150%.
+        let verdicts = |share: Estimate, p99_step: f64, p90: f64| {
             let mut rows = Vec::new();
             for &(ci, c) in &cells {
-                let h = hogs_001(c) as f64;
-                let p = est(
-                    1000.0 + p99_step * h,
-                    990.0 + p99_step * h,
-                    1010.0 + p99_step * h,
-                    6,
-                );
+                let p99 = 1000.0 + p99_step * hogs_001(c) as f64;
+                let p = est(p99, p99 - 10.0, p99 + 10.0, 6);
                 rows.push(row_of(ci, "sleeper.p99_us", p, p));
                 let q = est(p90, p90 - 1.0, p90 + 1.0, 6);
                 rows.push(row_of(ci, "sleeper.p90_us", q, q));
@@ -2350,13 +2291,11 @@ mod tests {
                 let sl = est(150.0, 140.0, 160.0, 6);
                 rows.push(row_of(ci, "sleeper.slowdown_pct", sl, sl));
             }
-            rows
+            agreement_001(&rows, &cells, base)
         };
-        let t = agreement_001(
-            &rows_with(est(-3.0, -3.2, -2.8, 6), 100.0, 80.0),
-            &cells,
-            base,
-        );
+        // The p99 rising with the hogs (2 < 4 < 8 by its value), the short slice's p90 at
+        // 80 µs, a share 3 pp short.
+        let t = verdicts(est(-3.0, -3.2, -2.8, 6), 100.0, 80.0);
         has(&t, "it grows with the hogs");
         has(&t, "below one of its slices in 3 of 3 cells");
         has(
@@ -2366,16 +2305,12 @@ mod tests {
         has(&t, "below ULE's 2005% in 12 of 12");
         has(&t, "the commit: above");
         // The numbers flipped: a flat p99, a p90 beyond the slice, a share above its own.
-        let t = agreement_001(&rows_with(est(3.0, 2.8, 3.2, 6), 0.0, 120.0), &cells, base);
+        let t = verdicts(est(3.0, 2.8, 3.2, 6), 0.0, 120.0);
         has(&t, "not a rise at every step");
         has(&t, "below one of its slices in 0 of 3 cells");
         has(&t, "in 0 of 6 cells and above it in 6");
         // An interval that holds 0: undecided.
-        let t = agreement_001(
-            &rows_with(est(-0.1, -0.5, 0.3, 6), 100.0, 80.0),
-            &cells,
-            base,
-        );
+        let t = verdicts(est(-0.1, -0.5, 0.3, 6), 100.0, 80.0);
         has(&t, "in 0 of 6 cells and above it in 0");
         has(&t, "undecided: the intervals overlap");
     }
@@ -2564,9 +2499,9 @@ mod tests {
             "ctr:picks",
             "ctr:lag_clamped",
             "ctr:picks_ineligible_earliest",
+            "interactive_p99_us",
         ]
         .into_iter()
-        .chain(["interactive_p99_us"])
         .map(|m| row_of(0, m, e, e))
         .collect();
         let kept: Vec<String> = all_rows(&rows).into_iter().map(|r| r.metric).collect();
@@ -2589,14 +2524,12 @@ mod tests {
             100.0 * 2000.0 / 16667.0
         );
         let got = |v: f64| Some(est(v, v - 0.5, v + 0.5, 6));
-        assert_eq!(
-            est_against(got(18.0), 20.0),
-            "18.0 [17.5, 18.5] against 20.0: below"
-        );
-        assert_eq!(
-            est_against(got(22.0), 20.0),
-            "22.0 [21.5, 22.5] against 20.0: above"
-        );
+        for (v, want) in [
+            (18.0, "18.0 [17.5, 18.5] against 20.0: below"),
+            (22.0, "22.0 [21.5, 22.5] against 20.0: above"),
+        ] {
+            assert_eq!(est_against(got(v), 20.0), want);
+        }
         assert!(est_against(got(20.2), 20.0).ends_with(": undecided, ~38 runs"));
         assert_eq!(est_against(None, 20.0), "-");
     }
@@ -2618,20 +2551,17 @@ mod tests {
 
     #[test]
     fn seed_004_baselines_follow_their_rows() {
-        // Cyclictest's average in cells 0 to 3, the same on both kernels.
-        let rows = |avg: [f64; 4]| -> Vec<Row> {
-            let e = |v: f64| est(v, v * 0.95, v * 1.05, 6);
-            (0..4)
-                .map(|i| row_of(i, "cyc_avg_us", e(avg[i]), e(avg[i])))
-                .collect()
-        };
+        // The baselines where cyclictest's average in cells 0 to 3 (the nice-0 job at 100%
+        // and 300%, the nice 19 job at 300%, the idle guest) is `avg`, on both kernels.
         let at = vec![(100, "EEVDF".to_string(), 0), (300, "EEVDF".to_string(), 1)];
-        let t = baselines_004(
-            &rows([140.0, 240.0, 90.0, 60.0]),
-            &at,
-            Some((2, 300, 19)),
-            Some(3),
-        );
+        let baselines = |avg: [f64; 4]| {
+            let e = |v: f64| est(v, v * 0.95, v * 1.05, 6);
+            let rows: Vec<Row> = (0..4)
+                .map(|i| row_of(i, "cyc_avg_us", e(avg[i]), e(avg[i])))
+                .collect();
+            baselines_004(&rows, &at, Some((2, 300, 19)), Some(3))
+        };
+        let t = baselines([140.0, 240.0, 90.0, 60.0]);
         has(
             &t,
             "at nice 19: 90 [86, 94] µs against 240 [228, 252] at nice 0, lower at nice 19",
@@ -2639,8 +2569,7 @@ mod tests {
         has(&t, "beside the job: 100% above it, 300% above it");
         // The nice 19 job no kinder than the nice-0 one, and the idle baseline as busy as
         // the job: undecided, and named so.
-        let rows = rows([140.0, 240.0, 240.0, 140.0]);
-        let t = baselines_004(&rows, &at, Some((2, 300, 19)), Some(3));
+        let t = baselines([140.0, 240.0, 240.0, 140.0]);
         has(&t, "at nice 0, undecided");
         has(&t, "100% undecided");
     }
@@ -2699,13 +2628,11 @@ mod tests {
         has(&t, "as stock 6.12 keeps no record of placements");
         has(&t, "No run had the kernel's record");
         assert!(!t.contains("applied lag was"), "{t}");
-        let t = agreement_003(
-            &[LagCheck {
-                source: LagSource::Placement,
-                ..vr
-            }],
-            &[],
-        );
+        let placed = LagCheck {
+            source: LagSource::Placement,
+            ..vr
+        };
+        let t = agreement_003(&[placed], &[]);
         has(&t, "In 2 runs a round's applied lag was **not**");
         // The share against its band; beside nice-19 hogs the fair share is 1024 / 1039: 0.5
         // is starved there.
