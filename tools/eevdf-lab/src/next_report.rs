@@ -92,22 +92,16 @@ pub fn summarise(raw: &Raw) -> Summary {
     let mut problems = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for (_, ci, o) in cell_outcomes(raw).filter(|(b, _, _)| b.kernel == Kernel::Rust) {
-        match &o.status {
-            Status::Ok => {}
-            Status::Unavailable(f) => {
-                problems.push((o.id.clone(), format!("the kernel has no {f}")));
-                continue;
-            }
-            Status::Failed(why) => {
-                problems.push((o.id.clone(), why.clone()));
-                continue;
-            }
+        let why = match &o.status {
+            Status::Ok => None,
+            Status::Unavailable(f) => Some(format!("the kernel has no {f}")),
+            Status::Failed(why) => Some(why.clone()),
+        };
+        if let Some(why) = why {
+            problems.push((o.id.clone(), why));
+            continue;
         }
-        for k in o.counters.iter().flat_map(|c| c.keys()) {
-            if !seen.contains(k) {
-                seen.push(k.clone());
-            }
-        }
+        seen.extend(o.counters.iter().flat_map(|c| c.keys()).cloned());
         for (m, v) in parse::metrics(&raw.cells[ci], o) {
             samples.entry((ci, m)).or_default().push(v);
         }
@@ -192,7 +186,7 @@ pub fn summarise(raw: &Raw) -> Summary {
     }
     Summary {
         rows,
-        counters_seen: seen,
+        counters_seen: stats::first_seen(seen),
         problems,
     }
 }
@@ -737,14 +731,14 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
     t
 }
 
-/// What bounds T's runs in each storm, from `picks_parity` of the cells without the
-/// feature: picks during T's runs that RUN_TO_PARITY answered by keeping T (the mechanism is
-/// in the text this returns).
 /// The share of a storm's picks that RUN_TO_PARITY must answer by keeping T for the storm
 /// to count as one that reschedules T during its runs: one pick in twenty (the storms
 /// measured are at 0.1% or below, or at 10% and above).
 const PARITY_SHARE: f64 = 0.05;
 
+/// What bounds T's runs in each storm, from `picks_parity` of the cells without the
+/// feature: picks during T's runs that RUN_TO_PARITY answered by keeping T (the mechanism is
+/// in the text this returns).
 fn storm_picks(rows: &[&PairRow]) -> String {
     let parity = ctr("picks_parity");
     let mut lines = Vec::new();
@@ -1057,13 +1051,12 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
             let _ = writeln!(out, "**Our measurement.** No run of its cells measured.\n");
             continue;
         }
-        let mut own_cpus: Vec<u32> = raw
-            .cells
-            .iter()
-            .filter(|c| c.experiment == Experiment::Next(f))
-            .filter_map(|c| c.cpus)
-            .collect();
-        own_cpus.dedup();
+        let own_cpus = stats::first_seen(
+            raw.cells
+                .iter()
+                .filter(|c| c.experiment == Experiment::Next(f))
+                .filter_map(|c| c.cpus),
+        );
         let on = match own_cpus.as_slice() {
             [] => String::new(),
             [n] => format!(" On {n} vCPUs."),

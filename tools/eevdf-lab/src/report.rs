@@ -15,7 +15,7 @@ use crate::verdict;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -297,19 +297,16 @@ pub fn bar_for(kind: MatrixKind, metric: &str, r: &Estimate) -> Option<bool> {
     }
 }
 
-/// Each cell's index in the matrix, by its ID (the guest's outcomes name cells by ID).
-pub(crate) fn cell_index(raw: &Raw) -> BTreeMap<String, usize> {
-    raw.cells
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id(), i))
-        .collect()
-}
-
 /// Every outcome of `raw` whose cell is in its matrix, with its boot and its cell's index,
 /// in the boots' order.
 pub(crate) fn cell_outcomes(raw: &Raw) -> impl Iterator<Item = (&BootRun, usize, &Outcome)> {
-    let index = cell_index(raw);
+    // Each cell's index by its ID: the guest's outcomes name cells by ID.
+    let index: BTreeMap<String, usize> = raw
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id(), i))
+        .collect();
     raw.boots
         .iter()
         .flat_map(|b| b.outcomes.iter().map(move |o| (b, o)))
@@ -362,10 +359,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
         .into_iter()
         .enumerate()
         .map(|(n, (ci, metric))| {
-            let per = samples
-                .get(&(ci, metric.clone()))
-                .cloned()
-                .unwrap_or_default();
+            let per = samples.remove(&(ci, metric.clone())).unwrap_or_default();
             let kernels: BTreeMap<Kernel, Estimate> = per
                 .iter()
                 .map(|(k, v)| (*k, stats::median_ci(v, raw.confidence)))
@@ -520,18 +514,13 @@ fn with_instructions(raw: &Raw, cell: &Cell, mut ms: Vec<(String, f64)>) -> Vec<
     ms
 }
 
+/// `v` with fewer decimals the larger it is (1234, 12.3, 1.23, 0.123), `-` when not finite.
 pub(crate) fn fmt_num(v: f64) -> String {
     if !v.is_finite() {
-        "-".into()
-    } else if v.abs() >= 1000.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
+        return "-".into();
     }
+    let decimals = [1000.0, 10.0, 1.0].iter().position(|&at| v.abs() >= at);
+    format!("{v:.*}", decimals.unwrap_or(3))
 }
 
 pub(crate) fn fmt_est(e: &Estimate) -> String {
@@ -748,7 +737,7 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         let w = sim.as_ref().ok().and_then(|o| o.report.task("waker"));
         let k = |m: &str, k| median(ci, m, k).map_or("-".into(), fmt_num);
         let rd_rust = median(ci, "run_delay_avg_us", Kernel::Rust);
-        let over = over_share(raw, rs, ci);
+        let over = need_against_share(raw, rs, ci) == Some(verdict::Verdict::Above);
         if over {
             over_cells += 1;
         } else if w.is_some_and(|w| w.wakeup_latency_avg_ns == 0.0) {
@@ -928,11 +917,6 @@ fn need_against_share(raw: &Raw, rs: &[&Row], ci: usize) -> Option<verdict::Verd
     est_of(rs, ci, "need_pct", Kernel::Rust)
         .or(est_of(rs, ci, "need_pct", Kernel::Stock))
         .map(|n| verdict::against(&n, share))
-}
-
-/// Whether the waker of cell `ci` is over its share by [`regime_of`].
-fn over_share(raw: &Raw, rs: &[&Row], ci: usize) -> bool {
-    need_against_share(raw, rs, ci) == Some(verdict::Verdict::Above)
 }
 
 /// Per latency cell, which regime the waker is in: its need (CPU per wakeup over its
@@ -1245,9 +1229,7 @@ pub fn preamble(raw: &Raw, title: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# {title}\n");
     // Cells with their own vCPU count (`@Ncpu` in their IDs) ran on guests of that size.
-    let mut own: Vec<u32> = raw.cells.iter().filter_map(|c| c.cpus).collect();
-    own.sort_unstable();
-    own.dedup();
+    let own: BTreeSet<u32> = raw.cells.iter().filter_map(|c| c.cpus).collect();
     let cpus = if own.is_empty() {
         format!("{} vCPUs", raw.cpus)
     } else {
@@ -1423,12 +1405,8 @@ fn merged_kernels(raw: &Raw) -> String {
         let runs: Vec<String> = runs.iter().map(usize::to_string).collect();
         let _ = writeln!(s, "{row}| {} |", runs.join(", "));
     }
-    let mut differ: Vec<&str> = Vec::new();
-    for (k, _, _) in &rows {
-        if rows.iter().filter(|(x, _, _)| x == k).count() > 1 && !differ.contains(&k.name()) {
-            differ.push(k.name());
-        }
-    }
+    let builds = |k: Kernel| rows.iter().filter(|r| r.0 == k).count();
+    let differ = stats::first_seen(rows.iter().filter(|r| builds(r.0) > 1).map(|r| r.0.name()));
     if !differ.is_empty() {
         let _ = writeln!(
             s,

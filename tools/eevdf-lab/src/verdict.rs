@@ -218,17 +218,11 @@ pub fn held(values: &[f64], bound: f64) -> Held {
     }
     let worst = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let over = values.iter().filter(|&&v| v > bound).count();
+    let runs = values.len();
     if over == 0 {
-        Held::Every {
-            runs: values.len(),
-            worst,
-        }
+        Held::Every { runs, worst }
     } else {
-        Held::Over {
-            over,
-            runs: values.len(),
-            worst,
-        }
+        Held::Over { over, runs, worst }
     }
 }
 
