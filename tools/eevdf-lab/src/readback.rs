@@ -62,13 +62,9 @@ pub fn planned(cell: &Cell, base_ns: u64) -> Option<(Planned, Planned)> {
     else {
         return None;
     };
-    let load_ns = if load_x == 1.0 {
-        base_ns
-    } else {
-        slice_held_ns(slice_request_ns(base_ns, load_x), base_ns)
-    };
-    let waker_ns = slice_held_ns(slice_request_ns(base_ns, slice_x), base_ns);
-    Some((Planned::other(waker_ns), Planned::other(load_ns)))
+    let held = |x| slice_held_ns(slice_request_ns(base_ns, x), base_ns);
+    let load_ns = if load_x == 1.0 { base_ns } else { held(load_x) };
+    Some((Planned::other(held(slice_x)), Planned::other(load_ns)))
 }
 
 /// `cell {cell} did not run the {what} it names: {why; ...}` (`what it names` when `what` is
@@ -98,23 +94,19 @@ fn waker_of(records: &[Record]) -> Option<&eevdf_guest::WakerResult> {
 /// Why the read-back of a run of `cell` does not hold its plan; `None` when it does, or when
 /// the cell plans no slices (or the run has no waker record: the run failed otherwise).
 pub fn mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String> {
-    match cell.workload {
+    let (slice_x, load_x) = match cell.workload {
         Workload::Mixed { .. } => return mixed_mismatch(cell, base_ns, records),
         Workload::Migrate { hog_nice, .. } => return hogs_mismatch(cell, hog_nice, records),
-        _ => {}
-    }
-    let Workload::Latency {
-        slice_x,
-        load_slice_x,
-        ..
-    } = cell.workload
-    else {
-        return None;
+        Workload::Latency {
+            slice_x,
+            load_slice_x: Some(load_x),
+            ..
+        } => (slice_x, load_x),
+        _ => return None,
     };
-    load_slice_x?;
     let w = waker_of(records)?;
     let id = cell.id();
-    let names = slices_name(slice_x, load_slice_x);
+    let names = slices_name(slice_x, Some(load_x));
     if base_ns == 0 {
         return Some(format!(
             "cell {id} ({names}): the boot reported no base slice, so its slices cannot be \

@@ -1761,43 +1761,52 @@ mod tests {
         })
     }
 
-    /// Whether the waker's latency moved with its slice, beside each load: computed from
-    /// the 10x and 0.1x rows, undecided where they are the same, "moved" where apart.
-    #[test]
-    fn the_slice_moves_the_latency_only_where_the_rows_say() {
+    /// A two-vCPU quick run of the EEVDF latency cells, six boots a kernel (the fewest whose
+    /// intervals have their 95%), every boot running each cell once with the waker's record
+    /// `record(cell, boot)`.
+    fn latency_run(record: impl Fn(&Cell, u32) -> Record) -> Raw {
         let cells: Vec<Cell> = matrix(MatrixKind::Quick, &[Experiment::Latency])
             .into_iter()
             .filter(|c| c.features == FeatureSet::eevdf())
             .collect();
+        let boots = [Kernel::Rust, Kernel::Stock]
+            .into_iter()
+            .flat_map(|k| (0..6).map(move |i| (k, i)))
+            .map(|(k, i)| {
+                let outcomes = cells
+                    .iter()
+                    .map(|c| {
+                        let mut o = Outcome::new(&c.id(), 0);
+                        o.records.push(record(c, i));
+                        o
+                    })
+                    .collect();
+                BootRun::for_test(k, outcomes)
+            })
+            .collect();
+        Raw {
+            cpus: 2,
+            boots,
+            ..Raw::for_test(MatrixKind::Quick, cells)
+        }
+    }
+
+    /// Whether the waker's latency moved with its slice, beside each load: computed from
+    /// the 10x and 0.1x rows, undecided where they are the same, "moved" where apart.
+    #[test]
+    fn the_slice_moves_the_latency_only_where_the_rows_say() {
         let raw_with = |short_avg_us: f64| {
-            let boots = [Kernel::Rust, Kernel::Stock]
-                .into_iter()
-                .flat_map(|k| (0..6).map(move |i| (k, i)))
-                .map(|(k, i)| {
-                    let outcomes = cells
-                        .iter()
-                        .map(|c| {
-                            let Workload::Latency { slice_x, .. } = c.workload else {
-                                unreachable!()
-                            };
-                            let avg = if slice_x < 1.0 { short_avg_us } else { 2000.0 };
-                            let mut o = Outcome::new(&c.id(), 0);
-                            o.records.push(Record::Waker(eevdf_guest::WakerResult {
-                                avg_us: avg + f64::from(i),
-                                run_avg_us: 37.0,
-                                ..parse::waker_for_test()
-                            }));
-                            o
-                        })
-                        .collect();
-                    BootRun::for_test(k, outcomes)
+            latency_run(|c, i| {
+                let Workload::Latency { slice_x, .. } = c.workload else {
+                    unreachable!()
+                };
+                let avg = if slice_x < 1.0 { short_avg_us } else { 2000.0 };
+                Record::Waker(eevdf_guest::WakerResult {
+                    avg_us: avg + f64::from(i),
+                    run_avg_us: 37.0,
+                    ..parse::waker_for_test()
                 })
-                .collect();
-            Raw {
-                cpus: 2,
-                boots,
-                ..Raw::for_test(MatrixKind::Quick, cells.clone())
-            }
+            })
         };
         let said = |raw: &Raw| {
             let rows = summarise(raw);
@@ -1821,34 +1830,9 @@ mod tests {
     /// 2.4%.
     #[test]
     fn regimes_say_which_side_of_the_share() {
-        let cells: Vec<Cell> = matrix(MatrixKind::Quick, &[Experiment::Latency])
-            .into_iter()
-            .filter(|c| c.features == FeatureSet::eevdf())
-            .collect();
         // Six boots a kernel: the fewest whose interval has its 95% (one boot leaves the
         // regime undecided, checked at the end).
-        let boots = [Kernel::Rust, Kernel::Stock]
-            .into_iter()
-            .flat_map(|k| std::iter::repeat_n(k, 6))
-            .map(|k| {
-                BootRun::for_test(
-                    k,
-                    cells
-                        .iter()
-                        .map(|c| {
-                            let mut o = Outcome::new(&c.id(), 0);
-                            o.records.push(waker(37.0));
-                            o
-                        })
-                        .collect(),
-                )
-            })
-            .collect();
-        let mut raw = Raw {
-            cpus: 2,
-            boots,
-            ..Raw::for_test(MatrixKind::Quick, cells)
-        };
+        let mut raw = latency_run(|_, _| waker(37.0));
         let t = tables(&raw, &summarise(&raw));
         let line = |label: &str| {
             t.lines()
@@ -1946,6 +1930,11 @@ mod tests {
         }
     }
 
+    /// `raw`'s whole report, with the plots `pngs`, as report.md has it.
+    fn page_of(raw: &Raw, pngs: &[String]) -> String {
+        markdown(raw, &summarise(raw), &ReportPaths { img_prefix: "" }, pngs)
+    }
+
     #[test]
     fn rows_ratios_and_bar() {
         let raw = raw_with(&alternating(
@@ -1971,12 +1960,7 @@ mod tests {
         assert!(t.contains("### Throughput") && t.contains("| pass |"));
         assert!(t.contains("not available on this kernel (no ELIGIBLE)"));
         assert!(t.contains("†"), "3 runs: coverage below 95% is flagged");
-        let md = markdown(
-            &raw,
-            &rows,
-            &ReportPaths { img_prefix: "" },
-            &["ratios.png".into()],
-        );
+        let md = page_of(&raw, &["ratios.png".into()]);
         assert!(md.contains("```sh\neevdf-lab\n```") && md.contains("![ratios.png](ratios.png)"));
         assert!(md.contains("**The bar, computed from the rows below:** 1 rows pass, 0 FAIL"));
     }
@@ -2156,7 +2140,7 @@ mod tests {
             })
             .collect();
         raw.boots[1].exit = Some(1);
-        let md = markdown(&raw, &summarise(&raw), &ReportPaths { img_prefix: "" }, &[]);
+        let md = page_of(&raw, &[]);
         assert!(md.contains("Kernel pair: **distro** (Debian's 6.12 config"));
         assert!(
             md.contains("| rust | `distro` | y |") && md.contains("| stock | `distro-stock` | n |")
@@ -2169,12 +2153,7 @@ mod tests {
         assert!(!old.contains("\"pair\""));
         let back: Raw = serde_json::from_str(&old).unwrap();
         assert_eq!(back.pair, Pair::Tiny);
-        let md = markdown(
-            &back,
-            &summarise(&back),
-            &ReportPaths { img_prefix: "" },
-            &[],
-        );
+        let md = page_of(&back, &[]);
         assert!(
             md.contains("Kernel pair: **tiny** (tinyconfig") && md.contains("| rust | `rust` |")
         );
