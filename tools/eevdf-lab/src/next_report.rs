@@ -316,52 +316,34 @@ fn fmt_ratio(r: &Option<Estimate>) -> String {
     r.as_ref().map_or("-".into(), |r| verdict::show(r, 3))
 }
 
-/// Where on/off's interval lies, or what a claim expects of it.
+/// What a claim expects of on/off (where on/off lies is a [`Verdict`] against 1).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Effect {
-    /// Below 1: the feature lowered it.
+enum Expect {
+    /// Below 1: the feature lowers it.
     Lower,
     /// Above 1.
     Higher,
-    /// Expected: no change.
     NoChange,
-    /// Observed: the interval holds 1 (or the two sides' intervals overlap); about `runs`
-    /// runs a side would decide a difference of the size seen ([`verdict::against`]).
-    Overlap(Option<usize>),
-    /// No interval (a side without runs, or a median of 0).
-    Unknown,
-    /// Fewer than [`verdict::MIN_RUNS`] runs a side (the number of runs).
-    TooFew(usize),
 }
 
-impl From<Verdict> for Effect {
-    fn from(v: Verdict) -> Effect {
-        match v {
-            Verdict::Below => Effect::Lower,
-            Verdict::Above => Effect::Higher,
-            Verdict::Undecided { runs } => Effect::Overlap(runs),
-            Verdict::TooFew { have } => Effect::TooFew(have),
-            Verdict::Missing => Effect::Unknown,
-        }
-    }
-}
-
-fn effect(r: &Option<Estimate>) -> Effect {
+/// Where on/off's interval lies against 1 (`Missing` without one: a side without runs, or
+/// a median of 0).
+fn effect(r: &Option<Estimate>) -> Verdict {
     r.as_ref()
-        .map_or(Effect::Unknown, |r| verdict::against(r, 1.0).into())
+        .map_or(Verdict::Missing, |r| verdict::against(r, 1.0))
 }
 
 /// Where a pair's on/off lies: by its ratio's interval, or, when a median is 0 and the
 /// ratio has none, by whether the two sides' intervals are apart (both never above 0: no
 /// change).
-fn row_effect(r: &PairRow) -> Effect {
+fn row_effect(r: &PairRow) -> Verdict {
     match effect(&r.ratio) {
-        Effect::Unknown => match (&r.off, &r.on) {
+        Verdict::Missing => match (&r.off, &r.on) {
             (Some(a), Some(b)) if a.hi == 0.0 && b.hi == 0.0 && a.n.min(b.n) >= MIN_RUNS => {
-                Effect::Overlap(None)
+                Verdict::Undecided { runs: None }
             }
-            (Some(a), Some(b)) => verdict::between(b, a).into(),
-            _ => Effect::Unknown,
+            (Some(a), Some(b)) => verdict::between(b, a),
+            _ => Verdict::Missing,
         },
         e => e,
     }
@@ -369,30 +351,31 @@ fn row_effect(r: &PairRow) -> Effect {
 
 /// The verdict on a directional expectation: one upstream measured (`measured`), or one its
 /// claim implies. Overlapping intervals are undecided, with the runs that would decide.
-fn verdict(expected: Effect, observed: Effect, measured: bool) -> String {
+fn verdict(expected: Expect, observed: Verdict, measured: bool) -> String {
     let runs = |r: Option<usize>| match r {
         Some(r) => format!("about {r} runs a side would decide a difference this size"),
         None => "the difference is too small against the spread for more runs to decide".into(),
     };
     match (expected, observed) {
-        (_, Effect::Unknown) => "undecided: not measured".into(),
-        (_, Effect::TooFew(n)) => Verdict::TooFew { have: n }.to_string(),
+        (_, Verdict::Missing | Verdict::TooFew { .. }) => observed.to_string(),
         // No change was expected, and the interval holds 1: that shows no change either way
         // (the medians may still have moved), so undecided, with what more runs could show.
-        (Effect::NoChange, Effect::Overlap(r)) => format!(
+        (Expect::NoChange, Verdict::Undecided { runs: r }) => format!(
             "undecided: the interval holds 1, so no change is shown either way (none was \
              expected; {})",
             runs(r)
         ),
-        (Effect::NoChange, _) => "differs: a change where none was expected".into(),
-        (e, o) if e == o => "agrees: same direction".into(),
-        (_, Effect::Overlap(r)) if measured => {
+        (Expect::NoChange, _) => "differs: a change where none was expected".into(),
+        (Expect::Lower, Verdict::Below) | (Expect::Higher, Verdict::Above) => {
+            "agrees: same direction".into()
+        }
+        (_, Verdict::Undecided { runs: r }) if measured => {
             format!(
                 "undecided: the interval holds 1 where upstream saw a change ({})",
                 runs(r)
             )
         }
-        (_, Effect::Overlap(r)) => format!(
+        (_, Verdict::Undecided { runs: r }) => format!(
             "undecided: the interval holds 1 where the claim expects a change ({})",
             runs(r)
         ),
@@ -408,7 +391,7 @@ fn claim_row(
     expect_txt: &str,
     r: &PairRow,
     unit: &str,
-    expect: Effect,
+    expect: Expect,
 ) {
     let median = |e: &Option<Estimate>| e.as_ref().map_or("-".into(), |e| fmt_num(e.value));
     let _ = writeln!(
@@ -520,7 +503,7 @@ fn agreement_run_to_parity(s: &Summary, rows: &[&PairRow]) -> String {
                 continue;
             };
             let claim = format!("{what}, {label}, {ctx}");
-            claim_row(&mut t, &claim, "no change claimed", r, "", Effect::NoChange);
+            claim_row(&mut t, &claim, "no change claimed", r, "", Expect::NoChange);
         }
     }
     t
@@ -566,7 +549,7 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
             else {
                 continue;
             };
-            claim_row(&mut t, what, expect, r, "", Effect::Lower);
+            claim_row(&mut t, what, expect, r, "", Expect::Lower);
         }
     }
     t
@@ -581,8 +564,8 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
         "| claim | upstream off → on (on/off) | ours: workload, both off → both on (on/off) \
          [95%] | agreement |\n|---|---|---|---|\n",
     );
-    use Effect::{Higher, Lower};
-    let claims: [(&str, &str, f64, f64, Effect); 6] = [
+    use Expect::{Higher, Lower};
+    let claims: [(&str, &str, f64, f64, Expect); 6] = [
         ("msgr_rps", "requests/s", 1.0, 1.012, Higher),
         ("msgr_p50_us", "wakeup p50", 7.17, 6.00, Lower),
         ("msgr_p90_us", "wakeup p90", 46.56, 19.78, Lower),
@@ -715,12 +698,12 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
             let (expect_txt, expect) = if min_slice_on {
                 (
                     "shorter: changes no longer restart T's window",
-                    Effect::Lower,
+                    Expect::Lower,
                 )
             } else {
                 (
                     "unchanged: without MIN_SLICE, T is protected to its deadline either way",
-                    Effect::NoChange,
+                    Expect::NoChange,
                 )
             };
             let claim = format!("{what}, {label}, {ctx}");
@@ -1442,39 +1425,39 @@ mod tests {
     fn verdicts() {
         let e = |value, lo, hi, n| Some(verdict::est(value, lo, hi, n));
         assert_eq!(
-            verdict(Effect::Lower, effect(&e(0.8, 0.7, 0.9, 8)), true),
+            verdict(Expect::Lower, effect(&e(0.8, 0.7, 0.9, 8)), true),
             "agrees: same direction"
         );
         assert_eq!(
-            verdict(Effect::Lower, effect(&e(1.2, 1.1, 1.3, 8)), true),
+            verdict(Expect::Lower, effect(&e(1.2, 1.1, 1.3, 8)), true),
             "disagrees: the opposite direction"
         );
         assert_eq!(
-            verdict(Effect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), true),
+            verdict(Expect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), true),
             "undecided: the interval holds 1 where upstream saw a change (about 12 runs a side \
              would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Effect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), false),
+            verdict(Expect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), false),
             "undecided: the interval holds 1 where the claim expects a change (about 12 runs a \
              side would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Effect::NoChange, effect(&e(0.99, 0.9, 1.1, 8)), false),
+            verdict(Expect::NoChange, effect(&e(0.99, 0.9, 1.1, 8)), false),
             "undecided: the interval holds 1, so no change is shown either way (none was \
              expected; about 968 runs a side would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Effect::NoChange, effect(&e(0.5, 0.4, 0.6, 8)), false),
+            verdict(Expect::NoChange, effect(&e(0.5, 0.4, 0.6, 8)), false),
             "differs: a change where none was expected"
         );
         assert_eq!(
-            verdict(Effect::Lower, effect(&e(0.5, 0.5, 0.5, 2)), true),
+            verdict(Expect::Lower, effect(&e(0.5, 0.5, 0.5, 2)), true),
             "undecided: 2 runs a side, fewer than the 6 a 95% interval needs"
         );
         assert_eq!(
             verdict(
-                Effect::Lower,
+                Expect::Lower,
                 effect(&e(f64::INFINITY, f64::NAN, f64::NAN, 8)),
                 true
             ),
@@ -1497,22 +1480,22 @@ mod tests {
             primary: true,
         };
         let z = e(0.0, 0.0, 0.0, 8);
-        assert_eq!(row_effect(&row(z, e(5.0, 3.0, 7.0, 8))), Effect::Higher);
-        assert_eq!(row_effect(&row(e(5.0, 3.0, 7.0, 8), z)), Effect::Lower);
-        assert_eq!(row_effect(&row(z, z)), Effect::Overlap(None));
+        assert_eq!(row_effect(&row(z, e(5.0, 3.0, 7.0, 8))), Verdict::Above);
+        assert_eq!(row_effect(&row(e(5.0, 3.0, 7.0, 8), z)), Verdict::Below);
+        assert_eq!(row_effect(&row(z, z)), Verdict::Undecided { runs: None });
         // Overlapping sides: undecided, with the runs that would decide (facing halves 0 +
         // 1 against a gap of 1: 8 runs, so one more).
         assert_eq!(
             row_effect(&row(z, e(1.0, 0.0, 2.0, 8))),
-            Effect::Overlap(Some(9))
+            Verdict::Undecided { runs: Some(9) }
         );
-        assert_eq!(row_effect(&row(z, None)), Effect::Unknown);
+        assert_eq!(row_effect(&row(z, None)), Verdict::Missing);
         assert_eq!(
             row_effect(&row(e(0.0, 0.0, 0.0, 2), e(1.0, 1.0, 1.0, 2))),
-            Effect::TooFew(2)
+            Verdict::TooFew { have: 2 }
         );
         assert_eq!(
-            verdict(Effect::Lower, effect(&None), true),
+            verdict(Expect::Lower, effect(&None), true),
             "undecided: not measured"
         );
     }
