@@ -857,10 +857,8 @@ fn toggle(f: NextFeature, raw: &Raw) -> String {
 /// The measured table of `f`: the feature's own metrics and counters per pair.
 fn measured_table(rows: &[&PairRow]) -> String {
     let ctx_col = rows.iter().any(|r| !r.context.is_empty());
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "| workload |{} metric | off | on | on/off |\n|---|{}---|---|---|---|",
+    let mut t = format!(
+        "| workload |{} metric | off | on | on/off |\n|---|{}---|---|---|---|\n",
         if ctx_col { " with |" } else { "" },
         if ctx_col { "---|" } else { "" }
     );
@@ -944,11 +942,7 @@ pub fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> 
 
 /// The report (report.md, and the page under its header).
 pub fn markdown(raw: &Raw, s: &Summary) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# Upstream's next EEVDF on the 6.12 LTS kernel: measured\n"
-    );
+    let mut out = String::from("# Upstream's next EEVDF on the 6.12 LTS kernel: measured\n\n");
     let rust = raw.boots.iter().find(|b| b.kernel == Kernel::Rust);
     let runs = raw.boots_per_kernel * raw.inner_reps;
     let _ = writeln!(

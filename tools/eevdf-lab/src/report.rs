@@ -663,6 +663,8 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         .unwrap_or(700);
     let hz = raw.pair.hz();
     let median = |ci: usize, metric: &str, k: Kernel| med(rs, ci, metric, k);
+    // A slice of `x` times the base slice, µs (at least 1).
+    let slice_us = |x: f64| ((x * base_us as f64).round() as u64).max(1);
     let mut t = format!(
         "The simulator against the kernel (`eevdf-sim`, kernel-faithful, HZ={hz}, base slice \
          {base_us} µs, 5 s), for the latency cells: the same waker (its CPU per \
@@ -708,10 +710,7 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         let load_slice = if load_x == 1.0 {
             String::new()
         } else {
-            format!(
-                "slice_us = {}\n",
-                ((load_x * base_us as f64).round() as u64).max(1)
-            )
+            format!("slice_us = {}\n", slice_us(load_x))
         };
         let others = match hogs {
             Some(h) => format!(
@@ -730,7 +729,7 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
             "[[task]]\nname = \"waker\"\nslice_us = {slice}\nbehaviour = {{ kind = \
              \"periodic\", period_us = {WAKER_PERIOD_US}, run_us = {run}, offset_us = 250 \
              }}\n\n{others}",
-            slice = ((slice_x * base_us as f64).round() as u64).max(1),
+            slice = slice_us(slice_x),
             run = ((need / 100.0 * WAKER_PERIOD_US as f64).round() as u64).max(1),
         );
         let sim = simulate(&c.id(), hz, base_us, &tasks);
@@ -1226,8 +1225,7 @@ fn reproduce_command(command: &str, matrix: MatrixKind) -> String {
 /// The report's start: its title, the run (when, which matrix, how to reproduce it), the
 /// kernel pair and the kernels, and the boots that failed.
 pub fn preamble(raw: &Raw, title: &str) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# {title}\n");
+    let mut s = format!("# {title}\n\n");
     // Cells with their own vCPU count (`@Ncpu` in their IDs) ran on guests of that size.
     let own: BTreeSet<u32> = raw.cells.iter().filter_map(|c| c.cpus).collect();
     let cpus = if own.is_empty() {
@@ -1324,12 +1322,10 @@ fn kernel_row(raw: &Raw, k: &KernelInfo, b: Option<&BootRun>) -> String {
 /// the cells the page takes from it), how they merge, and every command to reproduce the
 /// page.
 fn merged_runs(raw: &Raw, cpus: &str) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
+    let mut s = format!(
         "Merged from {} runs of matrix `{:?}`, {cpus} ({}). A later run's cells replace an \
          earlier run's outcomes of the same cell IDs, cell by cell, on every kernel; every other \
-         cell keeps its run's:\n",
+         cell keeps its run's:\n\n",
         raw.merged.len(),
         raw.matrix,
         TimingInfo::describe(raw.timing)
@@ -1396,11 +1392,7 @@ fn merged_kernels(raw: &Raw) -> String {
             }
         }
     }
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "## Kernels\n\n{KERNELS_HEAD}| runs |\n{KERNELS_RULE}|---|"
-    );
+    let mut s = format!("## Kernels\n\n{KERNELS_HEAD}| runs |\n{KERNELS_RULE}|---|\n");
     for (_, row, runs) in &rows {
         let runs: Vec<String> = runs.iter().map(usize::to_string).collect();
         let _ = writeln!(s, "{row}| {} |", runs.join(", "));
