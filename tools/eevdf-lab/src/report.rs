@@ -897,13 +897,8 @@ fn waker_share_pct(c: &Cell, cpus: u32) -> Option<f64> {
     }
 }
 
-/// The regime of a waker whose need (CPU % a period, its interval) stands against its
-/// fair `share` (%): decided where the whole interval is on one side.
-fn regime_of(need: &Estimate, share: f64) -> String {
-    regime_said(verdict::against(need, share))
-}
-
-/// [`regime_of`]'s words for a need's verdict against its share.
+/// The regime of a waker whose need (CPU % a period, its interval) stands against its fair
+/// share as `v` ([`need_against_share`]): decided where the whole interval is on one side.
 fn regime_said(v: verdict::Verdict) -> String {
     v.say("inside its share", "over its share")
 }
@@ -940,14 +935,10 @@ fn regimes(raw: &Raw, rs: &[&Row]) -> String {
         };
         let need = |k| r.kernels.get(&k).map(|e: &Estimate| e.value);
         let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}%"));
-        let (ratio, regime) = match r
-            .kernels
-            .get(&Kernel::Rust)
-            .or(r.kernels.get(&Kernel::Stock))
-        {
-            Some(n) => (format!("{:.2}", n.value / share), regime_of(n, share)),
-            None => ("-".into(), "-".into()),
-        };
+        let ratio = need(Kernel::Rust)
+            .or(need(Kernel::Stock))
+            .map_or("-".into(), |n| format!("{:.2}", n / share));
+        let regime = need_against_share(raw, rs, r.cell).map_or("-".into(), regime_said);
         any = true;
         let _ = writeln!(
             t,
