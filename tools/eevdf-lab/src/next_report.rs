@@ -404,11 +404,6 @@ fn claim_row(
     );
 }
 
-/// The rows of one feature.
-fn rows_of(s: &Summary, f: NextFeature) -> Vec<&PairRow> {
-    s.rows.iter().filter(|r| r.feature == f).collect()
-}
-
 /// `metric` of the pair (workload_id, context).
 fn find<'a>(
     rows: &[&'a PairRow],
@@ -427,10 +422,6 @@ fn pair_keys(rows: &[&PairRow]) -> Vec<(String, String, String)> {
         rows.iter()
             .map(|r| (r.workload_id.clone(), r.workload.clone(), r.context.clone())),
     )
-}
-
-fn has_counter(s: &Summary, name: &str) -> bool {
-    s.counters_seen.iter().any(|c| c == name)
 }
 
 /// Feature 1's headline: cases with lag errors, off and on, per parity mode.
@@ -455,7 +446,7 @@ fn agreement_run_to_parity(s: &Summary, rows: &[&PairRow]) -> String {
         let on = cases.iter().filter(|r| with(&r.on)).count();
         let off_any = cases.iter().filter(|r| any(r.off_nonzero)).count();
         let on_any = cases.iter().filter(|r| any(r.on_nonzero)).count();
-        let measured = has_counter(s, "lag_error");
+        let measured = s.counters_seen.iter().any(|c| c == "lag_error");
         let runs = cases
             .iter()
             .map(|r| r.off_nonzero.1.min(r.on_nonzero.1))
@@ -1010,7 +1001,7 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
         out.push('\n');
     }
     for f in NextFeature::ALL {
-        let rows = rows_of(s, f);
+        let rows: Vec<&PairRow> = s.rows.iter().filter(|r| r.feature == f).collect();
         if rows.is_empty()
             && !raw
                 .cells

@@ -257,14 +257,9 @@ const BAR_TOLERANCE: f64 = 0.02;
 /// The same for the p99 of the pooled wakeups, in `bar` (at least 50,000 a kernel and cell).
 const BAR_P99_TOLERANCE: f64 = 0.05;
 
-/// The bar: Rust/stock <= 1.00 with the interval's upper end <= 1.02 (mirrored for
-/// higher-is-better metrics).
-pub fn bar_pass(better: Better, r: &Estimate) -> Option<bool> {
-    bar_pass_within(better, r, BAR_TOLERANCE)
-}
-
-/// [`bar_pass`] with the interval's end allowed `tolerance` past parity.
-fn bar_pass_within(better: Better, r: &Estimate, tolerance: f64) -> Option<bool> {
+/// The bar: Rust/stock <= 1.00 with the interval's upper end <= 1 + `tolerance`
+/// ([`BAR_TOLERANCE`] but for pooled tails; mirrored for higher-is-better metrics).
+fn bar_pass(better: Better, r: &Estimate, tolerance: f64) -> Option<bool> {
     match better {
         Better::Lower => Some(r.value <= 1.0 && r.hi <= 1.0 + tolerance),
         Better::Higher => Some(r.value >= 1.0 && r.lo >= 1.0 - tolerance),
@@ -291,9 +286,9 @@ pub fn bar_for(kind: MatrixKind, metric: &str, r: &Estimate) -> Option<bool> {
         return Some(r.value <= 1.0);
     }
     match (metric, kind) {
-        ("lat_p99_pooled_us", MatrixKind::Bar) => bar_pass_within(better, r, BAR_P99_TOLERANCE),
+        ("lat_p99_pooled_us", MatrixKind::Bar) => bar_pass(better, r, BAR_P99_TOLERANCE),
         ("lat_p99_pooled_us" | "lat_p99_us", _) => None,
-        _ => bar_pass(better, r),
+        _ => bar_pass(better, r, BAR_TOLERANCE),
     }
 }
 
@@ -2144,13 +2139,13 @@ mod tests {
 
     #[test]
     fn bar_rules() {
-        let e = |value, lo, hi| verdict::est(value, lo, hi, 6);
-        assert_eq!(bar_pass(Better::Lower, &e(0.99, 0.97, 1.01)), Some(true));
-        assert_eq!(bar_pass(Better::Lower, &e(0.99, 0.97, 1.03)), Some(false));
-        assert_eq!(bar_pass(Better::Lower, &e(1.001, 0.99, 1.01)), Some(false));
-        assert_eq!(bar_pass(Better::Higher, &e(1.0, 0.985, 1.02)), Some(true));
-        assert_eq!(bar_pass(Better::Higher, &e(1.0, 0.97, 1.02)), Some(false));
-        assert_eq!(bar_pass(Better::Neither, &e(1.0, 0.97, 1.02)), None);
+        let pass = |b, value, lo, hi| bar_pass(b, &verdict::est(value, lo, hi, 6), BAR_TOLERANCE);
+        assert_eq!(pass(Better::Lower, 0.99, 0.97, 1.01), Some(true));
+        assert_eq!(pass(Better::Lower, 0.99, 0.97, 1.03), Some(false));
+        assert_eq!(pass(Better::Lower, 1.001, 0.99, 1.01), Some(false));
+        assert_eq!(pass(Better::Higher, 1.0, 0.985, 1.02), Some(true));
+        assert_eq!(pass(Better::Higher, 1.0, 0.97, 1.02), Some(false));
+        assert_eq!(pass(Better::Neither, 1.0, 0.97, 1.02), None);
     }
 
     /// The page is the header and the report with the page's image prefix; summary.json is
