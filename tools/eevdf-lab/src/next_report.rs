@@ -159,15 +159,9 @@ pub fn summarise(raw: &Raw) -> Summary {
             let (a, b) = (get(off), get(on));
             let est = |v: &[f64]| (!v.is_empty()).then(|| stats::median_ci(v, raw.confidence));
             let nz = |v: &[f64]| (v.iter().filter(|x| **x > 0.0).count(), v.len());
-            let ratio = (!a.is_empty() && !b.is_empty()).then(|| {
-                stats::ratio_ci(
-                    &b,
-                    &a,
-                    raw.confidence,
-                    raw.bootstrap_resamples,
-                    raw.seed.wrapping_add(rows.len() as u64),
-                )
-            });
+            let seed = raw.seed.wrapping_add(rows.len() as u64);
+            let ratio = (!a.is_empty() && !b.is_empty())
+                .then(|| stats::ratio_ci(&b, &a, raw.confidence, raw.bootstrap_resamples, seed));
             rows.push(PairRow {
                 feature,
                 workload: c.label(),

@@ -316,6 +316,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
     let mut failed: BTreeMap<usize, BTreeMap<Kernel, usize>> = BTreeMap::new();
     let mut outcomes_of: BTreeMap<usize, Vec<&Outcome>> = BTreeMap::new();
     let pools = waker_pools(raw);
+    let (conf, resamples) = (raw.confidence, raw.bootstrap_resamples);
     for (b, ci, o) in cell_outcomes(raw) {
         match &o.status {
             Status::Unavailable(f) => {
@@ -357,16 +358,11 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
             let per = samples.remove(&(ci, metric.clone())).unwrap_or_default();
             let kernels: BTreeMap<Kernel, Estimate> = per
                 .iter()
-                .map(|(k, v)| (*k, stats::median_ci(v, raw.confidence)))
+                .map(|(k, v)| (*k, stats::median_ci(v, conf)))
                 .collect();
+            let seed = raw.seed.wrapping_add(n as u64);
             let ratio = match (per.get(&Kernel::Rust), per.get(&Kernel::Stock)) {
-                (Some(r), Some(s)) => Some(stats::ratio_ci(
-                    r,
-                    s,
-                    raw.confidence,
-                    raw.bootstrap_resamples,
-                    raw.seed.wrapping_add(n as u64),
-                )),
+                (Some(r), Some(s)) => Some(stats::ratio_ci(r, s, conf, resamples, seed)),
                 _ => None,
             };
             let ideal = parse::ideal_shares(outcomes_of.get(&ci).map(Vec::as_slice).unwrap_or(&[]))
@@ -428,33 +424,19 @@ fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
     let ci = p99_row.cell;
     let runs = |k| pools.get(&(ci, k)).map_or(&[][..], |p| p.hists.as_slice());
     let seed = raw.seed.wrapping_add(0x9001).wrapping_add(ci as u64);
+    let (conf, resamples) = (raw.confidence, raw.bootstrap_resamples);
+    let pooled = |k| stats::pooled_quantile_ci(runs(k), 99.0, conf, resamples, seed);
     let kernels: BTreeMap<Kernel, Estimate> = [Kernel::Rust, Kernel::Stock]
         .into_iter()
         .filter(|&k| !runs(k).is_empty())
-        .map(|k| {
-            let e = stats::pooled_quantile_ci(
-                runs(k),
-                99.0,
-                raw.confidence,
-                raw.bootstrap_resamples,
-                seed,
-            );
-            (k, e)
-        })
+        .map(|k| (k, pooled(k)))
         .collect();
     if kernels.is_empty() {
         return None;
     }
-    let ratio = (!runs(Kernel::Rust).is_empty() && !runs(Kernel::Stock).is_empty()).then(|| {
-        stats::pooled_ratio_ci(
-            runs(Kernel::Rust),
-            runs(Kernel::Stock),
-            99.0,
-            raw.confidence,
-            raw.bootstrap_resamples,
-            seed,
-        )
-    });
+    let (rust, stock) = (runs(Kernel::Rust), runs(Kernel::Stock));
+    let ratio = (kernels.len() == 2)
+        .then(|| stats::pooled_ratio_ci(rust, stock, 99.0, conf, resamples, seed));
     let metric = "lat_p99_pooled_us";
     let pooled_enough = [Kernel::Rust, Kernel::Stock]
         .iter()
