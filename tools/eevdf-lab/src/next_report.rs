@@ -591,15 +591,8 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
 /// Each workload's two by two: the medians [95%] of its headline metrics in the four cells.
 /// The on/off of every one-write pair is in the measured table above.
 fn four_way(rows: &[&PairRow]) -> String {
-    let mut t = String::from(
-        "\nThe two by two, medians [95%] (both off is one write from either feature alone, and \
-         either alone one write from both on; the two single-feature columns are two writes \
-         apart; the measured table has the on/off of each one-write pair):\n\n\
-         | workload | metric | both off (6.12's default) | NEXT_BUDDY_EEVDF only (6.19 as \
-         released) | NEXT_BUDDY only (6.12's) | both on (6.19-rc1) |\n|---|---|---|---|---|---|\n",
-    );
+    let mut t = String::new();
     let sync = ctr("wakeup_sync_resched");
-    let mut n = 0;
     for (wid, label, _) in pair_keys(rows).iter().filter(|k| k.2 == NB_OFF.0) {
         for metric in ["msgr_rps", "msgr_p99_us", "hackbench_s", sync.as_str()] {
             let (Some(a), Some(b)) = (
@@ -621,13 +614,18 @@ fn four_way(rows: &[&PairRow]) -> String {
                 fmt_side(&b.off, b.off_nonzero, c),
                 fmt_side(&b.on, b.on_nonzero, c),
             );
-            n += 1;
         }
     }
-    if n == 0 {
-        return String::new();
+    if t.is_empty() {
+        return t;
     }
-    t
+    format!(
+        "\nThe two by two, medians [95%] (both off is one write from either feature alone, and \
+         either alone one write from both on; the two single-feature columns are two writes \
+         apart; the measured table has the on/off of each one-write pair):\n\n\
+         | workload | metric | both off (6.12's default) | NEXT_BUDDY_EEVDF only (6.19 as \
+         released) | NEXT_BUDDY only (6.12's) | both on (6.19-rc1) |\n|---|---|---|---|---|---|\n{t}"
+    )
 }
 
 /// Whether 6.19's WF_SYNC reschedule (`wakeup_sync_resched`) fired in the cells with

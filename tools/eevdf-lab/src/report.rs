@@ -642,20 +642,7 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
     let median = |ci: usize, metric: &str, k: Kernel| med(rs, ci, metric, k);
     // A slice of `x` times the base slice, µs (at least 1).
     let slice_us = |x: f64| ((x * base_us as f64).round() as u64).max(1);
-    let mut t = format!(
-        "The simulator against the kernel (`eevdf-sim`, kernel-faithful, HZ={hz}, base slice \
-         {base_us} µs, 5 s), for the latency cells: the same waker (its CPU per \
-         wakeup as the kernel measured it, every 1 ms, its slice) beside the same hogs, or \
-         beside hackbench modelled as 40 tasks a group running exponential {SIM_HB_RUN_US} µs \
-         bursts between {SIM_HB_SLEEP_US} µs sleeps (one-vCPU runs only). The kernel's run delay per wakeup \
-         (median over runs, rust) against the simulator's average wait, with their ratio; \
-         the waker's share of the CPU; the kernel's largest timer-to-run latency against the \
-         simulator's largest wait.\n\n| workload | run delay, stock (µs) | run delay, rust \
-         (µs) | simulator's wait, avg (µs) | rust/simulator | share, rust | simulator's share \
-         | max latency, rust (µs) | simulator's max wait (µs) |\n\
-         |---|---|---|---|---|---|---|---|---|\n"
-    );
-    let mut any = false;
+    let mut body = String::new();
     // In-share cells whose simulated wait is 0 (the waker preempts at once), and the count
     // of cells over their share.
     let mut zero_wait: Vec<usize> = Vec::new();
@@ -742,9 +729,8 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
             ),
             None => ("-".into(), "-".into(), "-".into()),
         };
-        any = true;
         let _ = writeln!(
-            t,
+            body,
             "| {} | {} | {} | {avg} | {ratio} | {} | {share} | {} | {max} |",
             c.label(),
             k("run_delay_avg_us", Kernel::Stock),
@@ -753,12 +739,23 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
             k("lat_max_us", Kernel::Rust),
         );
     }
-    if any {
-        t.push_str(&simulator_differences(raw, rs, &zero_wait, over_cells));
-        t
-    } else {
-        String::new()
+    if body.is_empty() {
+        return body;
     }
+    format!(
+        "The simulator against the kernel (`eevdf-sim`, kernel-faithful, HZ={hz}, base slice \
+         {base_us} µs, 5 s), for the latency cells: the same waker (its CPU per \
+         wakeup as the kernel measured it, every 1 ms, its slice) beside the same hogs, or \
+         beside hackbench modelled as 40 tasks a group running exponential {SIM_HB_RUN_US} µs \
+         bursts between {SIM_HB_SLEEP_US} µs sleeps (one-vCPU runs only). The kernel's run delay per wakeup \
+         (median over runs, rust) against the simulator's average wait, with their ratio; \
+         the waker's share of the CPU; the kernel's largest timer-to-run latency against the \
+         simulator's largest wait.\n\n| workload | run delay, stock (µs) | run delay, rust \
+         (µs) | simulator's wait, avg (µs) | rust/simulator | share, rust | simulator's share \
+         | max latency, rust (µs) | simulator's max wait (µs) |\n\
+         |---|---|---|---|---|---|---|---|---|\n{body}{}",
+        simulator_differences(raw, rs, &zero_wait, over_cells)
+    )
 }
 
 /// Where the kernel and the simulator differ, from the rows: the kernel's run delay in the
@@ -895,16 +892,7 @@ fn need_against_share(raw: &Raw, rs: &[&Row], ci: usize) -> Option<verdict::Verd
 /// waits for V to catch up; inside it, the slice decides how soon a wakeup preempts. Then
 /// [`slice_moves`]: whether the waker's latency moved with its slice, load by load.
 fn regimes(raw: &Raw, rs: &[&Row]) -> String {
-    let mut t = String::from(
-        "Which regime each latency cell is in: the waker's need (its CPU time per wakeup over \
-         its 1 ms period, median) against its fair share of a CPU. Over its share, the waker \
-         leaves each sleep with negative lag and waits for V to catch up; inside it, its \
-         slice decides how soon its wakeup preempts. Whether the slice still moved its \
-         latency is in the sentences below the table, from the rows.\n\n| workload | \
-         features | need, stock | need, rust | share | need/share (rust) | regime |\n\
-         |---|---|---|---|---|---|---|\n",
-    );
-    let mut any = false;
+    let mut t = String::new();
     for r in rs.iter().filter(|r| r.metric == "need_pct") {
         let c = &raw.cells[r.cell];
         let Some(share) = waker_share_pct(c, c.cpus_in(raw.cpus)) else {
@@ -916,7 +904,6 @@ fn regimes(raw: &Raw, rs: &[&Row]) -> String {
             .or(need(Kernel::Stock))
             .map_or("-".into(), |n| format!("{:.2}", n / share));
         let regime = need_against_share(raw, rs, r.cell).map_or("-".into(), regime_said);
-        any = true;
         let _ = writeln!(
             t,
             "| {} | {} | {} | {} | {share:.1}% | {ratio} | {regime} |",
@@ -926,13 +913,19 @@ fn regimes(raw: &Raw, rs: &[&Row]) -> String {
             pct(need(Kernel::Rust)),
         );
     }
-    if any {
-        t.push('\n');
-        t.push_str(&slice_moves(raw, rs));
-        t
-    } else {
-        String::new()
+    if t.is_empty() {
+        return t;
     }
+    format!(
+        "Which regime each latency cell is in: the waker's need (its CPU time per wakeup over \
+         its 1 ms period, median) against its fair share of a CPU. Over its share, the waker \
+         leaves each sleep with negative lag and waits for V to catch up; inside it, its \
+         slice decides how soon its wakeup preempts. Whether the slice still moved its \
+         latency is in the sentences below the table, from the rows.\n\n| workload | \
+         features | need, stock | need, rust | share | need/share (rust) | regime |\n\
+         |---|---|---|---|---|---|---|\n{t}\n{}",
+        slice_moves(raw, rs)
+    )
 }
 
 /// For each load beside which the waker ran at several slices (same load, features and
