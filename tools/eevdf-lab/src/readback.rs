@@ -46,6 +46,16 @@ impl Planned {
             self.policy, self.nice, self.slice_ns
         )
     }
+
+    /// Each of `tasks` that does not hold this plan: what it read back, against the plan.
+    fn missed_by<'a>(&self, tasks: impl IntoIterator<Item = &'a TaskReadback>) -> Vec<String> {
+        let plan = self.describe();
+        tasks
+            .into_iter()
+            .filter(|t| !self.held_by(t))
+            .map(|t| format!("{} task {}, planned {plan}", t.role, t.describe()))
+            .collect()
+    }
 }
 
 /// The plan of a latency cell that names its load's slice, on a kernel whose base slice is
@@ -123,15 +133,7 @@ pub fn mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<String>
                 plan.describe()
             ));
         }
-        for t in tasks {
-            if !plan.held_by(t) {
-                why.push(format!(
-                    "{role} task {}, planned {}",
-                    t.describe(),
-                    plan.describe()
-                ));
-            }
-        }
+        why.extend(plan.missed_by(tasks));
     }
     unheld(
         format!("{id} ({names}, base slice {base_ns} ns)"),
@@ -167,20 +169,7 @@ fn mixed_mismatch(cell: &Cell, base_ns: u64, records: &[Record]) -> Option<Strin
     if r.readback.is_empty() {
         return None;
     }
-    let plan = Planned::other(base_ns);
-    let why: Vec<String> = r
-        .readback
-        .iter()
-        .filter(|t| !plan.held_by(t))
-        .map(|t| {
-            format!(
-                "{} task {}, planned {}",
-                t.role,
-                t.describe(),
-                plan.describe()
-            )
-        })
-        .collect();
+    let why = Planned::other(base_ns).missed_by(&r.readback);
     unheld(format!("{} (base slice {base_ns} ns)", cell.id()), "", &why)
 }
 
