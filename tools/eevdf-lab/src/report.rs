@@ -497,7 +497,7 @@ pub(crate) fn fmt_num(v: f64) -> String {
         return "-".into();
     }
     let decimals = [1000.0, 10.0, 1.0].iter().position(|&at| v.abs() >= at);
-    format!("{v:.*}", decimals.unwrap_or(3))
+    format!("{v:.d$}", d = decimals.unwrap_or(3))
 }
 
 pub(crate) fn fmt_est(e: &Estimate) -> String {
