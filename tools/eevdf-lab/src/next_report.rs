@@ -92,22 +92,16 @@ pub fn summarise(raw: &Raw) -> Summary {
     let mut problems = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for (_, ci, o) in cell_outcomes(raw).filter(|(b, _, _)| b.kernel == Kernel::Rust) {
-        match &o.status {
-            Status::Ok => {}
-            Status::Unavailable(f) => {
-                problems.push((o.id.clone(), format!("the kernel has no {f}")));
-                continue;
-            }
-            Status::Failed(why) => {
-                problems.push((o.id.clone(), why.clone()));
-                continue;
-            }
+        let why = match &o.status {
+            Status::Ok => None,
+            Status::Unavailable(f) => Some(format!("the kernel has no {f}")),
+            Status::Failed(why) => Some(why.clone()),
+        };
+        if let Some(why) = why {
+            problems.push((o.id.clone(), why));
+            continue;
         }
-        for k in o.counters.iter().flat_map(|c| c.keys()) {
-            if !seen.contains(k) {
-                seen.push(k.clone());
-            }
-        }
+        seen.extend(o.counters.iter().flat_map(|c| c.keys()).cloned());
         for (m, v) in parse::metrics(&raw.cells[ci], o) {
             samples.entry((ci, m)).or_default().push(v);
         }
@@ -165,15 +159,9 @@ pub fn summarise(raw: &Raw) -> Summary {
             let (a, b) = (get(off), get(on));
             let est = |v: &[f64]| (!v.is_empty()).then(|| stats::median_ci(v, raw.confidence));
             let nz = |v: &[f64]| (v.iter().filter(|x| **x > 0.0).count(), v.len());
-            let ratio = (!a.is_empty() && !b.is_empty()).then(|| {
-                stats::ratio_ci(
-                    &b,
-                    &a,
-                    raw.confidence,
-                    raw.bootstrap_resamples,
-                    raw.seed.wrapping_add(rows.len() as u64),
-                )
-            });
+            let seed = raw.seed.wrapping_add(rows.len() as u64);
+            let ratio = (!a.is_empty() && !b.is_empty())
+                .then(|| stats::ratio_ci(&b, &a, raw.confidence, raw.bootstrap_resamples, seed));
             rows.push(PairRow {
                 feature,
                 workload: c.label(),
@@ -192,7 +180,7 @@ pub fn summarise(raw: &Raw) -> Summary {
     }
     Summary {
         rows,
-        counters_seen: seen,
+        counters_seen: stats::first_seen(seen),
         problems,
     }
 }
@@ -322,52 +310,34 @@ fn fmt_ratio(r: &Option<Estimate>) -> String {
     r.as_ref().map_or("-".into(), |r| verdict::show(r, 3))
 }
 
-/// Where on/off's interval lies, or what a claim expects of it.
+/// What a claim expects of on/off (where on/off lies is a [`Verdict`] against 1).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Effect {
-    /// Below 1: the feature lowered it.
+enum Expect {
+    /// Below 1: the feature lowers it.
     Lower,
     /// Above 1.
     Higher,
-    /// Expected: no change.
     NoChange,
-    /// Observed: the interval holds 1 (or the two sides' intervals overlap); about `runs`
-    /// runs a side would decide a difference of the size seen ([`verdict::against`]).
-    Overlap(Option<usize>),
-    /// No interval (a side without runs, or a median of 0).
-    Unknown,
-    /// Fewer than [`verdict::MIN_RUNS`] runs a side (the number of runs).
-    TooFew(usize),
 }
 
-impl From<Verdict> for Effect {
-    fn from(v: Verdict) -> Effect {
-        match v {
-            Verdict::Below => Effect::Lower,
-            Verdict::Above => Effect::Higher,
-            Verdict::Undecided { runs } => Effect::Overlap(runs),
-            Verdict::TooFew { have } => Effect::TooFew(have),
-            Verdict::Missing => Effect::Unknown,
-        }
-    }
-}
-
-fn effect(r: &Option<Estimate>) -> Effect {
+/// Where on/off's interval lies against 1 (`Missing` without one: a side without runs, or
+/// a median of 0).
+fn effect(r: &Option<Estimate>) -> Verdict {
     r.as_ref()
-        .map_or(Effect::Unknown, |r| verdict::against(r, 1.0).into())
+        .map_or(Verdict::Missing, |r| verdict::against(r, 1.0))
 }
 
 /// Where a pair's on/off lies: by its ratio's interval, or, when a median is 0 and the
 /// ratio has none, by whether the two sides' intervals are apart (both never above 0: no
 /// change).
-fn row_effect(r: &PairRow) -> Effect {
+fn row_effect(r: &PairRow) -> Verdict {
     match effect(&r.ratio) {
-        Effect::Unknown => match (&r.off, &r.on) {
+        Verdict::Missing => match (&r.off, &r.on) {
             (Some(a), Some(b)) if a.hi == 0.0 && b.hi == 0.0 && a.n.min(b.n) >= MIN_RUNS => {
-                Effect::Overlap(None)
+                Verdict::Undecided { runs: None }
             }
-            (Some(a), Some(b)) => verdict::between(b, a).into(),
-            _ => Effect::Unknown,
+            (Some(a), Some(b)) => verdict::between(b, a),
+            _ => Verdict::Missing,
         },
         e => e,
     }
@@ -375,30 +345,31 @@ fn row_effect(r: &PairRow) -> Effect {
 
 /// The verdict on a directional expectation: one upstream measured (`measured`), or one its
 /// claim implies. Overlapping intervals are undecided, with the runs that would decide.
-fn verdict(expected: Effect, observed: Effect, measured: bool) -> String {
+fn verdict(expected: Expect, observed: Verdict, measured: bool) -> String {
     let runs = |r: Option<usize>| match r {
         Some(r) => format!("about {r} runs a side would decide a difference this size"),
         None => "the difference is too small against the spread for more runs to decide".into(),
     };
     match (expected, observed) {
-        (_, Effect::Unknown) => "undecided: not measured".into(),
-        (_, Effect::TooFew(n)) => Verdict::TooFew { have: n }.to_string(),
+        (_, Verdict::Missing | Verdict::TooFew { .. }) => observed.to_string(),
         // No change was expected, and the interval holds 1: that shows no change either way
         // (the medians may still have moved), so undecided, with what more runs could show.
-        (Effect::NoChange, Effect::Overlap(r)) => format!(
+        (Expect::NoChange, Verdict::Undecided { runs: r }) => format!(
             "undecided: the interval holds 1, so no change is shown either way (none was \
              expected; {})",
             runs(r)
         ),
-        (Effect::NoChange, _) => "differs: a change where none was expected".into(),
-        (e, o) if e == o => "agrees: same direction".into(),
-        (_, Effect::Overlap(r)) if measured => {
+        (Expect::NoChange, _) => "differs: a change where none was expected".into(),
+        (Expect::Lower, Verdict::Below) | (Expect::Higher, Verdict::Above) => {
+            "agrees: same direction".into()
+        }
+        (_, Verdict::Undecided { runs: r }) if measured => {
             format!(
                 "undecided: the interval holds 1 where upstream saw a change ({})",
                 runs(r)
             )
         }
-        (_, Effect::Overlap(r)) => format!(
+        (_, Verdict::Undecided { runs: r }) => format!(
             "undecided: the interval holds 1 where the claim expects a change ({})",
             runs(r)
         ),
@@ -414,7 +385,7 @@ fn claim_row(
     expect_txt: &str,
     r: &PairRow,
     unit: &str,
-    expect: Effect,
+    expect: Expect,
 ) {
     let median = |e: &Option<Estimate>| e.as_ref().map_or("-".into(), |e| fmt_num(e.value));
     let _ = writeln!(
@@ -425,11 +396,6 @@ fn claim_row(
         fmt_ratio(&r.ratio),
         verdict(expect, row_effect(r), false)
     );
-}
-
-/// The rows of one feature.
-fn rows_of(s: &Summary, f: NextFeature) -> Vec<&PairRow> {
-    s.rows.iter().filter(|r| r.feature == f).collect()
 }
 
 /// `metric` of the pair (workload_id, context).
@@ -450,10 +416,6 @@ fn pair_keys(rows: &[&PairRow]) -> Vec<(String, String, String)> {
         rows.iter()
             .map(|r| (r.workload_id.clone(), r.workload.clone(), r.context.clone())),
     )
-}
-
-fn has_counter(s: &Summary, name: &str) -> bool {
-    s.counters_seen.iter().any(|c| c == name)
 }
 
 /// Feature 1's headline: cases with lag errors, off and on, per parity mode.
@@ -478,7 +440,7 @@ fn agreement_run_to_parity(s: &Summary, rows: &[&PairRow]) -> String {
         let on = cases.iter().filter(|r| with(&r.on)).count();
         let off_any = cases.iter().filter(|r| any(r.off_nonzero)).count();
         let on_any = cases.iter().filter(|r| any(r.on_nonzero)).count();
-        let measured = has_counter(s, "lag_error");
+        let measured = s.counters_seen.iter().any(|c| c == "lag_error");
         let runs = cases
             .iter()
             .map(|r| r.off_nonzero.1.min(r.on_nonzero.1))
@@ -526,7 +488,7 @@ fn agreement_run_to_parity(s: &Summary, rows: &[&PairRow]) -> String {
                 continue;
             };
             let claim = format!("{what}, {label}, {ctx}");
-            claim_row(&mut t, &claim, "no change claimed", r, "", Effect::NoChange);
+            claim_row(&mut t, &claim, "no change claimed", r, "", Expect::NoChange);
         }
     }
     t
@@ -572,7 +534,7 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
             else {
                 continue;
             };
-            claim_row(&mut t, what, expect, r, "", Effect::Lower);
+            claim_row(&mut t, what, expect, r, "", Expect::Lower);
         }
     }
     t
@@ -587,8 +549,8 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
         "| claim | upstream off → on (on/off) | ours: workload, both off → both on (on/off) \
          [95%] | agreement |\n|---|---|---|---|\n",
     );
-    use Effect::{Higher, Lower};
-    let claims: [(&str, &str, f64, f64, Effect); 6] = [
+    use Expect::{Higher, Lower};
+    let claims: [(&str, &str, f64, f64, Expect); 6] = [
         ("msgr_rps", "requests/s", 1.0, 1.012, Higher),
         ("msgr_p50_us", "wakeup p50", 7.17, 6.00, Lower),
         ("msgr_p90_us", "wakeup p90", 46.56, 19.78, Lower),
@@ -629,15 +591,8 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
 /// Each workload's two by two: the medians [95%] of its headline metrics in the four cells.
 /// The on/off of every one-write pair is in the measured table above.
 fn four_way(rows: &[&PairRow]) -> String {
-    let mut t = String::from(
-        "\nThe two by two, medians [95%] (both off is one write from either feature alone, and \
-         either alone one write from both on; the two single-feature columns are two writes \
-         apart; the measured table has the on/off of each one-write pair):\n\n\
-         | workload | metric | both off (6.12's default) | NEXT_BUDDY_EEVDF only (6.19 as \
-         released) | NEXT_BUDDY only (6.12's) | both on (6.19-rc1) |\n|---|---|---|---|---|---|\n",
-    );
+    let mut t = String::new();
     let sync = ctr("wakeup_sync_resched");
-    let mut n = 0;
     for (wid, label, _) in pair_keys(rows).iter().filter(|k| k.2 == NB_OFF.0) {
         for metric in ["msgr_rps", "msgr_p99_us", "hackbench_s", sync.as_str()] {
             let (Some(a), Some(b)) = (
@@ -659,13 +614,18 @@ fn four_way(rows: &[&PairRow]) -> String {
                 fmt_side(&b.off, b.off_nonzero, c),
                 fmt_side(&b.on, b.on_nonzero, c),
             );
-            n += 1;
         }
     }
-    if n == 0 {
-        return String::new();
+    if t.is_empty() {
+        return t;
     }
-    t
+    format!(
+        "\nThe two by two, medians [95%] (both off is one write from either feature alone, and \
+         either alone one write from both on; the two single-feature columns are two writes \
+         apart; the measured table has the on/off of each one-write pair):\n\n\
+         | workload | metric | both off (6.12's default) | NEXT_BUDDY_EEVDF only (6.19 as \
+         released) | NEXT_BUDDY only (6.12's) | both on (6.19-rc1) |\n|---|---|---|---|---|---|\n{t}"
+    )
 }
 
 /// Whether 6.19's WF_SYNC reschedule (`wakeup_sync_resched`) fired in the cells with
@@ -721,12 +681,12 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
             let (expect_txt, expect) = if min_slice_on {
                 (
                     "shorter: changes no longer restart T's window",
-                    Effect::Lower,
+                    Expect::Lower,
                 )
             } else {
                 (
                     "unchanged: without MIN_SLICE, T is protected to its deadline either way",
-                    Effect::NoChange,
+                    Expect::NoChange,
                 )
             };
             let claim = format!("{what}, {label}, {ctx}");
@@ -737,14 +697,14 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
     t
 }
 
-/// What bounds T's runs in each storm, from `picks_parity` of the cells without the
-/// feature: picks during T's runs that RUN_TO_PARITY answered by keeping T (the mechanism is
-/// in the text this returns).
 /// The share of a storm's picks that RUN_TO_PARITY must answer by keeping T for the storm
 /// to count as one that reschedules T during its runs: one pick in twenty (the storms
 /// measured are at 0.1% or below, or at 10% and above).
 const PARITY_SHARE: f64 = 0.05;
 
+/// What bounds T's runs in each storm, from `picks_parity` of the cells without the
+/// feature: picks during T's runs that RUN_TO_PARITY answered by keeping T (the mechanism is
+/// in the text this returns).
 fn storm_picks(rows: &[&PairRow]) -> String {
     let parity = ctr("picks_parity");
     let mut lines = Vec::new();
@@ -880,10 +840,8 @@ fn toggle(f: NextFeature, raw: &Raw) -> String {
 /// The measured table of `f`: the feature's own metrics and counters per pair.
 fn measured_table(rows: &[&PairRow]) -> String {
     let ctx_col = rows.iter().any(|r| !r.context.is_empty());
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "| workload |{} metric | off | on | on/off |\n|---|{}---|---|---|---|",
+    let mut t = format!(
+        "| workload |{} metric | off | on | on/off |\n|---|{}---|---|---|---|\n",
         if ctx_col { " with |" } else { "" },
         if ctx_col { "---|" } else { "" }
     );
@@ -967,11 +925,7 @@ pub fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> 
 
 /// The report (report.md, and the page under its header).
 pub fn markdown(raw: &Raw, s: &Summary) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# Upstream's next EEVDF on the 6.12 LTS kernel: measured\n"
-    );
+    let mut out = String::from("# Upstream's next EEVDF on the 6.12 LTS kernel: measured\n\n");
     let rust = raw.boots.iter().find(|b| b.kernel == Kernel::Rust);
     let runs = raw.boots_per_kernel * raw.inner_reps;
     let _ = writeln!(
@@ -1039,7 +993,7 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
         out.push('\n');
     }
     for f in NextFeature::ALL {
-        let rows = rows_of(s, f);
+        let rows: Vec<&PairRow> = s.rows.iter().filter(|r| r.feature == f).collect();
         if rows.is_empty()
             && !raw
                 .cells
@@ -1057,13 +1011,12 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
             let _ = writeln!(out, "**Our measurement.** No run of its cells measured.\n");
             continue;
         }
-        let mut own_cpus: Vec<u32> = raw
-            .cells
-            .iter()
-            .filter(|c| c.experiment == Experiment::Next(f))
-            .filter_map(|c| c.cpus)
-            .collect();
-        own_cpus.dedup();
+        let own_cpus = stats::first_seen(
+            raw.cells
+                .iter()
+                .filter(|c| c.experiment == Experiment::Next(f))
+                .filter_map(|c| c.cpus),
+        );
         let on = match own_cpus.as_slice() {
             [] => String::new(),
             [n] => format!(" On {n} vCPUs."),
@@ -1449,39 +1402,39 @@ mod tests {
     fn verdicts() {
         let e = |value, lo, hi, n| Some(verdict::est(value, lo, hi, n));
         assert_eq!(
-            verdict(Effect::Lower, effect(&e(0.8, 0.7, 0.9, 8)), true),
+            verdict(Expect::Lower, effect(&e(0.8, 0.7, 0.9, 8)), true),
             "agrees: same direction"
         );
         assert_eq!(
-            verdict(Effect::Lower, effect(&e(1.2, 1.1, 1.3, 8)), true),
+            verdict(Expect::Lower, effect(&e(1.2, 1.1, 1.3, 8)), true),
             "disagrees: the opposite direction"
         );
         assert_eq!(
-            verdict(Effect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), true),
+            verdict(Expect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), true),
             "undecided: the interval holds 1 where upstream saw a change (about 12 runs a side \
              would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Effect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), false),
+            verdict(Expect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), false),
             "undecided: the interval holds 1 where the claim expects a change (about 12 runs a \
              side would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Effect::NoChange, effect(&e(0.99, 0.9, 1.1, 8)), false),
+            verdict(Expect::NoChange, effect(&e(0.99, 0.9, 1.1, 8)), false),
             "undecided: the interval holds 1, so no change is shown either way (none was \
              expected; about 968 runs a side would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Effect::NoChange, effect(&e(0.5, 0.4, 0.6, 8)), false),
+            verdict(Expect::NoChange, effect(&e(0.5, 0.4, 0.6, 8)), false),
             "differs: a change where none was expected"
         );
         assert_eq!(
-            verdict(Effect::Lower, effect(&e(0.5, 0.5, 0.5, 2)), true),
+            verdict(Expect::Lower, effect(&e(0.5, 0.5, 0.5, 2)), true),
             "undecided: 2 runs a side, fewer than the 6 a 95% interval needs"
         );
         assert_eq!(
             verdict(
-                Effect::Lower,
+                Expect::Lower,
                 effect(&e(f64::INFINITY, f64::NAN, f64::NAN, 8)),
                 true
             ),
@@ -1504,22 +1457,22 @@ mod tests {
             primary: true,
         };
         let z = e(0.0, 0.0, 0.0, 8);
-        assert_eq!(row_effect(&row(z, e(5.0, 3.0, 7.0, 8))), Effect::Higher);
-        assert_eq!(row_effect(&row(e(5.0, 3.0, 7.0, 8), z)), Effect::Lower);
-        assert_eq!(row_effect(&row(z, z)), Effect::Overlap(None));
+        assert_eq!(row_effect(&row(z, e(5.0, 3.0, 7.0, 8))), Verdict::Above);
+        assert_eq!(row_effect(&row(e(5.0, 3.0, 7.0, 8), z)), Verdict::Below);
+        assert_eq!(row_effect(&row(z, z)), Verdict::Undecided { runs: None });
         // Overlapping sides: undecided, with the runs that would decide (facing halves 0 +
         // 1 against a gap of 1: 8 runs, so one more).
         assert_eq!(
             row_effect(&row(z, e(1.0, 0.0, 2.0, 8))),
-            Effect::Overlap(Some(9))
+            Verdict::Undecided { runs: Some(9) }
         );
-        assert_eq!(row_effect(&row(z, None)), Effect::Unknown);
+        assert_eq!(row_effect(&row(z, None)), Verdict::Missing);
         assert_eq!(
             row_effect(&row(e(0.0, 0.0, 0.0, 2), e(1.0, 1.0, 1.0, 2))),
-            Effect::TooFew(2)
+            Verdict::TooFew { have: 2 }
         );
         assert_eq!(
-            verdict(Effect::Lower, effect(&None), true),
+            verdict(Expect::Lower, effect(&None), true),
             "undecided: not measured"
         );
     }

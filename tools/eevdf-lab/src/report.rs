@@ -15,7 +15,7 @@ use crate::verdict;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -257,14 +257,9 @@ const BAR_TOLERANCE: f64 = 0.02;
 /// The same for the p99 of the pooled wakeups, in `bar` (at least 50,000 a kernel and cell).
 const BAR_P99_TOLERANCE: f64 = 0.05;
 
-/// The issue's bar: Rust/stock <= 1.00 with the interval's upper end <= 1.02 (mirrored for
-/// higher-is-better metrics).
-pub fn bar_pass(better: Better, r: &Estimate) -> Option<bool> {
-    bar_pass_within(better, r, BAR_TOLERANCE)
-}
-
-/// [`bar_pass`] with the interval's end allowed `tolerance` past parity.
-fn bar_pass_within(better: Better, r: &Estimate, tolerance: f64) -> Option<bool> {
+/// The issue's bar: Rust/stock <= 1.00 with the interval's upper end <= 1 + `tolerance`
+/// ([`BAR_TOLERANCE`] but for pooled tails; mirrored for higher-is-better metrics).
+fn bar_pass(better: Better, r: &Estimate, tolerance: f64) -> Option<bool> {
     match better {
         Better::Lower => Some(r.value <= 1.0 && r.hi <= 1.0 + tolerance),
         Better::Higher => Some(r.value >= 1.0 && r.lo >= 1.0 - tolerance),
@@ -291,25 +286,22 @@ pub fn bar_for(kind: MatrixKind, metric: &str, r: &Estimate) -> Option<bool> {
         return Some(r.value <= 1.0);
     }
     match (metric, kind) {
-        ("lat_p99_pooled_us", MatrixKind::Bar) => bar_pass_within(better, r, BAR_P99_TOLERANCE),
+        ("lat_p99_pooled_us", MatrixKind::Bar) => bar_pass(better, r, BAR_P99_TOLERANCE),
         ("lat_p99_pooled_us" | "lat_p99_us", _) => None,
-        _ => bar_pass(better, r),
+        _ => bar_pass(better, r, BAR_TOLERANCE),
     }
-}
-
-/// Each cell's index in the matrix, by its ID (the guest's outcomes name cells by ID).
-pub(crate) fn cell_index(raw: &Raw) -> BTreeMap<String, usize> {
-    raw.cells
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id(), i))
-        .collect()
 }
 
 /// Every outcome of `raw` whose cell is in its matrix, with its boot and its cell's index,
 /// in the boots' order.
 pub(crate) fn cell_outcomes(raw: &Raw) -> impl Iterator<Item = (&BootRun, usize, &Outcome)> {
-    let index = cell_index(raw);
+    // Each cell's index by its ID: the guest's outcomes name cells by ID.
+    let index: BTreeMap<String, usize> = raw
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id(), i))
+        .collect();
     raw.boots
         .iter()
         .flat_map(|b| b.outcomes.iter().map(move |o| (b, o)))
@@ -324,6 +316,7 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
     let mut failed: BTreeMap<usize, BTreeMap<Kernel, usize>> = BTreeMap::new();
     let mut outcomes_of: BTreeMap<usize, Vec<&Outcome>> = BTreeMap::new();
     let pools = waker_pools(raw);
+    let (conf, resamples) = (raw.confidence, raw.bootstrap_resamples);
     for (b, ci, o) in cell_outcomes(raw) {
         match &o.status {
             Status::Unavailable(f) => {
@@ -362,22 +355,14 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
         .into_iter()
         .enumerate()
         .map(|(n, (ci, metric))| {
-            let per = samples
-                .get(&(ci, metric.clone()))
-                .cloned()
-                .unwrap_or_default();
+            let per = samples.remove(&(ci, metric.clone())).unwrap_or_default();
             let kernels: BTreeMap<Kernel, Estimate> = per
                 .iter()
-                .map(|(k, v)| (*k, stats::median_ci(v, raw.confidence)))
+                .map(|(k, v)| (*k, stats::median_ci(v, conf)))
                 .collect();
+            let seed = raw.seed.wrapping_add(n as u64);
             let ratio = match (per.get(&Kernel::Rust), per.get(&Kernel::Stock)) {
-                (Some(r), Some(s)) => Some(stats::ratio_ci(
-                    r,
-                    s,
-                    raw.confidence,
-                    raw.bootstrap_resamples,
-                    raw.seed.wrapping_add(n as u64),
-                )),
+                (Some(r), Some(s)) => Some(stats::ratio_ci(r, s, conf, resamples, seed)),
                 _ => None,
             };
             let ideal = parse::ideal_shares(outcomes_of.get(&ci).map(Vec::as_slice).unwrap_or(&[]))
@@ -439,33 +424,19 @@ fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
     let ci = p99_row.cell;
     let runs = |k| pools.get(&(ci, k)).map_or(&[][..], |p| p.hists.as_slice());
     let seed = raw.seed.wrapping_add(0x9001).wrapping_add(ci as u64);
+    let (conf, resamples) = (raw.confidence, raw.bootstrap_resamples);
+    let pooled = |k| stats::pooled_quantile_ci(runs(k), 99.0, conf, resamples, seed);
     let kernels: BTreeMap<Kernel, Estimate> = [Kernel::Rust, Kernel::Stock]
         .into_iter()
         .filter(|&k| !runs(k).is_empty())
-        .map(|k| {
-            let e = stats::pooled_quantile_ci(
-                runs(k),
-                99.0,
-                raw.confidence,
-                raw.bootstrap_resamples,
-                seed,
-            );
-            (k, e)
-        })
+        .map(|k| (k, pooled(k)))
         .collect();
     if kernels.is_empty() {
         return None;
     }
-    let ratio = (!runs(Kernel::Rust).is_empty() && !runs(Kernel::Stock).is_empty()).then(|| {
-        stats::pooled_ratio_ci(
-            runs(Kernel::Rust),
-            runs(Kernel::Stock),
-            99.0,
-            raw.confidence,
-            raw.bootstrap_resamples,
-            seed,
-        )
-    });
+    let (rust, stock) = (runs(Kernel::Rust), runs(Kernel::Stock));
+    let ratio = (kernels.len() == 2)
+        .then(|| stats::pooled_ratio_ci(rust, stock, 99.0, conf, resamples, seed));
     let metric = "lat_p99_pooled_us";
     let pooled_enough = [Kernel::Rust, Kernel::Stock]
         .iter()
@@ -520,18 +491,13 @@ fn with_instructions(raw: &Raw, cell: &Cell, mut ms: Vec<(String, f64)>) -> Vec<
     ms
 }
 
+/// `v` with fewer decimals the larger it is (1234, 12.3, 1.23, 0.123), `-` when not finite.
 pub(crate) fn fmt_num(v: f64) -> String {
     if !v.is_finite() {
-        "-".into()
-    } else if v.abs() >= 1000.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
+        return "-".into();
     }
+    let decimals = [1000.0, 10.0, 1.0].iter().position(|&at| v.abs() >= at);
+    format!("{v:.d$}", d = decimals.unwrap_or(3))
 }
 
 pub(crate) fn fmt_est(e: &Estimate) -> String {
@@ -674,20 +640,9 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         .unwrap_or(700);
     let hz = raw.pair.hz();
     let median = |ci: usize, metric: &str, k: Kernel| med(rs, ci, metric, k);
-    let mut t = format!(
-        "The simulator against the kernel (`eevdf-sim`, kernel-faithful, HZ={hz}, base slice \
-         {base_us} µs, 5 s), for the latency cells: the same waker (its CPU per \
-         wakeup as the kernel measured it, every 1 ms, its slice) beside the same hogs, or \
-         beside hackbench modelled as 40 tasks a group running exponential {SIM_HB_RUN_US} µs \
-         bursts between {SIM_HB_SLEEP_US} µs sleeps (one-vCPU runs only). The kernel's run delay per wakeup \
-         (median over runs, rust) against the simulator's average wait, with their ratio; \
-         the waker's share of the CPU; the kernel's largest timer-to-run latency against the \
-         simulator's largest wait.\n\n| workload | run delay, stock (µs) | run delay, rust \
-         (µs) | simulator's wait, avg (µs) | rust/simulator | share, rust | simulator's share \
-         | max latency, rust (µs) | simulator's max wait (µs) |\n\
-         |---|---|---|---|---|---|---|---|---|\n"
-    );
-    let mut any = false;
+    // A slice of `x` times the base slice, µs (at least 1).
+    let slice_us = |x: f64| ((x * base_us as f64).round() as u64).max(1);
+    let mut body = String::new();
     // In-share cells whose simulated wait is 0 (the waker preempts at once), and the count
     // of cells over their share.
     let mut zero_wait: Vec<usize> = Vec::new();
@@ -719,10 +674,7 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         let load_slice = if load_x == 1.0 {
             String::new()
         } else {
-            format!(
-                "slice_us = {}\n",
-                ((load_x * base_us as f64).round() as u64).max(1)
-            )
+            format!("slice_us = {}\n", slice_us(load_x))
         };
         let others = match hogs {
             Some(h) => format!(
@@ -741,14 +693,14 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
             "[[task]]\nname = \"waker\"\nslice_us = {slice}\nbehaviour = {{ kind = \
              \"periodic\", period_us = {WAKER_PERIOD_US}, run_us = {run}, offset_us = 250 \
              }}\n\n{others}",
-            slice = ((slice_x * base_us as f64).round() as u64).max(1),
+            slice = slice_us(slice_x),
             run = ((need / 100.0 * WAKER_PERIOD_US as f64).round() as u64).max(1),
         );
         let sim = simulate(&c.id(), hz, base_us, &tasks);
         let w = sim.as_ref().ok().and_then(|o| o.report.task("waker"));
         let k = |m: &str, k| median(ci, m, k).map_or("-".into(), fmt_num);
         let rd_rust = median(ci, "run_delay_avg_us", Kernel::Rust);
-        let over = over_share(raw, rs, ci);
+        let over = need_against_share(raw, rs, ci) == Some(verdict::Verdict::Above);
         if over {
             over_cells += 1;
         } else if w.is_some_and(|w| w.wakeup_latency_avg_ns == 0.0) {
@@ -777,9 +729,8 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
             ),
             None => ("-".into(), "-".into(), "-".into()),
         };
-        any = true;
         let _ = writeln!(
-            t,
+            body,
             "| {} | {} | {} | {avg} | {ratio} | {} | {share} | {} | {max} |",
             c.label(),
             k("run_delay_avg_us", Kernel::Stock),
@@ -788,12 +739,23 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
             k("lat_max_us", Kernel::Rust),
         );
     }
-    if any {
-        t.push_str(&simulator_differences(raw, rs, &zero_wait, over_cells));
-        t
-    } else {
-        String::new()
+    if body.is_empty() {
+        return body;
     }
+    format!(
+        "The simulator against the kernel (`eevdf-sim`, kernel-faithful, HZ={hz}, base slice \
+         {base_us} µs, 5 s), for the latency cells: the same waker (its CPU per \
+         wakeup as the kernel measured it, every 1 ms, its slice) beside the same hogs, or \
+         beside hackbench modelled as 40 tasks a group running exponential {SIM_HB_RUN_US} µs \
+         bursts between {SIM_HB_SLEEP_US} µs sleeps (one-vCPU runs only). The kernel's run delay per wakeup \
+         (median over runs, rust) against the simulator's average wait, with their ratio; \
+         the waker's share of the CPU; the kernel's largest timer-to-run latency against the \
+         simulator's largest wait.\n\n| workload | run delay, stock (µs) | run delay, rust \
+         (µs) | simulator's wait, avg (µs) | rust/simulator | share, rust | simulator's share \
+         | max latency, rust (µs) | simulator's max wait (µs) |\n\
+         |---|---|---|---|---|---|---|---|---|\n{body}{}",
+        simulator_differences(raw, rs, &zero_wait, over_cells)
+    )
 }
 
 /// Where the kernel and the simulator differ, from the rows: the kernel's run delay in the
@@ -909,13 +871,8 @@ fn waker_share_pct(c: &Cell, cpus: u32) -> Option<f64> {
     }
 }
 
-/// The regime of a waker whose need (CPU % a period, its interval) stands against its
-/// fair `share` (%): decided where the whole interval is on one side.
-fn regime_of(need: &Estimate, share: f64) -> String {
-    regime_said(verdict::against(need, share))
-}
-
-/// [`regime_of`]'s words for a need's verdict against its share.
+/// The regime of a waker whose need (CPU % a period, its interval) stands against its fair
+/// share as `v` ([`need_against_share`]): decided where the whole interval is on one side.
 fn regime_said(v: verdict::Verdict) -> String {
     v.say("inside its share", "over its share")
 }
@@ -930,26 +887,12 @@ fn need_against_share(raw: &Raw, rs: &[&Row], ci: usize) -> Option<verdict::Verd
         .map(|n| verdict::against(&n, share))
 }
 
-/// Whether the waker of cell `ci` is over its share by [`regime_of`].
-fn over_share(raw: &Raw, rs: &[&Row], ci: usize) -> bool {
-    need_against_share(raw, rs, ci) == Some(verdict::Verdict::Above)
-}
-
 /// Per latency cell, which regime the waker is in: its need (CPU per wakeup over its
 /// period) against its share. Over its share it leaves every sleep with negative lag and
 /// waits for V to catch up; inside it, the slice decides how soon a wakeup preempts. Then
 /// [`slice_moves`]: whether the waker's latency moved with its slice, load by load.
 fn regimes(raw: &Raw, rs: &[&Row]) -> String {
-    let mut t = String::from(
-        "Which regime each latency cell is in: the waker's need (its CPU time per wakeup over \
-         its 1 ms period, median) against its fair share of a CPU. Over its share, the waker \
-         leaves each sleep with negative lag and waits for V to catch up; inside it, its \
-         slice decides how soon its wakeup preempts. Whether the slice still moved its \
-         latency is in the sentences below the table, from the rows.\n\n| workload | \
-         features | need, stock | need, rust | share | need/share (rust) | regime |\n\
-         |---|---|---|---|---|---|---|\n",
-    );
-    let mut any = false;
+    let mut t = String::new();
     for r in rs.iter().filter(|r| r.metric == "need_pct") {
         let c = &raw.cells[r.cell];
         let Some(share) = waker_share_pct(c, c.cpus_in(raw.cpus)) else {
@@ -957,15 +900,10 @@ fn regimes(raw: &Raw, rs: &[&Row]) -> String {
         };
         let need = |k| r.kernels.get(&k).map(|e: &Estimate| e.value);
         let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}%"));
-        let (ratio, regime) = match r
-            .kernels
-            .get(&Kernel::Rust)
-            .or(r.kernels.get(&Kernel::Stock))
-        {
-            Some(n) => (format!("{:.2}", n.value / share), regime_of(n, share)),
-            None => ("-".into(), "-".into()),
-        };
-        any = true;
+        let ratio = need(Kernel::Rust)
+            .or(need(Kernel::Stock))
+            .map_or("-".into(), |n| format!("{:.2}", n / share));
+        let regime = need_against_share(raw, rs, r.cell).map_or("-".into(), regime_said);
         let _ = writeln!(
             t,
             "| {} | {} | {} | {} | {share:.1}% | {ratio} | {regime} |",
@@ -975,13 +913,19 @@ fn regimes(raw: &Raw, rs: &[&Row]) -> String {
             pct(need(Kernel::Rust)),
         );
     }
-    if any {
-        t.push('\n');
-        t.push_str(&slice_moves(raw, rs));
-        t
-    } else {
-        String::new()
+    if t.is_empty() {
+        return t;
     }
+    format!(
+        "Which regime each latency cell is in: the waker's need (its CPU time per wakeup over \
+         its 1 ms period, median) against its fair share of a CPU. Over its share, the waker \
+         leaves each sleep with negative lag and waits for V to catch up; inside it, its \
+         slice decides how soon its wakeup preempts. Whether the slice still moved its \
+         latency is in the sentences below the table, from the rows.\n\n| workload | \
+         features | need, stock | need, rust | share | need/share (rust) | regime |\n\
+         |---|---|---|---|---|---|---|\n{t}\n{}",
+        slice_moves(raw, rs)
+    )
 }
 
 /// For each load beside which the waker ran at several slices (same load, features and
@@ -1242,12 +1186,9 @@ fn reproduce_command(command: &str, matrix: MatrixKind) -> String {
 /// The report's start: its title, the run (when, which matrix, how to reproduce it), the
 /// kernel pair and the kernels, and the boots that failed.
 pub fn preamble(raw: &Raw, title: &str) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# {title}\n");
+    let mut s = format!("# {title}\n\n");
     // Cells with their own vCPU count (`@Ncpu` in their IDs) ran on guests of that size.
-    let mut own: Vec<u32> = raw.cells.iter().filter_map(|c| c.cpus).collect();
-    own.sort_unstable();
-    own.dedup();
+    let own: BTreeSet<u32> = raw.cells.iter().filter_map(|c| c.cpus).collect();
     let cpus = if own.is_empty() {
         format!("{} vCPUs", raw.cpus)
     } else {
@@ -1342,12 +1283,10 @@ fn kernel_row(raw: &Raw, k: &KernelInfo, b: Option<&BootRun>) -> String {
 /// the cells the page takes from it), how they merge, and every command to reproduce the
 /// page.
 fn merged_runs(raw: &Raw, cpus: &str) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
+    let mut s = format!(
         "Merged from {} runs of matrix `{:?}`, {cpus} ({}). A later run's cells replace an \
          earlier run's outcomes of the same cell IDs, cell by cell, on every kernel; every other \
-         cell keeps its run's:\n",
+         cell keeps its run's:\n\n",
         raw.merged.len(),
         raw.matrix,
         TimingInfo::describe(raw.timing)
@@ -1414,21 +1353,13 @@ fn merged_kernels(raw: &Raw) -> String {
             }
         }
     }
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "## Kernels\n\n{KERNELS_HEAD}| runs |\n{KERNELS_RULE}|---|"
-    );
+    let mut s = format!("## Kernels\n\n{KERNELS_HEAD}| runs |\n{KERNELS_RULE}|---|\n");
     for (_, row, runs) in &rows {
         let runs: Vec<String> = runs.iter().map(usize::to_string).collect();
         let _ = writeln!(s, "{row}| {} |", runs.join(", "));
     }
-    let mut differ: Vec<&str> = Vec::new();
-    for (k, _, _) in &rows {
-        if rows.iter().filter(|(x, _, _)| x == k).count() > 1 && !differ.contains(&k.name()) {
-            differ.push(k.name());
-        }
-    }
+    let builds = |k: Kernel| rows.iter().filter(|r| r.0 == k).count();
+    let differ = stats::first_seen(rows.iter().filter(|r| builds(r.0) > 1).map(|r| r.0.name()));
     if !differ.is_empty() {
         let _ = writeln!(
             s,
@@ -1783,43 +1714,52 @@ mod tests {
         })
     }
 
-    /// Whether the waker's latency moved with its slice, beside each load: computed from
-    /// the 10x and 0.1x rows, undecided where they are the same, "moved" where apart.
-    #[test]
-    fn the_slice_moves_the_latency_only_where_the_rows_say() {
+    /// A two-vCPU quick run of the EEVDF latency cells, six boots a kernel (the fewest whose
+    /// intervals have their 95%), every boot running each cell once with the waker's record
+    /// `record(cell, boot)`.
+    fn latency_run(record: impl Fn(&Cell, u32) -> Record) -> Raw {
         let cells: Vec<Cell> = matrix(MatrixKind::Quick, &[Experiment::Latency])
             .into_iter()
             .filter(|c| c.features == FeatureSet::eevdf())
             .collect();
+        let boots = [Kernel::Rust, Kernel::Stock]
+            .into_iter()
+            .flat_map(|k| (0..6).map(move |i| (k, i)))
+            .map(|(k, i)| {
+                let outcomes = cells
+                    .iter()
+                    .map(|c| {
+                        let mut o = Outcome::new(&c.id(), 0);
+                        o.records.push(record(c, i));
+                        o
+                    })
+                    .collect();
+                BootRun::for_test(k, outcomes)
+            })
+            .collect();
+        Raw {
+            cpus: 2,
+            boots,
+            ..Raw::for_test(MatrixKind::Quick, cells)
+        }
+    }
+
+    /// Whether the waker's latency moved with its slice, beside each load: computed from
+    /// the 10x and 0.1x rows, undecided where they are the same, "moved" where apart.
+    #[test]
+    fn the_slice_moves_the_latency_only_where_the_rows_say() {
         let raw_with = |short_avg_us: f64| {
-            let boots = [Kernel::Rust, Kernel::Stock]
-                .into_iter()
-                .flat_map(|k| (0..6).map(move |i| (k, i)))
-                .map(|(k, i)| {
-                    let outcomes = cells
-                        .iter()
-                        .map(|c| {
-                            let Workload::Latency { slice_x, .. } = c.workload else {
-                                unreachable!()
-                            };
-                            let avg = if slice_x < 1.0 { short_avg_us } else { 2000.0 };
-                            let mut o = Outcome::new(&c.id(), 0);
-                            o.records.push(Record::Waker(eevdf_guest::WakerResult {
-                                avg_us: avg + f64::from(i),
-                                run_avg_us: 37.0,
-                                ..parse::waker_for_test()
-                            }));
-                            o
-                        })
-                        .collect();
-                    BootRun::for_test(k, outcomes)
+            latency_run(|c, i| {
+                let Workload::Latency { slice_x, .. } = c.workload else {
+                    unreachable!()
+                };
+                let avg = if slice_x < 1.0 { short_avg_us } else { 2000.0 };
+                Record::Waker(eevdf_guest::WakerResult {
+                    avg_us: avg + f64::from(i),
+                    run_avg_us: 37.0,
+                    ..parse::waker_for_test()
                 })
-                .collect();
-            Raw {
-                cpus: 2,
-                boots,
-                ..Raw::for_test(MatrixKind::Quick, cells.clone())
-            }
+            })
         };
         let said = |raw: &Raw| {
             let rows = summarise(raw);
@@ -1843,34 +1783,9 @@ mod tests {
     /// 2.4%.
     #[test]
     fn regimes_say_which_side_of_the_share() {
-        let cells: Vec<Cell> = matrix(MatrixKind::Quick, &[Experiment::Latency])
-            .into_iter()
-            .filter(|c| c.features == FeatureSet::eevdf())
-            .collect();
         // Six boots a kernel: the fewest whose interval has its 95% (one boot leaves the
         // regime undecided, checked at the end).
-        let boots = [Kernel::Rust, Kernel::Stock]
-            .into_iter()
-            .flat_map(|k| std::iter::repeat_n(k, 6))
-            .map(|k| {
-                BootRun::for_test(
-                    k,
-                    cells
-                        .iter()
-                        .map(|c| {
-                            let mut o = Outcome::new(&c.id(), 0);
-                            o.records.push(waker(37.0));
-                            o
-                        })
-                        .collect(),
-                )
-            })
-            .collect();
-        let mut raw = Raw {
-            cpus: 2,
-            boots,
-            ..Raw::for_test(MatrixKind::Quick, cells)
-        };
+        let mut raw = latency_run(|_, _| waker(37.0));
         let t = tables(&raw, &summarise(&raw));
         let line = |label: &str| {
             t.lines()
@@ -1968,6 +1883,11 @@ mod tests {
         }
     }
 
+    /// `raw`'s whole report, with the plots `pngs`, as report.md has it.
+    fn page_of(raw: &Raw, pngs: &[String]) -> String {
+        markdown(raw, &summarise(raw), &ReportPaths { img_prefix: "" }, pngs)
+    }
+
     #[test]
     fn rows_ratios_and_bar() {
         let raw = raw_with(&alternating(
@@ -1993,12 +1913,7 @@ mod tests {
         assert!(t.contains("### Throughput") && t.contains("| pass |"));
         assert!(t.contains("not available on this kernel (no ELIGIBLE)"));
         assert!(t.contains("†"), "3 runs: coverage below 95% is flagged");
-        let md = markdown(
-            &raw,
-            &rows,
-            &ReportPaths { img_prefix: "" },
-            &["ratios.png".into()],
-        );
+        let md = page_of(&raw, &["ratios.png".into()]);
         assert!(md.contains("```sh\neevdf-lab\n```") && md.contains("![ratios.png](ratios.png)"));
         assert!(md.contains("**The bar, computed from the rows below:** 1 rows pass, 0 FAIL"));
     }
@@ -2178,7 +2093,7 @@ mod tests {
             })
             .collect();
         raw.boots[1].exit = Some(1);
-        let md = markdown(&raw, &summarise(&raw), &ReportPaths { img_prefix: "" }, &[]);
+        let md = page_of(&raw, &[]);
         assert!(md.contains("Kernel pair: **distro** (Debian's 6.12 config"));
         assert!(
             md.contains("| rust | `distro` | y |") && md.contains("| stock | `distro-stock` | n |")
@@ -2191,12 +2106,7 @@ mod tests {
         assert!(!old.contains("\"pair\""));
         let back: Raw = serde_json::from_str(&old).unwrap();
         assert_eq!(back.pair, Pair::Tiny);
-        let md = markdown(
-            &back,
-            &summarise(&back),
-            &ReportPaths { img_prefix: "" },
-            &[],
-        );
+        let md = page_of(&back, &[]);
         assert!(
             md.contains("Kernel pair: **tiny** (tinyconfig") && md.contains("| rust | `rust` |")
         );
@@ -2204,13 +2114,13 @@ mod tests {
 
     #[test]
     fn bar_rules() {
-        let e = |value, lo, hi| verdict::est(value, lo, hi, 6);
-        assert_eq!(bar_pass(Better::Lower, &e(0.99, 0.97, 1.01)), Some(true));
-        assert_eq!(bar_pass(Better::Lower, &e(0.99, 0.97, 1.03)), Some(false));
-        assert_eq!(bar_pass(Better::Lower, &e(1.001, 0.99, 1.01)), Some(false));
-        assert_eq!(bar_pass(Better::Higher, &e(1.0, 0.985, 1.02)), Some(true));
-        assert_eq!(bar_pass(Better::Higher, &e(1.0, 0.97, 1.02)), Some(false));
-        assert_eq!(bar_pass(Better::Neither, &e(1.0, 0.97, 1.02)), None);
+        let pass = |b, value, lo, hi| bar_pass(b, &verdict::est(value, lo, hi, 6), BAR_TOLERANCE);
+        assert_eq!(pass(Better::Lower, 0.99, 0.97, 1.01), Some(true));
+        assert_eq!(pass(Better::Lower, 0.99, 0.97, 1.03), Some(false));
+        assert_eq!(pass(Better::Lower, 1.001, 0.99, 1.01), Some(false));
+        assert_eq!(pass(Better::Higher, 1.0, 0.985, 1.02), Some(true));
+        assert_eq!(pass(Better::Higher, 1.0, 0.97, 1.02), Some(false));
+        assert_eq!(pass(Better::Neither, 1.0, 0.97, 1.02), None);
     }
 
     /// The page is the header and the report with the page's image prefix; summary.json is

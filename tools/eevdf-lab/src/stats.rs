@@ -136,19 +136,11 @@ pub fn ratio_ci(num: &[f64], den: &[f64], conf: f64, resamples: usize, seed: u64
     let num: Vec<f64> = num.iter().copied().filter(|x| x.is_finite()).collect();
     let den: Vec<f64> = den.iter().copied().filter(|x| x.is_finite()).collect();
     let value = median(&num) / median(&den);
+    let n = num.len().min(den.len());
     let mut buf = Vec::new();
-    bootstrapped(
-        value,
-        num.len().min(den.len()),
-        conf,
-        resamples,
-        seed,
-        |rng| {
-            let a = resampled_median(&num, rng, &mut buf);
-            let b = resampled_median(&den, rng, &mut buf);
-            a / b
-        },
-    )
+    bootstrapped(value, n, conf, resamples, seed, |rng| {
+        resampled_median(&num, rng, &mut buf) / resampled_median(&den, rng, &mut buf)
+    })
 }
 
 /// A run's wakeup latencies as eevdf-waker's histogram (`eevdf_guest::latency_histogram`).
@@ -226,14 +218,10 @@ pub fn pooled_ratio_ci(
     seed: u64,
 ) -> Estimate {
     let n = num.len().min(den.len());
-    bootstrapped(
-        pooled(num, p) / pooled(den, p),
-        n,
-        conf,
-        resamples,
-        seed,
-        |rng| resampled_pool(num, p, rng) / resampled_pool(den, p, rng),
-    )
+    let value = pooled(num, p) / pooled(den, p);
+    bootstrapped(value, n, conf, resamples, seed, |rng| {
+        resampled_pool(num, p, rng) / resampled_pool(den, p, rng)
+    })
 }
 
 #[cfg(test)]

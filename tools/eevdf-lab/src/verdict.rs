@@ -97,24 +97,8 @@ pub fn against(e: &Estimate, reference: f64) -> Verdict {
     if !finite(e) || e.n == 0 {
         return Verdict::Missing;
     }
-    if e.n < MIN_RUNS {
-        return Verdict::TooFew { have: e.n };
-    }
-    if e.hi < reference {
-        Verdict::Below
-    } else if e.lo > reference {
-        Verdict::Above
-    } else {
-        // The half of the interval that faces the reference.
-        let h = if e.value >= reference {
-            e.value - e.lo
-        } else {
-            e.hi - e.value
-        };
-        Verdict::Undecided {
-            runs: runs_to_decide(e.n, h, (e.value - reference).abs()),
-        }
-    }
+    // The reference as an estimate without spread: the half of `e`'s interval that faces it.
+    compare(e, &Estimate::point(reference), e.n)
 }
 
 /// `a` against `b`, two independent estimates (two kernels, a feature off and on): `Below`
@@ -123,7 +107,11 @@ pub fn between(a: &Estimate, b: &Estimate) -> Verdict {
     if !finite(a) || !finite(b) || a.n == 0 || b.n == 0 {
         return Verdict::Missing;
     }
-    let n = a.n.min(b.n);
+    compare(a, b, a.n.min(b.n))
+}
+
+/// [`between`] of `a` and `b` once they are known, with `n` runs a side.
+fn compare(a: &Estimate, b: &Estimate, n: usize) -> Verdict {
     if n < MIN_RUNS {
         return Verdict::TooFew { have: n };
     }
@@ -218,17 +206,11 @@ pub fn held(values: &[f64], bound: f64) -> Held {
     }
     let worst = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let over = values.iter().filter(|&&v| v > bound).count();
+    let runs = values.len();
     if over == 0 {
-        Held::Every {
-            runs: values.len(),
-            worst,
-        }
+        Held::Every { runs, worst }
     } else {
-        Held::Over {
-            over,
-            runs: values.len(),
-            worst,
-        }
+        Held::Over { over, runs, worst }
     }
 }
 
