@@ -277,45 +277,42 @@ impl Args {
     /// The run a subcommand asks for, or the raw.json `report` regenerates from.
     fn from_cli(cli: Cli) -> Result<Args, (Vec<PathBuf>, Option<PathBuf>)> {
         use MatrixKind as M;
-        let (kind, stand_ins, skip_insnprof, common) = match cli.study {
+        // A study without flags of its own beyond `--smoke` (--full and --smoke conflict).
+        let plain = |kind, common| Args {
+            kind,
+            stand_ins: vec![],
+            skip_insnprof: false,
+            common,
+        };
+        Ok(match cli.study {
             Study::Run {
-                full,
-                smoke,
+                full: true, common, ..
+            } => plain(M::Full, common),
+            Study::Run {
+                smoke: true,
                 common,
                 ..
-            } => {
-                let kind = [(full, M::Full), (smoke, M::Smoke)]
-                    .into_iter()
-                    .find(|k| k.0);
-                (kind.map_or(M::Quick, |k| k.1), vec![], false, common)
-            }
+            } => plain(M::Smoke, common),
+            Study::Run { common, .. } => plain(M::Quick, common),
             Study::Bar {
                 skip_insnprof,
                 common,
-            } => (M::Bar, vec![], skip_insnprof, common),
+            } => Args {
+                skip_insnprof,
+                ..plain(M::Bar, common)
+            },
             Study::Next {
                 smoke,
                 stand_ins,
                 common,
-            } => (
-                if smoke { M::NextSmoke } else { M::Next },
+            } => Args {
                 stand_ins,
-                false,
-                common,
-            ),
-            Study::Seeds { smoke, common } => (
-                if smoke { M::SeedsSmoke } else { M::Seeds },
-                vec![],
-                false,
-                common,
-            ),
+                ..plain(if smoke { M::NextSmoke } else { M::Next }, common)
+            },
+            Study::Seeds { smoke, common } => {
+                plain(if smoke { M::SeedsSmoke } else { M::Seeds }, common)
+            }
             Study::Report { raws, results_page } => return Err((raws, results_page)),
-        };
-        Ok(Args {
-            kind,
-            stand_ins,
-            skip_insnprof,
-            common,
         })
     }
 }

@@ -53,14 +53,16 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         ),
         _ => (F::seeds().to_vec(), &[10.0, 1.0, 0.1], (4, 60)),
     };
-    // The waker at `slice_x` against hackbench, whose tasks run at the base slice.
-    let against_hb = |slice_x| Workload::Latency {
+    // The waker at `slice_x` against hackbench (`hb`: groups, loops) or beside `hogs`, its
+    // load's tasks at the base slice.
+    let waker = |slice_x, (hb_groups, hb_loops), hogs| Workload::Latency {
         slice_x,
         load_slice_x: Some(1.0),
-        hb_groups: hb.0,
-        hb_loops: hb.1,
-        hogs: None,
+        hb_groups,
+        hb_loops,
+        hogs,
     };
+    let against_hb = |slice_x| waker(slice_x, hb, None);
     for &slice_x in slices {
         for f in &lat_sets {
             cells.push(Cell::new(E::Latency, f.clone(), against_hb(slice_x)));
@@ -76,20 +78,11 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         _ => (slices, 1000),
     };
     for &slice_x in in_share {
-        let hogs = Some(Hogs {
+        let hogs = Hogs {
             n: 2,
             duration_ms: hog_ms,
-        });
-        cells.push(eevdf(
-            E::Latency,
-            Workload::Latency {
-                slice_x,
-                load_slice_x: Some(1.0),
-                hb_groups: 0,
-                hb_loops: 0,
-                hogs,
-            },
-        ));
+        };
+        cells.push(eevdf(E::Latency, waker(slice_x, (0, 0), Some(hogs))));
     }
     let hb_cells: Vec<(bool, bool, u32, u32)> = match kind {
         MatrixKind::Smoke => vec![(false, true, 1, 20)],

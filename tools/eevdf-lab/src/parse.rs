@@ -19,8 +19,9 @@ pub struct BootInfo {
     pub done: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum Status {
+    #[default]
     Ok,
     /// The kernel lacks the named sched_feat.
     Unavailable(String),
@@ -29,7 +30,7 @@ pub enum Status {
 }
 
 /// One run of one cell.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub id: String,
     pub rep: u32,
@@ -63,13 +64,7 @@ impl Outcome {
         Outcome {
             id: id.to_string(),
             rep,
-            status: Status::Ok,
-            records: Vec::new(),
-            hackbench_s: Vec::new(),
-            counters: None,
-            counters_before: None,
-            text: Vec::new(),
-            tunables: BTreeMap::new(),
+            ..Outcome::default()
         }
     }
 }

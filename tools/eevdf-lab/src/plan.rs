@@ -267,8 +267,8 @@ enum FeatureSetRepr {
 }
 
 /// The five feature sets of the seeds' latency experiment, as raw.json named them when the
-/// feature set was an enum.
-#[derive(Deserialize)]
+/// feature set was an enum, in [`FeatureSet::seeds`]'s order.
+#[derive(Copy, Clone, Deserialize)]
 enum SeedSet {
     Eevdf,
     Evdf,
@@ -294,13 +294,8 @@ impl From<FeatureSetRepr> for FeatureSet {
                     .filter(|t| valid_tunable(&t.file))
                     .collect(),
             },
-            FeatureSetRepr::Seed(s) => match s {
-                SeedSet::Eevdf => FeatureSet::eevdf(),
-                SeedSet::Evdf => FeatureSet::evdf(),
-                SeedSet::Bias => FeatureSet::bias(),
-                SeedSet::NoRunToParity => FeatureSet::no_run_to_parity(),
-                SeedSet::NoPlaceLag => FeatureSet::no_place_lag(),
-            },
+            // SeedSet lists the five in FeatureSet::seeds()'s order.
+            FeatureSetRepr::Seed(s) => FeatureSet::seeds()[s as usize].clone(),
         }
     }
 }
@@ -795,45 +790,41 @@ impl Cell {
     fn names(&self) -> (String, String, String) {
         let on_off = |b: bool, on: &str, off: &str| if b { on } else { off }.to_string();
         match &self.workload {
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                hogs: Some(h),
-                ..
-            } => (
-                format!(
-                    "{} (pinned beside {} hogs on CPU 0)",
-                    slices_name(*slice_x, *load_slice_x),
-                    h.n
-                ),
-                format!("lat-hogs{}-{}", h.n, slices_id(*slice_x, *load_slice_x)),
-                format!(
-                    "eevdf-waker --cpu 0 --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
-                     {}--readback-load-procs 2 --duration-ms 600000 -- eevdf-share --cpu 0 --duration-ms {} {}",
-                    load_slice_arg(*load_slice_x),
-                    h.duration_ms,
-                    vec!["--hog 0"; h.n as usize].join(" ")
-                ),
-            ),
+            // The waker pinned beside hogs on CPU 0, or against hackbench: one command but
+            // for the pin and the load.
             Workload::Latency {
                 slice_x,
                 load_slice_x,
                 hb_groups,
                 hb_loops,
-                ..
-            } => (
-                format!(
-                    "{} (hackbench -g {hb_groups} -l {hb_loops})",
-                    slices_name(*slice_x, *load_slice_x)
-                ),
-                format!("lat-{}", slices_id(*slice_x, *load_slice_x)),
-                format!(
-                    "eevdf-waker --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
-                     {}--readback-load-procs 2 --duration-ms 600000 -- \
-                     hackbench -g {hb_groups} -l {hb_loops}",
-                    load_slice_arg(*load_slice_x)
-                ),
-            ),
+                hogs,
+            } => {
+                let (load_name, hogs_id, pin, load) = match hogs {
+                    Some(h) => (
+                        format!("pinned beside {} hogs on CPU 0", h.n),
+                        format!("hogs{}-", h.n),
+                        "--cpu 0 ",
+                        format!(
+                            "eevdf-share --cpu 0 --duration-ms {} {}",
+                            h.duration_ms,
+                            vec!["--hog 0"; h.n as usize].join(" ")
+                        ),
+                    ),
+                    None => {
+                        let hb = format!("hackbench -g {hb_groups} -l {hb_loops}");
+                        (hb.clone(), String::new(), "", hb)
+                    }
+                };
+                (
+                    format!("{} ({load_name})", slices_name(*slice_x, *load_slice_x)),
+                    format!("lat-{hogs_id}{}", slices_id(*slice_x, *load_slice_x)),
+                    format!(
+                        "eevdf-waker {pin}--interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
+                         {}--readback-load-procs 2 --duration-ms 600000 -- {load}",
+                        load_slice_arg(*load_slice_x)
+                    ),
+                )
+            }
             Workload::Hackbench {
                 threads,
                 pipe,
@@ -993,29 +984,25 @@ impl Cell {
             Workload::MigrateHackbench {
                 groups,
                 loops,
+                sleeper_rounds: 0,
+            } => (
+                format!("hackbench -g {groups} alone"),
+                format!("hbmig-g{groups}-alone"),
+                format!("hackbench -g {groups} -l {loops}"),
+            ),
+            Workload::MigrateHackbench {
+                groups,
+                loops,
                 sleeper_rounds,
-            } => {
-                let hb = format!("hackbench -g {groups} -l {loops}");
-                (
-                    on_off(
-                        *sleeper_rounds > 0,
-                        &format!("hackbench -g {groups} with an unpinned long sleeper"),
-                        &format!("hackbench -g {groups} alone"),
-                    ),
-                    format!(
-                        "hbmig-g{groups}-{}",
-                        on_off(*sleeper_rounds > 0, "sleeper", "alone")
-                    ),
-                    if *sleeper_rounds > 0 {
-                        format!(
-                            "/tmp/eevdf-beside wait 'eevdf-migrate --move natural --rounds \
-                             {sleeper_rounds} --run-before-ms 50 --sleep-ms 300 --after-ms 200' {hb}"
-                        )
-                    } else {
-                        hb
-                    },
-                )
-            }
+            } => (
+                format!("hackbench -g {groups} with an unpinned long sleeper"),
+                format!("hbmig-g{groups}-sleeper"),
+                format!(
+                    "/tmp/eevdf-beside wait 'eevdf-migrate --move natural --rounds \
+                     {sleeper_rounds} --run-before-ms 50 --sleep-ms 300 --after-ms 200' \
+                     hackbench -g {groups} -l {loops}"
+                ),
+            ),
             // The idle baseline: cyclictest for about as long as the 100% job takes.
             Workload::ForkJob { jobs: 0, files, .. } => (
                 "cyclictest alone (the idle baseline)".into(),

@@ -12,30 +12,23 @@ use anyhow::Result;
 use std::path::Path;
 
 /// One of the lab's studies.
-pub trait Study {
-    /// The cells of its matrix of `kind`, in run order, limited to `only` experiments (all
-    /// when empty).
-    fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell>;
-    /// Its report of `raw`: `report.md` and `summary.json` in `dir`, the page at
-    /// `results_page` if asked (its plots beside it), and the summary printed.
-    fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()>;
+pub enum Study {
+    /// The main matrix and the bar: rust against stock, one table an experiment.
+    Main,
+    /// Upstream's next features, off against on, on the rust kernel.
+    Next,
+    /// The seeds' experiments, each beside its seed's claim.
+    Seeds,
 }
 
-/// The main matrix and the bar: rust against stock, one table an experiment.
-struct Main;
-/// Upstream's next features, off against on, on the rust kernel.
-struct Next;
-/// The seeds' experiments, each beside its seed's claim.
-struct Seeds;
-
 /// The study a matrix kind belongs to.
-pub fn study(kind: MatrixKind) -> &'static dyn Study {
+pub fn study(kind: MatrixKind) -> Study {
     if kind.is_next() {
-        &Next
+        Study::Next
     } else if kind.is_seeds() {
-        &Seeds
+        Study::Seeds
     } else {
-        &Main
+        Study::Main
     }
 }
 
@@ -45,33 +38,25 @@ pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     study(kind).cells(kind, only)
 }
 
-impl Study for Main {
-    fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-        main_matrix::cells(kind, only)
+impl Study {
+    /// The cells of its matrix of `kind`, in run order, limited to `only` experiments (all
+    /// when empty).
+    pub fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
+        match self {
+            Study::Main => main_matrix::cells(kind, only),
+            Study::Next => crate::next::matrix(kind == MatrixKind::NextSmoke, only),
+            Study::Seeds => crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only),
+        }
     }
 
-    fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
-        report::finish(raw, dir, results_page)
-    }
-}
-
-impl Study for Next {
-    fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-        crate::next::matrix(kind == MatrixKind::NextSmoke, only)
-    }
-
-    fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
-        next_report::finish(raw, dir, results_page)
-    }
-}
-
-impl Study for Seeds {
-    fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-        crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only)
-    }
-
-    fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
-        seeds_report::finish(raw, dir, results_page)
+    /// Its report of `raw`: `report.md` and `summary.json` in `dir`, the page at
+    /// `results_page` if asked (its plots beside it), and the summary printed.
+    pub fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
+        match self {
+            Study::Main => report::finish(raw, dir, results_page),
+            Study::Next => next_report::finish(raw, dir, results_page),
+            Study::Seeds => seeds_report::finish(raw, dir, results_page),
+        }
     }
 }
 
