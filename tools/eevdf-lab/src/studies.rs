@@ -64,6 +64,7 @@ impl Study {
 mod tests {
     use super::*;
     use crate::plan::{guest_script, plan_boots, Kernel};
+    use clap::ValueEnum;
 
     #[test]
     fn each_kind_is_its_study() {
@@ -84,20 +85,11 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_spaceless() {
-        for kind in [
-            MatrixKind::Smoke,
-            MatrixKind::Quick,
-            MatrixKind::Full,
-            MatrixKind::Next,
-            MatrixKind::NextSmoke,
-        ] {
-            let cells = matrix(kind, &[]);
-            let mut ids: Vec<String> = cells.iter().map(Cell::id).collect();
-            assert!(ids.iter().all(|i| !i.contains(' ')));
-            let n = ids.len();
-            ids.sort();
-            ids.dedup();
-            assert_eq!(ids.len(), n, "{kind:?}");
+        for &kind in MatrixKind::value_variants() {
+            let ids: Vec<String> = matrix(kind, &[]).iter().map(Cell::id).collect();
+            let unique: std::collections::BTreeSet<&String> = ids.iter().collect();
+            assert!(ids.iter().all(|i| !i.contains(' ')), "{kind:?}");
+            assert_eq!(unique.len(), ids.len(), "{kind:?}");
         }
     }
 
