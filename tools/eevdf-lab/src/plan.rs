@@ -1087,12 +1087,8 @@ impl Cell {
             // With schedstats on (the --next cells: counting, and the counters read around
             // the run) hackbench took 1.6 times as long here.
             Workload::Hackbench { groups, loops, .. } => {
-                let t = 0.2 + 0.007 * (*groups * *loops) as f64;
-                if self.schedstats() {
-                    t * 1.6
-                } else {
-                    t
-                }
+                let slower = if self.schedstats() { 1.6 } else { 1.0 };
+                (0.2 + 0.007 * (*groups * *loops) as f64) * slower
             }
             Workload::PingPong { duration_ms } => 0.2 + *duration_ms as f64 / 1000.0,
             Workload::Share { duration_ms, .. } => 0.4 + *duration_ms as f64 / 1000.0,
