@@ -1557,11 +1557,8 @@ mod tests {
         ];
         let boots = plan_boots(&cells, &[Kernel::Stock], 1, 2, 1e9);
         let s = guest_script(&boots[0], &cells);
-        let evdf = cells
-            .iter()
-            .find(|c| c.features == FeatureSet::evdf())
-            .unwrap();
-        let id = evdf.id();
+        // The EEVDF cell's ID and the EVDF one's.
+        let (eid, id) = (cells[0].id(), cells[1].id());
         assert!(s.contains(&format!(
             "if ! has ELIGIBLE; then\n\techo \"@@cell {id} unavailable ELIGIBLE\"\n\
              elif ! setf NO_ELIGIBLE; then\n\techo \"@@cell {id} end rc=99 (writing $BAD \
@@ -1573,11 +1570,6 @@ mod tests {
         assert!(s.ends_with("echo @@done\n"));
         // The default set writes nothing, checks nothing and restores nothing; schedstats
         // stay off and no counters are read in the latency cells.
-        let eevdf = cells
-            .iter()
-            .find(|c| c.features == FeatureSet::eevdf())
-            .unwrap();
-        let eid = eevdf.id();
         let at = s.find(&format!("@@cell {eid} begin rep=0")).unwrap();
         let block = &s[at..s[at..].find(" end rc=$rc").unwrap() + at];
         assert!(!block.contains("has ") && !block.contains("setf") && !block.contains("$SS"));
