@@ -187,13 +187,8 @@ mod tests {
                 else {
                     panic!("{}", c.id());
                 };
-                assert_eq!(
-                    load_slice_x,
-                    Some(1.0),
-                    "{}: the load at the base slice",
-                    c.id()
-                );
                 let (label, id, cmd) = (c.label(), c.id(), c.command());
+                assert_eq!(load_slice_x, Some(1.0), "{id}: the load at the base slice");
                 assert!(
                     label.starts_with(&format!("waker {slice_x}x, load 1x (")),
                     "{label}"

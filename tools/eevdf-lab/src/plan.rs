@@ -935,19 +935,13 @@ impl Cell {
                 timehist_lines,
             } => {
                 let load = interactive_burst_us.map(|b| MixedLoad::new(*compute, *interactive, b));
-                let (name, id) = match load {
-                    None => (
-                        format!("{compute} massive_intr vs {interactive} interactive (CPU 0)"),
-                        format!("mixed-{compute}c{interactive}i"),
-                    ),
-                    Some(l) => (
-                        format!(
-                            "{compute} massive_intr vs {interactive} {} (CPU 0)",
-                            l.name()
-                        ),
-                        format!("mixed-{compute}c{interactive}i-{}", l.id()),
-                    ),
+                // Runs from before the load was kept: no load in the name or the ID.
+                let (what, load_id) = match load {
+                    Some(l) => (l.name(), format!("-{}", l.id())),
+                    None => ("interactive".to_string(), String::new()),
                 };
+                let name = format!("{compute} massive_intr vs {interactive} {what} (CPU 0)");
+                let id = format!("mixed-{compute}c{interactive}i{load_id}");
                 let command = format!(
                     "/tmp/eevdf-perfsched {timehist_lines} {} eevdf-mixed --cpus 0 --compute \
                      {compute} --interactive {interactive} --frame-us {MIXED_FRAME_US} --burst-us {} \
