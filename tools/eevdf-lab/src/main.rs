@@ -737,7 +737,7 @@ fn missing_features(cells: &[Cell], features: &str) -> Vec<(String, Vec<String>)
 
 /// The run's report, by its study, and whether every cell and boot succeeded.
 fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
-    studies::study(raw.matrix).finish(raw, dir, results_page)?;
+    studies::finish(raw, dir, results_page)?;
     Ok(cells_ok(raw))
 }
 
@@ -856,7 +856,7 @@ fn real_main() -> Result<bool> {
         }
     }
     let root = repo_root();
-    let mut cells = studies::study(kind).cells(kind, &only_experiments(&args.only));
+    let mut cells = studies::matrix(kind, &only_experiments(&args.only));
     restrict_shapes(&mut cells, &args.only, args.cpus)?;
     if cells.is_empty() {
         bail!("the matrix is empty (check --only)");
@@ -1120,8 +1120,7 @@ mod tests {
         let a = parse("seeds --only seed000@2cpu").unwrap();
         assert_eq!(a.only[0].cpus, Some(2));
         let cells_of = |only: &[Only], cpus: u32| {
-            let mut c =
-                studies::study(MatrixKind::Seeds).cells(MatrixKind::Seeds, &only_experiments(only));
+            let mut c = studies::matrix(MatrixKind::Seeds, &only_experiments(only));
             restrict_shapes(&mut c, only, cpus).map(|()| c)
         };
         let two = cells_of(&a.only, 1).unwrap();
@@ -1210,7 +1209,7 @@ mod tests {
 
     #[test]
     fn missing_features_are_named_with_their_cells() {
-        let cells = studies::study(MatrixKind::NextSmoke).cells(MatrixKind::NextSmoke, &[]);
+        let cells = studies::matrix(MatrixKind::NextSmoke, &[]);
         // 6.12.117 with patch 0002: none of the four.
         let old = "PLACE_LAG RUN_TO_PARITY PREEMPT_SHORT ELIGIBLE NO_BIAS_ELIGIBLE NO_NEXT_BUDDY";
         let m = missing_features(&cells, old);

@@ -26,7 +26,7 @@ const BAR_WAKEUPS_PER_HB_LOOP_12: f64 = 48194.0 / 600.0;
 
 /// The cells of one of the main matrices (smoke, quick, full, bar), in run order, limited
 /// to `only` experiments (all when empty). The `next` and `seeds` matrices are their
-/// studies' (`crate::studies::study` chooses); asked for one of those, this has no cells.
+/// studies' (`crate::studies::matrix` chooses); asked for one of those, this has no cells.
 pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     use Experiment as E;
     use FeatureSet as F;

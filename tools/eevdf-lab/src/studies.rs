@@ -1,8 +1,8 @@
 //! The studies the lab runs: the main matrix (latency, throughput, fairness, scale and the
 //! performance bar: `main_matrix.rs`, `report.rs`), upstream's next features (`next.rs`,
-//! `next_report.rs`) and the seeds' experiments (`seeds.rs`, `seeds_report.rs`). Each is a
-//! [`Study`]: its cells, and its report from a run's records. This module sits above them
-//! all, so that none of them depends on another.
+//! `next_report.rs`) and the seeds' experiments (`seeds.rs`, `seeds_report.rs`). Each
+//! [`Study`] has its cells ([`matrix`]) and its report from a run's records ([`finish`]).
+//! This module sits above them all, so that none of them depends on another.
 
 use crate::main_matrix;
 use crate::plan::{Cell, Experiment, MatrixKind};
@@ -12,7 +12,7 @@ use anyhow::Result;
 use std::path::Path;
 
 /// One of the lab's studies.
-pub enum Study {
+enum Study {
     /// The main matrix and the bar: rust against stock, one table an experiment.
     Main,
     /// Upstream's next features, off against on, on the rust kernel.
@@ -22,7 +22,7 @@ pub enum Study {
 }
 
 /// The study a matrix kind belongs to.
-pub fn study(kind: MatrixKind) -> Study {
+fn study(kind: MatrixKind) -> Study {
     if kind.is_next() {
         Study::Next
     } else if kind.is_seeds() {
@@ -32,31 +32,23 @@ pub fn study(kind: MatrixKind) -> Study {
     }
 }
 
-/// The cells of a matrix of `kind` (its study's).
-#[cfg(test)]
+/// The cells of a matrix of `kind` (its study's), in run order, limited to `only`
+/// experiments (all when empty).
 pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-    study(kind).cells(kind, only)
+    match study(kind) {
+        Study::Main => main_matrix::cells(kind, only),
+        Study::Next => crate::next::matrix(kind == MatrixKind::NextSmoke, only),
+        Study::Seeds => crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only),
+    }
 }
 
-impl Study {
-    /// The cells of its matrix of `kind`, in run order, limited to `only` experiments (all
-    /// when empty).
-    pub fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-        match self {
-            Study::Main => main_matrix::cells(kind, only),
-            Study::Next => crate::next::matrix(kind == MatrixKind::NextSmoke, only),
-            Study::Seeds => crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only),
-        }
-    }
-
-    /// Its report of `raw`: `report.md` and `summary.json` in `dir`, the page at
-    /// `results_page` if asked (its plots beside it), and the summary printed.
-    pub fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
-        match self {
-            Study::Main => report::finish(raw, dir, results_page),
-            Study::Next => next_report::finish(raw, dir, results_page),
-            Study::Seeds => seeds_report::finish(raw, dir, results_page),
-        }
+/// The report of `raw` by its matrix's study: `report.md` and `summary.json` in `dir`, the
+/// page at `results_page` if asked (its plots beside it), and the summary printed.
+pub fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
+    match study(raw.matrix) {
+        Study::Main => report::finish(raw, dir, results_page),
+        Study::Next => next_report::finish(raw, dir, results_page),
+        Study::Seeds => seeds_report::finish(raw, dir, results_page),
     }
 }
 
