@@ -242,8 +242,7 @@ impl StandIn {
         let (f, w) = s
             .split_once('=')
             .ok_or_else(|| format!("bad stand-in '{s}': want NAME=OTHER"))?;
-        let ok = |x: &str| valid_write(x);
-        if !ok(f) || f.starts_with("NO_") || !ok(w) {
+        if !valid_write(f) || f.starts_with("NO_") || !valid_write(w) {
             return Err(format!(
                 "bad stand-in '{s}': NAME and OTHER are sched_feat names (OTHER may be NO_X)"
             ));

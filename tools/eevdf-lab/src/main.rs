@@ -277,45 +277,42 @@ impl Args {
     /// The run a subcommand asks for, or the raw.json `report` regenerates from.
     fn from_cli(cli: Cli) -> Result<Args, (Vec<PathBuf>, Option<PathBuf>)> {
         use MatrixKind as M;
-        let (kind, stand_ins, skip_insnprof, common) = match cli.study {
+        // A study without flags of its own beyond `--smoke` (--full and --smoke conflict).
+        let plain = |kind, common| Args {
+            kind,
+            stand_ins: vec![],
+            skip_insnprof: false,
+            common,
+        };
+        Ok(match cli.study {
             Study::Run {
-                full,
-                smoke,
+                full: true, common, ..
+            } => plain(M::Full, common),
+            Study::Run {
+                smoke: true,
                 common,
                 ..
-            } => {
-                let kind = [(full, M::Full), (smoke, M::Smoke)]
-                    .into_iter()
-                    .find(|k| k.0);
-                (kind.map_or(M::Quick, |k| k.1), vec![], false, common)
-            }
+            } => plain(M::Smoke, common),
+            Study::Run { common, .. } => plain(M::Quick, common),
             Study::Bar {
                 skip_insnprof,
                 common,
-            } => (M::Bar, vec![], skip_insnprof, common),
+            } => Args {
+                skip_insnprof,
+                ..plain(M::Bar, common)
+            },
             Study::Next {
                 smoke,
                 stand_ins,
                 common,
-            } => (
-                if smoke { M::NextSmoke } else { M::Next },
+            } => Args {
                 stand_ins,
-                false,
-                common,
-            ),
-            Study::Seeds { smoke, common } => (
-                if smoke { M::SeedsSmoke } else { M::Seeds },
-                vec![],
-                false,
-                common,
-            ),
+                ..plain(if smoke { M::NextSmoke } else { M::Next }, common)
+            },
+            Study::Seeds { smoke, common } => {
+                plain(if smoke { M::SeedsSmoke } else { M::Seeds }, common)
+            }
             Study::Report { raws, results_page } => return Err((raws, results_page)),
-        };
-        Ok(Args {
-            kind,
-            stand_ins,
-            skip_insnprof,
-            common,
         })
     }
 }
@@ -740,7 +737,7 @@ fn missing_features(cells: &[Cell], features: &str) -> Vec<(String, Vec<String>)
 
 /// The run's report, by its study, and whether every cell and boot succeeded.
 fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<bool> {
-    studies::study(raw.matrix).finish(raw, dir, results_page)?;
+    studies::finish(raw, dir, results_page)?;
     Ok(cells_ok(raw))
 }
 
@@ -859,7 +856,7 @@ fn real_main() -> Result<bool> {
         }
     }
     let root = repo_root();
-    let mut cells = studies::study(kind).cells(kind, &only_experiments(&args.only));
+    let mut cells = studies::matrix(kind, &only_experiments(&args.only));
     restrict_shapes(&mut cells, &args.only, args.cpus)?;
     if cells.is_empty() {
         bail!("the matrix is empty (check --only)");
@@ -1123,8 +1120,7 @@ mod tests {
         let a = parse("seeds --only seed000@2cpu").unwrap();
         assert_eq!(a.only[0].cpus, Some(2));
         let cells_of = |only: &[Only], cpus: u32| {
-            let mut c =
-                studies::study(MatrixKind::Seeds).cells(MatrixKind::Seeds, &only_experiments(only));
+            let mut c = studies::matrix(MatrixKind::Seeds, &only_experiments(only));
             restrict_shapes(&mut c, only, cpus).map(|()| c)
         };
         let two = cells_of(&a.only, 1).unwrap();
@@ -1213,7 +1209,7 @@ mod tests {
 
     #[test]
     fn missing_features_are_named_with_their_cells() {
-        let cells = studies::study(MatrixKind::NextSmoke).cells(MatrixKind::NextSmoke, &[]);
+        let cells = studies::matrix(MatrixKind::NextSmoke, &[]);
         // 6.12.117 with patch 0002: none of the four.
         let old = "PLACE_LAG RUN_TO_PARITY PREEMPT_SHORT ELIGIBLE NO_BIAS_ELIGIBLE NO_NEXT_BUDDY";
         let m = missing_features(&cells, old);

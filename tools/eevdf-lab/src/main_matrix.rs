@@ -26,7 +26,7 @@ const BAR_WAKEUPS_PER_HB_LOOP_12: f64 = 48194.0 / 600.0;
 
 /// The cells of one of the main matrices (smoke, quick, full, bar), in run order, limited
 /// to `only` experiments (all when empty). The `next` and `seeds` matrices are their
-/// studies' (`crate::studies::study` chooses); asked for one of those, this has no cells.
+/// studies' (`crate::studies::matrix` chooses); asked for one of those, this has no cells.
 pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
     use Experiment as E;
     use FeatureSet as F;
@@ -53,14 +53,16 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         ),
         _ => (F::seeds().to_vec(), &[10.0, 1.0, 0.1], (4, 60)),
     };
-    // The waker at `slice_x` against hackbench, whose tasks run at the base slice.
-    let against_hb = |slice_x| Workload::Latency {
+    // The waker at `slice_x` against hackbench (`hb`: groups, loops) or beside `hogs`, its
+    // load's tasks at the base slice.
+    let waker = |slice_x, (hb_groups, hb_loops), hogs| Workload::Latency {
         slice_x,
         load_slice_x: Some(1.0),
-        hb_groups: hb.0,
-        hb_loops: hb.1,
-        hogs: None,
+        hb_groups,
+        hb_loops,
+        hogs,
     };
+    let against_hb = |slice_x| waker(slice_x, hb, None);
     for &slice_x in slices {
         for f in &lat_sets {
             cells.push(Cell::new(E::Latency, f.clone(), against_hb(slice_x)));
@@ -76,20 +78,11 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         _ => (slices, 1000),
     };
     for &slice_x in in_share {
-        let hogs = Some(Hogs {
+        let hogs = Hogs {
             n: 2,
             duration_ms: hog_ms,
-        });
-        cells.push(eevdf(
-            E::Latency,
-            Workload::Latency {
-                slice_x,
-                load_slice_x: Some(1.0),
-                hb_groups: 0,
-                hb_loops: 0,
-                hogs,
-            },
-        ));
+        };
+        cells.push(eevdf(E::Latency, waker(slice_x, (0, 0), Some(hogs))));
     }
     let hb_cells: Vec<(bool, bool, u32, u32)> = match kind {
         MatrixKind::Smoke => vec![(false, true, 1, 20)],
@@ -177,17 +170,14 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
 mod tests {
     use super::*;
     use crate::plan::{plan_boots, Kernel};
+    use clap::ValueEnum;
 
     /// Every latency cell of the main matrices runs its load at the base slice and is named
     /// by both slices.
     #[test]
     fn latency_cells_name_both_slices() {
-        for kind in [
-            MatrixKind::Quick,
-            MatrixKind::Full,
-            MatrixKind::Bar,
-            MatrixKind::Smoke,
-        ] {
+        // The `next` and `seeds` kinds have no cells here.
+        for &kind in MatrixKind::value_variants() {
             for c in cells(kind, &[Experiment::Latency]) {
                 let Workload::Latency {
                     slice_x,
@@ -197,13 +187,8 @@ mod tests {
                 else {
                     panic!("{}", c.id());
                 };
-                assert_eq!(
-                    load_slice_x,
-                    Some(1.0),
-                    "{}: the load at the base slice",
-                    c.id()
-                );
                 let (label, id, cmd) = (c.label(), c.id(), c.command());
+                assert_eq!(load_slice_x, Some(1.0), "{id}: the load at the base slice");
                 assert!(
                     label.starts_with(&format!("waker {slice_x}x, load 1x (")),
                     "{label}"
@@ -340,23 +325,14 @@ mod tests {
     fn full_has_multi_cpu_cells() {
         let cells = cells(MatrixKind::Full, &[]);
         for n in [2, 4] {
-            let at: Vec<&Cell> = cells.iter().filter(|c| c.cpus == Some(n)).collect();
-            assert!(
-                at.iter().any(|c| c.experiment == Experiment::Latency),
-                "{n}"
-            );
-            assert!(
-                at.iter().any(|c| c.experiment == Experiment::Throughput),
-                "{n}"
-            );
+            for e in [Experiment::Latency, Experiment::Throughput] {
+                let found = cells.iter().any(|c| c.cpus == Some(n) && c.experiment == e);
+                assert!(found, "{e:?} at {n} vCPUs");
+            }
         }
+        // (studies::tests::ids_are_unique_and_spaceless checks that their IDs differ.)
         assert!(super::cells(MatrixKind::Quick, &[])
             .iter()
             .all(|c| c.cpus.is_none()));
-        let mut ids: Vec<String> = cells.iter().map(Cell::id).collect();
-        let n = ids.len();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), n);
     }
 }

@@ -291,11 +291,7 @@ mod tests {
                 assert!(twins.iter().any(|t| t.ab.as_ref().unwrap().on != ab.on));
                 // The feature's own write is last: on sets it, off clears it.
                 let last = c.features.writes().last().unwrap();
-                let want = if ab.on {
-                    f.name().to_string()
-                } else {
-                    format!("NO_{}", f.name())
-                };
+                let want = format!("{}{}", if ab.on { "" } else { "NO_" }, f.name());
                 assert_eq!(last, &want, "{}", c.id());
                 assert!(c.schedstats(), "counters count only with schedstats");
             }

@@ -19,8 +19,9 @@ pub struct BootInfo {
     pub done: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum Status {
+    #[default]
     Ok,
     /// The kernel lacks the named sched_feat.
     Unavailable(String),
@@ -29,7 +30,7 @@ pub enum Status {
 }
 
 /// One run of one cell.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     pub id: String,
     pub rep: u32,
@@ -63,13 +64,7 @@ impl Outcome {
         Outcome {
             id: id.to_string(),
             rep,
-            status: Status::Ok,
-            records: Vec::new(),
-            hackbench_s: Vec::new(),
-            counters: None,
-            counters_before: None,
-            text: Vec::new(),
-            tunables: BTreeMap::new(),
+            ..Outcome::default()
         }
     }
 }
@@ -275,18 +270,14 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 // The waker's need: its CPU time per wakeup over its period (the report
                 // puts it beside its share: which regime the cell is in).
                 if w.interval_us > 0 && w.run_avg_us > 0.0 {
-                    m.push((
-                        "need_pct".into(),
-                        100.0 * w.run_avg_us / w.interval_us as f64,
-                    ));
+                    let need_pct = 100.0 * w.run_avg_us / w.interval_us as f64;
+                    m.push(("need_pct".into(), need_pct));
                 }
                 // What it got: its CPU time over the run (it misses periods when it needs
                 // more than its share).
                 if w.duration_s > 0.0 && w.run_avg_us > 0.0 {
-                    m.push((
-                        "waker_share_pct".into(),
-                        100.0 * w.run_avg_us * w.samples as f64 / (w.duration_s * 1e6),
-                    ));
+                    let got = 100.0 * w.run_avg_us * w.samples as f64 / (w.duration_s * 1e6);
+                    m.push(("waker_share_pct".into(), got));
                 }
                 if let Some(t) = hb {
                     m.push(("hackbench_s".into(), t));
@@ -338,10 +329,8 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 for g in &x.groups {
                     m.push((format!("{}_avg_delay_ms", g.name), g.avg_delay_ms));
                     if x.duration_s > 0.0 {
-                        m.push((
-                            format!("{}_loops_per_s", g.name),
-                            g.loops as f64 / x.duration_s,
-                        ));
+                        let loops_per_s = g.loops as f64 / x.duration_s;
+                        m.push((format!("{}_loops_per_s", g.name), loops_per_s));
                         // A task's CPU time over the window, against its fair share.
                         m.push((
                             format!("{}_cpu_pct", g.name),
@@ -352,10 +341,8 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                         ));
                     }
                     if g.latency.is_some() && g.loops > 0 {
-                        m.push((
-                            format!("{}_missed_pct", g.name),
-                            100.0 * g.missed as f64 / g.loops as f64,
-                        ));
+                        let missed_pct = 100.0 * g.missed as f64 / g.loops as f64;
+                        m.push((format!("{}_missed_pct", g.name), missed_pct));
                     }
                     if let Some(l) = &g.latency {
                         m.push((format!("{}_p50_us", g.name), l.p50_us));
@@ -422,15 +409,10 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
         .filter_map(cyclictest_line)
         .collect();
     if !cyc.is_empty() {
-        let n = cyc.len() as f64;
-        m.push((
-            "cyc_avg_us".into(),
-            cyc.iter().map(|c| c.1).sum::<f64>() / n,
-        ));
-        m.push((
-            "cyc_max_us".into(),
-            cyc.iter().map(|c| c.2).fold(0.0, f64::max),
-        ));
+        let avg = cyc.iter().map(|c| c.1).sum::<f64>() / cyc.len() as f64;
+        let max = cyc.iter().map(|c| c.2).fold(0.0, f64::max);
+        m.push(("cyc_avg_us".into(), avg));
+        m.push(("cyc_max_us".into(), max));
     }
     for (k, &v) in o.counters.iter().flatten() {
         m.push((ctr(k), v as f64));
@@ -440,10 +422,8 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
     if let (Workload::Mixed { duration_ms, .. }, Some(c)) = (&cell.workload, &o.counters) {
         if let (Some(&n), Some(&picks)) = (c.get("picks_ineligible_earliest"), c.get("picks")) {
             if picks > 0 {
-                m.push((
-                    "ineligible_picks_pct".into(),
-                    100.0 * n as f64 / picks as f64,
-                ));
+                let pct = 100.0 * n as f64 / picks as f64;
+                m.push(("ineligible_picks_pct".into(), pct));
             }
             let s = (MIXED_WARMUP_MS + duration_ms) as f64 / 1000.0;
             m.push(("ineligible_picks_per_s".into(), n as f64 / s));
@@ -545,10 +525,8 @@ fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
     }
     m.push(("share_err_pp".into(), r.max_share_err_pp));
     for t in &r.tasks {
-        m.push((
-            format!("{}.share_err_pp", t.name),
-            (t.share - t.fair_share) * 100.0,
-        ));
+        let share_err_pp = (t.share - t.fair_share) * 100.0;
+        m.push((format!("{}.share_err_pp", t.name), share_err_pp));
         if let Some(q) = &t.wakeup {
             m.push((format!("{}.p99_us", t.name), q.p99_us));
             m.push((format!("{}.max_us", t.name), q.max_us));
@@ -561,16 +539,12 @@ fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
         // 001's "% of the baseline".
         if t.kind == "sleeper" && t.periods > 0 && r.duration_s > 0.0 {
             let alone_s = (t.run_us + t.sleep_us) as f64 / 1e6;
-            m.push((
-                format!("{}.slowdown_pct", t.name),
-                100.0 * r.duration_s / t.periods as f64 / alone_s,
-            ));
+            let slowdown_pct = 100.0 * r.duration_s / t.periods as f64 / alone_s;
+            m.push((format!("{}.slowdown_pct", t.name), slowdown_pct));
             // How often its run is cut by a preemption (involuntary switches an
             // activation): what stretches an activation beyond its wait and its run.
-            m.push((
-                format!("{}.preempt_per_act", t.name),
-                t.nivcsw as f64 / t.periods as f64,
-            ));
+            let preempt_per_act = t.nivcsw as f64 / t.periods as f64;
+            m.push((format!("{}.preempt_per_act", t.name), preempt_per_act));
         }
     }
 }
@@ -635,23 +609,17 @@ pub fn placement_metrics(rounds: &[eevdf_guest::MigrateRound]) -> Vec<(String, f
     let max = |f: &dyn Fn(&eevdf_guest::debugfs::Placement) -> u64| {
         woke.iter().map(|p| f(p)).max().unwrap_or(0)
     };
-    m.push((
-        "migrate_place_max_abs_vlag_us".into(),
-        us(max(&|p| p.vlag.unsigned_abs())),
-    ));
-    m.push((
-        "migrate_place_max_abs_lag_us".into(),
-        us(max(&|p| p.lag.unsigned_abs())),
-    ));
+    let vlag = max(&|p| p.vlag.unsigned_abs());
+    let lag = max(&|p| p.lag.unsigned_abs());
+    m.push(("migrate_place_max_abs_vlag_us".into(), us(vlag)));
+    m.push(("migrate_place_max_abs_lag_us".into(), us(lag)));
     m.push(("migrate_place_limit_us".into(), us(max(&|p| p.limit))));
     let count = |f: &dyn Fn(&eevdf_guest::debugfs::Placement) -> bool| {
         woke.iter().filter(|p| f(p)).count() as f64
     };
     m.push(("migrate_place_over".into(), count(&|p| !p.within_limit())));
-    m.push((
-        "migrate_place_scale_mismatch".into(),
-        count(&|p| p.lag != 0 && p.lag != p.scaled_lag()),
-    ));
+    let mismatch = count(&|p| p.lag != 0 && p.lag != p.scaled_lag());
+    m.push(("migrate_place_scale_mismatch".into(), mismatch));
     m
 }
 

@@ -267,8 +267,8 @@ enum FeatureSetRepr {
 }
 
 /// The five feature sets of the seeds' latency experiment, as raw.json named them when the
-/// feature set was an enum.
-#[derive(Deserialize)]
+/// feature set was an enum, in [`FeatureSet::seeds`]'s order.
+#[derive(Copy, Clone, Deserialize)]
 enum SeedSet {
     Eevdf,
     Evdf,
@@ -294,13 +294,8 @@ impl From<FeatureSetRepr> for FeatureSet {
                     .filter(|t| valid_tunable(&t.file))
                     .collect(),
             },
-            FeatureSetRepr::Seed(s) => match s {
-                SeedSet::Eevdf => FeatureSet::eevdf(),
-                SeedSet::Evdf => FeatureSet::evdf(),
-                SeedSet::Bias => FeatureSet::bias(),
-                SeedSet::NoRunToParity => FeatureSet::no_run_to_parity(),
-                SeedSet::NoPlaceLag => FeatureSet::no_place_lag(),
-            },
+            // SeedSet lists the five in FeatureSet::seeds()'s order.
+            FeatureSetRepr::Seed(s) => FeatureSet::seeds()[s as usize].clone(),
         }
     }
 }
@@ -795,45 +790,41 @@ impl Cell {
     fn names(&self) -> (String, String, String) {
         let on_off = |b: bool, on: &str, off: &str| if b { on } else { off }.to_string();
         match &self.workload {
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                hogs: Some(h),
-                ..
-            } => (
-                format!(
-                    "{} (pinned beside {} hogs on CPU 0)",
-                    slices_name(*slice_x, *load_slice_x),
-                    h.n
-                ),
-                format!("lat-hogs{}-{}", h.n, slices_id(*slice_x, *load_slice_x)),
-                format!(
-                    "eevdf-waker --cpu 0 --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
-                     {}--readback-load-procs 2 --duration-ms 600000 -- eevdf-share --cpu 0 --duration-ms {} {}",
-                    load_slice_arg(*load_slice_x),
-                    h.duration_ms,
-                    vec!["--hog 0"; h.n as usize].join(" ")
-                ),
-            ),
+            // The waker pinned beside hogs on CPU 0, or against hackbench: one command but
+            // for the pin and the load.
             Workload::Latency {
                 slice_x,
                 load_slice_x,
                 hb_groups,
                 hb_loops,
-                ..
-            } => (
-                format!(
-                    "{} (hackbench -g {hb_groups} -l {hb_loops})",
-                    slices_name(*slice_x, *load_slice_x)
-                ),
-                format!("lat-{}", slices_id(*slice_x, *load_slice_x)),
-                format!(
-                    "eevdf-waker --interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
-                     {}--readback-load-procs 2 --duration-ms 600000 -- \
-                     hackbench -g {hb_groups} -l {hb_loops}",
-                    load_slice_arg(*load_slice_x)
-                ),
-            ),
+                hogs,
+            } => {
+                let (load_name, hogs_id, pin, load) = match hogs {
+                    Some(h) => (
+                        format!("pinned beside {} hogs on CPU 0", h.n),
+                        format!("hogs{}-", h.n),
+                        "--cpu 0 ",
+                        format!(
+                            "eevdf-share --cpu 0 --duration-ms {} {}",
+                            h.duration_ms,
+                            vec!["--hog 0"; h.n as usize].join(" ")
+                        ),
+                    ),
+                    None => {
+                        let hb = format!("hackbench -g {hb_groups} -l {hb_loops}");
+                        (hb.clone(), String::new(), "", hb)
+                    }
+                };
+                (
+                    format!("{} ({load_name})", slices_name(*slice_x, *load_slice_x)),
+                    format!("lat-{hogs_id}{}", slices_id(*slice_x, *load_slice_x)),
+                    format!(
+                        "eevdf-waker {pin}--interval-us {WAKER_PERIOD_US} --slice-base-x {slice_x} \
+                         {}--readback-load-procs 2 --duration-ms 600000 -- {load}",
+                        load_slice_arg(*load_slice_x)
+                    ),
+                )
+            }
             Workload::Hackbench {
                 threads,
                 pipe,
@@ -944,19 +935,13 @@ impl Cell {
                 timehist_lines,
             } => {
                 let load = interactive_burst_us.map(|b| MixedLoad::new(*compute, *interactive, b));
-                let (name, id) = match load {
-                    None => (
-                        format!("{compute} massive_intr vs {interactive} interactive (CPU 0)"),
-                        format!("mixed-{compute}c{interactive}i"),
-                    ),
-                    Some(l) => (
-                        format!(
-                            "{compute} massive_intr vs {interactive} {} (CPU 0)",
-                            l.name()
-                        ),
-                        format!("mixed-{compute}c{interactive}i-{}", l.id()),
-                    ),
+                // Runs from before the load was kept: no load in the name or the ID.
+                let (what, load_id) = match load {
+                    Some(l) => (l.name(), format!("-{}", l.id())),
+                    None => ("interactive".to_string(), String::new()),
                 };
+                let name = format!("{compute} massive_intr vs {interactive} {what} (CPU 0)");
+                let id = format!("mixed-{compute}c{interactive}i{load_id}");
                 let command = format!(
                     "/tmp/eevdf-perfsched {timehist_lines} {} eevdf-mixed --cpus 0 --compute \
                      {compute} --interactive {interactive} --frame-us {MIXED_FRAME_US} --burst-us {} \
@@ -993,29 +978,25 @@ impl Cell {
             Workload::MigrateHackbench {
                 groups,
                 loops,
+                sleeper_rounds: 0,
+            } => (
+                format!("hackbench -g {groups} alone"),
+                format!("hbmig-g{groups}-alone"),
+                format!("hackbench -g {groups} -l {loops}"),
+            ),
+            Workload::MigrateHackbench {
+                groups,
+                loops,
                 sleeper_rounds,
-            } => {
-                let hb = format!("hackbench -g {groups} -l {loops}");
-                (
-                    on_off(
-                        *sleeper_rounds > 0,
-                        &format!("hackbench -g {groups} with an unpinned long sleeper"),
-                        &format!("hackbench -g {groups} alone"),
-                    ),
-                    format!(
-                        "hbmig-g{groups}-{}",
-                        on_off(*sleeper_rounds > 0, "sleeper", "alone")
-                    ),
-                    if *sleeper_rounds > 0 {
-                        format!(
-                            "/tmp/eevdf-beside wait 'eevdf-migrate --move natural --rounds \
-                             {sleeper_rounds} --run-before-ms 50 --sleep-ms 300 --after-ms 200' {hb}"
-                        )
-                    } else {
-                        hb
-                    },
-                )
-            }
+            } => (
+                format!("hackbench -g {groups} with an unpinned long sleeper"),
+                format!("hbmig-g{groups}-sleeper"),
+                format!(
+                    "/tmp/eevdf-beside wait 'eevdf-migrate --move natural --rounds \
+                     {sleeper_rounds} --run-before-ms 50 --sleep-ms 300 --after-ms 200' \
+                     hackbench -g {groups} -l {loops}"
+                ),
+            ),
             // The idle baseline: cyclictest for about as long as the 100% job takes.
             Workload::ForkJob { jobs: 0, files, .. } => (
                 "cyclictest alone (the idle baseline)".into(),
@@ -1100,12 +1081,8 @@ impl Cell {
             // With schedstats on (the --next cells: counting, and the counters read around
             // the run) hackbench took 1.6 times as long here.
             Workload::Hackbench { groups, loops, .. } => {
-                let t = 0.2 + 0.007 * (*groups * *loops) as f64;
-                if self.schedstats() {
-                    t * 1.6
-                } else {
-                    t
-                }
+                let slower = if self.schedstats() { 1.6 } else { 1.0 };
+                (0.2 + 0.007 * (*groups * *loops) as f64) * slower
             }
             Workload::PingPong { duration_ms } => 0.2 + *duration_ms as f64 / 1000.0,
             Workload::Share { duration_ms, .. } => 0.4 + *duration_ms as f64 / 1000.0,
@@ -1574,11 +1551,8 @@ mod tests {
         ];
         let boots = plan_boots(&cells, &[Kernel::Stock], 1, 2, 1e9);
         let s = guest_script(&boots[0], &cells);
-        let evdf = cells
-            .iter()
-            .find(|c| c.features == FeatureSet::evdf())
-            .unwrap();
-        let id = evdf.id();
+        // The EEVDF cell's ID and the EVDF one's.
+        let (eid, id) = (cells[0].id(), cells[1].id());
         assert!(s.contains(&format!(
             "if ! has ELIGIBLE; then\n\techo \"@@cell {id} unavailable ELIGIBLE\"\n\
              elif ! setf NO_ELIGIBLE; then\n\techo \"@@cell {id} end rc=99 (writing $BAD \
@@ -1590,11 +1564,6 @@ mod tests {
         assert!(s.ends_with("echo @@done\n"));
         // The default set writes nothing, checks nothing and restores nothing; schedstats
         // stay off and no counters are read in the latency cells.
-        let eevdf = cells
-            .iter()
-            .find(|c| c.features == FeatureSet::eevdf())
-            .unwrap();
-        let eid = eevdf.id();
         let at = s.find(&format!("@@cell {eid} begin rep=0")).unwrap();
         let block = &s[at..s[at..].find(" end rc=$rc").unwrap() + at];
         assert!(!block.contains("has ") && !block.contains("setf") && !block.contains("$SS"));

@@ -1,8 +1,8 @@
 //! The studies the lab runs: the main matrix (latency, throughput, fairness, scale and the
 //! performance bar: `main_matrix.rs`, `report.rs`), upstream's next features (`next.rs`,
-//! `next_report.rs`) and the seeds' experiments (`seeds.rs`, `seeds_report.rs`). Each is a
-//! [`Study`]: its cells, and its report from a run's records. This module sits above them
-//! all, so that none of them depends on another.
+//! `next_report.rs`) and the seeds' experiments (`seeds.rs`, `seeds_report.rs`). Each
+//! [`Study`] has its cells ([`matrix`]) and its report from a run's records ([`finish`]).
+//! This module sits above them all, so that none of them depends on another.
 
 use crate::main_matrix;
 use crate::plan::{Cell, Experiment, MatrixKind};
@@ -12,66 +12,43 @@ use anyhow::Result;
 use std::path::Path;
 
 /// One of the lab's studies.
-pub trait Study {
-    /// The cells of its matrix of `kind`, in run order, limited to `only` experiments (all
-    /// when empty).
-    fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell>;
-    /// Its report of `raw`: `report.md` and `summary.json` in `dir`, the page at
-    /// `results_page` if asked (its plots beside it), and the summary printed.
-    fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()>;
+enum Study {
+    /// The main matrix and the bar: rust against stock, one table an experiment.
+    Main,
+    /// Upstream's next features, off against on, on the rust kernel.
+    Next,
+    /// The seeds' experiments, each beside its seed's claim.
+    Seeds,
 }
-
-/// The main matrix and the bar: rust against stock, one table an experiment.
-struct Main;
-/// Upstream's next features, off against on, on the rust kernel.
-struct Next;
-/// The seeds' experiments, each beside its seed's claim.
-struct Seeds;
 
 /// The study a matrix kind belongs to.
-pub fn study(kind: MatrixKind) -> &'static dyn Study {
+fn study(kind: MatrixKind) -> Study {
     if kind.is_next() {
-        &Next
+        Study::Next
     } else if kind.is_seeds() {
-        &Seeds
+        Study::Seeds
     } else {
-        &Main
+        Study::Main
     }
 }
 
-/// The cells of a matrix of `kind` (its study's).
-#[cfg(test)]
+/// The cells of a matrix of `kind` (its study's), in run order, limited to `only`
+/// experiments (all when empty).
 pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-    study(kind).cells(kind, only)
-}
-
-impl Study for Main {
-    fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-        main_matrix::cells(kind, only)
-    }
-
-    fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
-        report::finish(raw, dir, results_page)
+    match study(kind) {
+        Study::Main => main_matrix::cells(kind, only),
+        Study::Next => crate::next::matrix(kind == MatrixKind::NextSmoke, only),
+        Study::Seeds => crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only),
     }
 }
 
-impl Study for Next {
-    fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-        crate::next::matrix(kind == MatrixKind::NextSmoke, only)
-    }
-
-    fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
-        next_report::finish(raw, dir, results_page)
-    }
-}
-
-impl Study for Seeds {
-    fn cells(&self, kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
-        crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only)
-    }
-
-    fn finish(&self, raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
-        seeds_report::finish(raw, dir, results_page)
+/// The report of `raw` by its matrix's study: `report.md` and `summary.json` in `dir`, the
+/// page at `results_page` if asked (its plots beside it), and the summary printed.
+pub fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
+    match study(raw.matrix) {
+        Study::Main => report::finish(raw, dir, results_page),
+        Study::Next => next_report::finish(raw, dir, results_page),
+        Study::Seeds => seeds_report::finish(raw, dir, results_page),
     }
 }
 
@@ -79,6 +56,7 @@ impl Study for Seeds {
 mod tests {
     use super::*;
     use crate::plan::{guest_script, plan_boots, Kernel};
+    use clap::ValueEnum;
 
     #[test]
     fn each_kind_is_its_study() {
@@ -99,20 +77,11 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_spaceless() {
-        for kind in [
-            MatrixKind::Smoke,
-            MatrixKind::Quick,
-            MatrixKind::Full,
-            MatrixKind::Next,
-            MatrixKind::NextSmoke,
-        ] {
-            let cells = matrix(kind, &[]);
-            let mut ids: Vec<String> = cells.iter().map(Cell::id).collect();
-            assert!(ids.iter().all(|i| !i.contains(' ')));
-            let n = ids.len();
-            ids.sort();
-            ids.dedup();
-            assert_eq!(ids.len(), n, "{kind:?}");
+        for &kind in MatrixKind::value_variants() {
+            let ids: Vec<String> = matrix(kind, &[]).iter().map(Cell::id).collect();
+            let unique: std::collections::BTreeSet<&String> = ids.iter().collect();
+            assert!(ids.iter().all(|i| !i.contains(' ')), "{kind:?}");
+            assert_eq!(unique.len(), ids.len(), "{kind:?}");
         }
     }
 
