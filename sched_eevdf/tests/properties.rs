@@ -6,7 +6,7 @@ mod common;
 
 use common::weight_choice;
 use proptest::prelude::*;
-use sched_eevdf::user::{UserEntity, UserRunqueue};
+use sched_eevdf::user::{UserEntity, UserRunqueue, UserSe};
 use sched_eevdf::*;
 
 /// Real-time lag of a queued entity in ns of service: lag_i = w_i (V - v_i) / NICE_0_LOAD.
@@ -17,6 +17,22 @@ fn lag_ns(v: u64, e: &UserEntity) -> f64 {
 fn run_to_resched(rq: &mut UserRunqueue<'_>, q: u64, cfg: Config) {
     while let Pick::Blocked(_) = schedule(rq, cfg) {}
     let _ = update_curr(rq, q, cfg);
+}
+
+/// One step of a random run: a wakeup, a sleep, `d` ns of running, or a schedule.
+fn random_step<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>, kind: u8, d: u64, cfg: Config) {
+    match kind {
+        0 => enqueue_entity(rq, se, EnqueueFlags::WAKEUP, cfg),
+        1 => {
+            dequeue_entity(rq, se, DequeueFlags::SLEEP, cfg);
+        }
+        2 => {
+            let _ = update_curr(rq, d, cfg);
+        }
+        _ => {
+            let _ = schedule(rq, cfg);
+        }
+    }
 }
 
 proptest! {
@@ -75,12 +91,7 @@ proptest! {
         let mut rq = UserRunqueue::with_zero_vruntime(1 << 63);
         for (i, kind, d) in ops {
             let se = ents[i % ents.len()].se();
-            match kind {
-                0 => { enqueue_entity(&mut rq, se, EnqueueFlags::WAKEUP, cfg); }
-                1 => { dequeue_entity(&mut rq, se, DequeueFlags::SLEEP, cfg); }
-                2 => { let _ = update_curr(&mut rq, d, cfg); }
-                _ => { let _ = schedule(&mut rq, cfg); }
-            }
+            random_step(&mut rq, se, kind, d, cfg);
             check_invariants(&rq).unwrap();
             let v = avg_vruntime(&mut rq);
             let (mut s, mut w) = (0i128, 0i128);
@@ -115,12 +126,7 @@ proptest! {
         let mut asked = 0;
         for (i, kind, d) in ops {
             let se = ents[i % ents.len()].se();
-            match kind {
-                0 => { enqueue_entity(&mut rq, se, EnqueueFlags::WAKEUP, cfg); }
-                1 => { dequeue_entity(&mut rq, se, DequeueFlags::SLEEP, cfg); }
-                2 => { let _ = update_curr(&mut rq, d, cfg); }
-                _ => { let _ = schedule(&mut rq, cfg); }
-            }
+            random_step(&mut rq, se, kind, d, cfg);
             if let Some(c) = rq.curr().filter(|c| c.on_rq()) {
                 prop_assert_eq!(
                     entity_eligible(&rq, c, cfg),
