@@ -235,9 +235,11 @@ impl Eligibility {
     ///
     /// (`k_c w_c` on both sides; `bias` counts c's request either way). The two tests are
     /// the same inequality over the integers, and [`Eligibility::vruntime`] decides it
-    /// exactly, so the answer is the same; the right one costs no load of current's
-    /// weight, no product and no sums. It is the dequeue's question (a task going to
-    /// sleep is current) and `update_curr()`'s (PREEMPT_SHORT).
+    /// exactly, so the answer is the same wherever the folded sums fit in 64 bits; where
+    /// they would wrap (as fair.c's do: far outliers, huge weights) the right side is the
+    /// exact answer. It costs no load of current's weight, no product and no sums. It is
+    /// the dequeue's question (a task going to sleep is current) and `update_curr()`'s
+    /// (PREEMPT_SHORT).
     #[inline(always)]
     pub fn for_entity<R: Runqueue>(rq: &R, se: R::Se, features: Features) -> Eligibility {
         Eligibility::folding(rq, features, rq.curr().filter(|c| *c != se && c.on_rq()))
