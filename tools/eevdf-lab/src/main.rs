@@ -150,7 +150,7 @@ enum Study {
     /// nothing written); different kernel builds are merged, the page's Kernels table
     /// showing a row for each with the runs that booted it.
     Report {
-        /// The runs' raw.json files (results/<stamp>/raw.json), oldest first.
+        /// The runs' raw.json files (`results/<stamp>/raw.json`), oldest first.
         #[arg(required = true, num_args = 1..)]
         raws: Vec<PathBuf>,
         /// Also write the report as this Markdown page, its plots beside it.

@@ -1130,7 +1130,7 @@ impl Cell {
     /// off, the kernels' default: schedstats cost both kernels instructions on every switch
     /// and make the Rust kernel also classify and count its decisions
     /// (Documentation/debugfs.md). The waker's run delay is sched_info, kept either way; the
-    /// scale cells count switches from /proc/<pid>/status (their /proc/schedstat figures
+    /// scale cells count switches from `/proc/<pid>/status` (their /proc/schedstat figures
     /// are then 0, and no row reads them), so their ns and instructions a switch measure
     /// the scheduler without the counters (the bar's deterministic rows).
     pub fn schedstats(&self) -> bool {
