@@ -245,8 +245,20 @@ pub const fn calc_delta_fair(delta: u64, lw: LoadWeight) -> u64 {
 
 /// `div_s64()`: signed division truncating toward zero; 0 for a zero divisor (the kernel
 /// would trap; the core's callers never divide by zero, this keeps the path panic-free).
+///
+/// The core divides by weights and weight sums, which are positive: that case is tested
+/// first, and a positive divisor can neither be zero nor make `i64::MIN / -1` overflow,
+/// so the division needs no other check (two instructions a call where `checked_div`
+/// tests for both). Any other divisor takes `checked_div`, with the same result.
 #[inline]
 pub const fn div_s64(dividend: i64, divisor: i64) -> i64 {
+    if divisor > 0 {
+        #[expect(
+            clippy::arithmetic_side_effects,
+            reason = "a positive divisor is neither 0 nor -1: the division cannot fail"
+        )]
+        return dividend / divisor;
+    }
     match dividend.checked_div(divisor) {
         Some(q) => q,
         None => 0,

@@ -188,3 +188,37 @@ fn scale_load_down_floor_is_two() {
     assert_eq!(scale_load_down(3072), 3);
     assert_eq!(scale_load_down(NICE_0_LOAD), NICE_0_WEIGHT);
 }
+
+/// `div_s64()` truncates toward zero (the quotient in 128 bits, where no divisor
+/// overflows), with 0 for the two divisions that have no `i64` quotient: by zero, and
+/// `i64::MIN / -1`. The divisors cover both of its paths, a positive divisor and any other.
+#[test]
+fn div_s64_truncates_toward_zero() {
+    let values = [
+        i64::MIN,
+        i64::MIN + 1,
+        -(1 << 40) - 7,
+        -1025,
+        -3,
+        -1,
+        0,
+        1,
+        2,
+        3,
+        1024,
+        88761,
+        (1 << 40) + 13,
+        i64::MAX - 1,
+        i64::MAX,
+    ];
+    for &a in &values {
+        for &b in &values {
+            let want = if b == 0 || (a == i64::MIN && b == -1) {
+                0
+            } else {
+                (i128::from(a) / i128::from(b)) as i64
+            };
+            assert_eq!(div_s64(a, b), want, "{a} / {b}");
+        }
+    }
+}

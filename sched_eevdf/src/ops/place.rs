@@ -89,10 +89,8 @@ pub fn place_entity<R: Runqueue>(rq: &mut R, se: R::Se, flags: EnqueueFlags, cfg
         // divides by 1); keep the lag uninflated then.
         if load != 0 {
             let w = se.load().weight_down() as i64;
-            lag = lag.wrapping_add(div_s64(
-                lag.wrapping_mul(w),
-                load.min(i64::MAX as u64) as i64,
-            ));
+            // `load` read as fair.c's `long load`: a sum of weights, far below 2^63.
+            lag = lag.wrapping_add(div_s64(lag.wrapping_mul(w), load as i64));
         }
     }
 
