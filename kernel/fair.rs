@@ -192,9 +192,10 @@ impl Entity for Se<'_> {
 }
 
 /// The timeline's augmentation: the core's [`min_deadline_update`]. `MAX`: whether it keeps
-/// `max_slice` too (under LAG_CLAMP_MAX_SLICE, the core's `keeps_max_slice()`); without,
-/// its augmented values are `min_deadline` and `min_slice`, and the `cfs_rq` records that
-/// `max_slice` is stale (`max_slice_stale`, patch 0012).
+/// `max_slice` too (under LAG_CLAMP_MAX_SLICE or BIAS_ELIGIBLE, the core's
+/// `keeps_slice_sums()`); without, its augmented values are `min_deadline` and
+/// `min_slice`, and the `cfs_rq` records that `max_slice` is stale (`slice_sums_stale`,
+/// patches 0012 and 0015).
 pub struct SeAugment<const MAX: bool>;
 
 // SAFETY: `compute`, `copy`, `leaf` and `absorb` touch only the entity embedding the
@@ -258,10 +259,10 @@ unsafe impl<const MAX: bool> Augment for SeAugment<MAX> {
 ///
 /// For all of `'rq`: the `cfs_rq` is valid and its runqueue lock is held; its timeline's
 /// nodes are the `run_node`s of its queued entities (except current) and are augmented by
-/// [`SeAugment`] (its `max_slice` right while `max_slice_stale` is clear, patch 0012); the
-/// `run_node` of every entity that is in no timeline is empty (`RB_EMPTY_NODE()`) and has
-/// no children (patch 0011 clears it at fork and at a group entity's creation,
-/// [`CfsRq::try_erase`] after each unlink), so an entity of this
+/// [`SeAugment`] (its `max_slice` right while `slice_sums_stale` is clear, patches 0012 and
+/// 0015); the `run_node` of every entity that is in no timeline is empty
+/// (`RB_EMPTY_NODE()`) and has no children (patch 0011 clears it at fork and at a group
+/// entity's creation, [`CfsRq::try_erase`] after each unlink), so an entity of this
 /// `cfs_rq` whose node is not empty is in its timeline, and the links of one in no
 /// timeline lead nowhere. The fields are written through raw pointers
 /// ([`Opaque`]), under the lock, as C does.
@@ -337,7 +338,7 @@ impl<'rq> CfsRq<'rq> {
     #[inline(always)]
     unsafe fn timeline<const MAX: bool>(&self) -> RbRootCached<'_, SeAugment<MAX>> {
         // `SeAugment<false>` keeps a subset of `SeAugment<true>`'s values, and the
-        // `max_slice_stale` flag says when the rest is stale (type invariant).
+        // `slice_sums_stale` flag says when the rest is stale (type invariant).
         // SAFETY:
         // - the cfs_rq is valid and locked, and its timeline augmented by `SeAugment` (type
         //   invariant), for as long as `self` is borrowed;
@@ -544,7 +545,8 @@ fn refused(r: Refused) {
 }
 
 impl<'rq> CfsRq<'rq> {
-    /// [`CfsRq::try_insert`] keeping `max_slice` (LAG_CLAMP_MAX_SLICE, off by default): out
+    /// [`CfsRq::try_insert`] keeping `max_slice` (LAG_CLAMP_MAX_SLICE or BIAS_ELIGIBLE, off
+    /// by default): out
     /// of line, so that the default path carries one copy of the insertion.
     #[cold]
     #[inline(never)]
@@ -613,17 +615,17 @@ impl<'rq> Runqueue for CfsRq<'rq> {
     }
 
     #[inline]
-    fn max_slice_stale(&self) -> bool {
+    fn slice_sums_stale(&self) -> bool {
         // SAFETY: the cfs_rq is valid and its runqueue lock held (type invariant): no other
         // CPU writes the field meanwhile.
-        unsafe { (*self.raw()).max_slice_stale != 0 }
+        unsafe { (*self.raw()).slice_sums_stale != 0 }
     }
 
     #[inline]
-    fn set_max_slice_stale(&mut self, stale: bool) {
+    fn set_slice_sums_stale(&mut self, stale: bool) {
         // SAFETY: the cfs_rq is valid and its runqueue lock held (type invariant), and
         // `&mut self` is this CPU's one reference to it.
-        unsafe { (*self.raw()).max_slice_stale = stale.into() };
+        unsafe { (*self.raw()).slice_sums_stale = stale.into() };
     }
 
     #[inline]
@@ -729,8 +731,9 @@ const _: () = assert!(
 );
 
 /// The live feature bits alone ([`config()`]'s `features`), for the entry points that read
-/// no other part of the configuration: the timeline's updates, which keep `max_slice` only
-/// under LAG_CLAMP_MAX_SLICE (the core's `keeps_max_slice()`). One load.
+/// no other part of the configuration: the timeline's updates, which keep `max_slice` and
+/// `sum_slice` only under LAG_CLAMP_MAX_SLICE or BIAS_ELIGIBLE (the core's
+/// `keeps_slice_sums()`). One load.
 #[inline(always)]
 pub(crate) fn features() -> Features {
     Features::from_bits_truncate(feature_bits())

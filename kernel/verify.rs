@@ -156,12 +156,13 @@ mod on {
     fn dump<'rq>(rq: &CfsRq<'rq>) {
         let curr = rq.curr();
         log(format_args!(
-            "cfs_rq: nr_queued={} zero_vruntime={} sum_wkey={} sum_w={} sum_slice={} curr={}",
+            "cfs_rq: nr_queued={} zero_vruntime={} sum_wkey={} sum_w={} sum_slice={}{} curr={}",
             rq.nr_queued(),
             rq.zero_vruntime(),
             rq.avg_vruntime(),
             rq.avg_load(),
             rq.sum_slice(),
+            if rq.slice_sums_stale() { " (stale)" } else { "" },
             match curr {
                 Some(c) if c.on_rq() => "runnable",
                 Some(_) => "not queued",

@@ -333,9 +333,10 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
                 computed: s,
             });
         }
-        // `max_slice` only where the runqueue says it is kept (LAG_CLAMP_MAX_SLICE, or
-        // rebuilt since): otherwise it is stale by design, and `cfs_rq_max_slice()` scans.
-        if !rq.max_slice_stale() && m != n.max_slice() {
+        // `max_slice` only where the runqueue says it is kept (LAG_CLAMP_MAX_SLICE or
+        // BIAS_ELIGIBLE, or rebuilt since): otherwise it is stale by design, and
+        // `cfs_rq_max_slice()` scans.
+        if !rq.slice_sums_stale() && m != n.max_slice() {
             return Err(InvariantError::MaxSlice {
                 index,
                 stored: n.max_slice(),
@@ -391,7 +392,8 @@ pub fn check_invariants<R: Runqueue>(rq: &R) -> Result<TreeStats, InvariantError
             computed: sum_w,
         });
     }
-    if sum_r != rq.sum_slice() {
+    // `sum_slice` only where the runqueue says it is kept, as `max_slice` above.
+    if !rq.slice_sums_stale() && sum_r != rq.sum_slice() {
         return Err(InvariantError::SumSlice {
             stored: rq.sum_slice(),
             computed: sum_r,

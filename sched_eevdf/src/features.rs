@@ -106,6 +106,11 @@ impl Features {
         self.0 & other.0 == other.0
     }
 
+    /// Whether any flag of `other` is set in `self`.
+    pub const fn intersects(self, other: Features) -> bool {
+        self.0 & other.0 != 0
+    }
+
     /// `self` with the flags of `other` set (`on`) or cleared (`!on`).
     #[must_use]
     pub const fn with(self, other: Features, on: bool) -> Features {

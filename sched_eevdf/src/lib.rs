@@ -67,7 +67,7 @@
 //! that still holds an eligible entity. This crate uses the layout of the original EEVDF
 //! series (v6.6): sorted by vruntime, augmented with the subtree's minimum deadline (and
 //! minimum and maximum slice, for `cfs_rq_min_slice` and `cfs_rq_max_slice`; the maximum
-//! only while LAG_CLAMP_MAX_SLICE, its one reader, is on: `rebuild_max_slice`). The two are
+//! only while LAG_CLAMP_MAX_SLICE or BIAS_ELIGIBLE is on: `rebuild_slice_sums`). The two are
 //! equivalent in what they select, "earliest deadline among the eligible", and in cost,
 //! O(log n). Ours makes the
 //! eligible set a prefix of the tree (eligibility is monotone in vruntime, for every
@@ -152,6 +152,6 @@ pub use math::{
 pub use model::*;
 pub use ops::*;
 pub use tree::{
-    augment_absorb, cfs_rq_max_slice, cfs_rq_min_slice, entity_less, min_deadline_update, Entity,
-    Runqueue, Timeline,
+    augment_absorb, cfs_rq_max_slice, cfs_rq_min_slice, entity_less, min_deadline_update,
+    sum_slice, Entity, Runqueue, Timeline,
 };

@@ -9,7 +9,7 @@
 
 use super::features::{Config, Features};
 use super::load::{calc_delta_fair, div_s64, NICE_0_WEIGHT};
-use super::tree::{cfs_rq_max_slice, Entity, Runqueue};
+use super::tree::{cfs_rq_max_slice, sum_slice, Entity, Runqueue};
 use super::vtime::{vadd, vdelta};
 
 /// `entity_key()`: `(s64)(v_i - v0)`.
@@ -38,9 +38,10 @@ pub fn entity_key<R: Runqueue>(rq: &R, se: R::Se) -> i64 {
 /// scaled-down weights. The sums are updated here at every tree insertion and removal.
 /// They wrap like the C (they are exact modulo 2^64, so whenever the true value fits in
 /// an `i64` the stored one is it). Bound: `|Σ key*w| <= n * max|key| * w_max`; see the docs
-/// for the numbers. `sum_slice` (`Σ r_i`) is kept alongside for BIAS_ELIGIBLE.
+/// for the numbers. `sum_slice` (`Σ r_i`) is kept alongside, for BIAS_ELIGIBLE, when the
+/// update keeps the slice sums (`keep_sum`, [`keeps_slice_sums`](super::keeps_slice_sums)).
 #[inline(always)]
-pub(crate) fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se) {
+pub(crate) fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se, keep_sum: bool) {
     let weight = se.load().weight_down();
     let key = entity_key(rq, se);
     rq.set_avg_vruntime(
@@ -48,12 +49,14 @@ pub(crate) fn avg_vruntime_add<R: Runqueue>(rq: &mut R, se: R::Se) {
             .wrapping_add(key.wrapping_mul(weight as i64)),
     );
     rq.set_avg_load(rq.avg_load().wrapping_add(weight));
-    rq.set_sum_slice(rq.sum_slice().wrapping_add(se.slice()));
+    if keep_sum {
+        rq.set_sum_slice(rq.sum_slice().wrapping_add(se.slice()));
+    }
 }
 
 /// Removes an entity from the sums (see [`avg_vruntime_add`]).
 #[inline(always)]
-pub(crate) fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
+pub(crate) fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se, keep_sum: bool) {
     let weight = se.load().weight_down();
     let key = entity_key(rq, se);
     rq.set_avg_vruntime(
@@ -61,7 +64,9 @@ pub(crate) fn avg_vruntime_sub<R: Runqueue>(rq: &mut R, se: R::Se) {
             .wrapping_sub(key.wrapping_mul(weight as i64)),
     );
     rq.set_avg_load(rq.avg_load().wrapping_sub(weight));
-    rq.set_sum_slice(rq.sum_slice().wrapping_sub(se.slice()));
+    if keep_sum {
+        rq.set_sum_slice(rq.sum_slice().wrapping_sub(se.slice()));
+    }
 }
 
 /// Moves the zero point: `v0' = v0 + d  ==>  avg_vruntime' = avg_vruntime - d * avg_load`
@@ -272,7 +277,7 @@ impl Eligibility {
         // Σ r_j only when it is used: every pick and wakeup builds one of these.
         let bias = if features.contains(Features::BIAS_ELIGIBLE) {
             let curr = rq.curr().filter(|c| c.on_rq());
-            let sum_r = rq.sum_slice().wrapping_add(curr.map_or(0, |c| c.slice()));
+            let sum_r = sum_slice(rq).wrapping_add(curr.map_or(0, |c| c.slice()));
             NICE_0_WEIGHT.saturating_mul(sum_r).min(i64::MAX as u64) as i64
         } else {
             0

@@ -35,7 +35,7 @@ use super::features::{Config, Features};
 use super::math::{avg_vruntime_add, avg_vruntime_delta, avg_vruntime_sub, entity_lag};
 use super::math::{update_zero_vruntime, Eligibility};
 use super::tree::{
-    entity_less, keeps_max_slice, min_deadline_update, rebuild_max_slice, Entity, Runqueue,
+    entity_less, keeps_slice_sums, min_deadline_update, rebuild_slice_sums, Entity, Runqueue,
     Timeline,
 };
 use super::vtime::{vdelta, vruntime_before};
@@ -341,36 +341,76 @@ pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> bool {
     Eligibility::for_entity(rq, se, cfg.features).vruntime(se.vruntime())
 }
 
-/// `__enqueue_entity()`: into the sums and the timeline. The tree keeps `max_slice` only
-/// under LAG_CLAMP_MAX_SLICE, its one reader ([`timeline_keeps_max_slice`]).
+/// `__enqueue_entity()`: into the sums and the timeline. `max_slice` and `sum_slice` are
+/// kept only under the features that read them ([`timeline_keeps_slice_sums`]): one test
+/// of the feature word chooses between two copies of the insertion, the default one
+/// keeping neither, so that neither copy tests it again.
 #[inline(always)]
 pub fn __enqueue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) {
-    avg_vruntime_add(rq, se);
+    if keeps_slice_sums(features) {
+        enqueue_keeping_slice_sums(rq, se);
+    } else {
+        rq.set_slice_sums_stale(true);
+        enqueue_into::<R, false>(rq, se);
+    }
+}
+
+/// [`__enqueue_entity`] under a feature that reads the slice sums: rebuilt first if an
+/// earlier update left them stale (from the timeline as it is before `se` joins it), then
+/// kept. Out of line in the kernel: the default features never come here.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never), cold)]
+fn enqueue_keeping_slice_sums<R: Runqueue>(rq: &mut R, se: R::Se) {
+    if rq.slice_sums_stale() {
+        rebuild_slice_sums(rq);
+    }
+    enqueue_into::<R, true>(rq, se);
+}
+
+/// The insertion itself, keeping the slice sums with `KEEP`.
+#[inline(always)]
+fn enqueue_into<R: Runqueue, const KEEP: bool>(rq: &mut R, se: R::Se) {
+    avg_vruntime_add(rq, se, KEEP);
     // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
     // A leaf's `max_slice` is its slice whatever the features: one store.
     min_deadline_update::<_, true>(se, None, None);
     if becomes_earliest(rq, se) {
         rq.set_earliest(Some(se));
     }
-    let keep = timeline_keeps_max_slice(rq, features);
     // A refused insertion (`se` already in a tree: a caller's bug) leaves no holder named
     // that is not in this timeline (the pick would return it); the one it replaced is
     // forgotten too, which is always right. On the refusal's cold path only: the holder
     // is named first so that the common insertion keeps nothing across the call.
-    if !rq.insert(se, keep) && rq.earliest() == Some(se) {
+    if !rq.insert(se, KEEP) && rq.earliest() == Some(se) {
         rq.set_earliest(None);
     }
 }
 
-/// `__dequeue_entity()`: out of the timeline and the sums.
+/// `__dequeue_entity()`: out of the timeline and the sums, with one test of the feature
+/// word, as [`__enqueue_entity`].
 #[inline(always)]
 pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) {
     if rq.earliest() == Some(se) {
         rq.set_earliest(None);
     }
-    let keep = timeline_keeps_max_slice(rq, features);
-    rq.erase(se, keep);
-    avg_vruntime_sub(rq, se);
+    if keeps_slice_sums(features) {
+        dequeue_keeping_slice_sums(rq, se);
+    } else {
+        rq.set_slice_sums_stale(true);
+        rq.erase(se, false);
+        avg_vruntime_sub(rq, se, false);
+    }
+}
+
+/// [`__dequeue_entity`] under a feature that reads the slice sums, as
+/// [`enqueue_keeping_slice_sums`]: rebuilt first (with `se` still in the timeline), then
+/// kept.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never), cold)]
+fn dequeue_keeping_slice_sums<R: Runqueue>(rq: &mut R, se: R::Se) {
+    if rq.slice_sums_stale() {
+        rebuild_slice_sums(rq);
+    }
+    rq.erase(se, true);
+    avg_vruntime_sub(rq, se, true);
 }
 
 /// Whether `se`, about to be inserted, becomes the holder of the earliest deadline
@@ -411,19 +451,19 @@ fn becomes_earliest<R: Runqueue>(rq: &R, se: R::Se) -> bool {
     vruntime_before(d, md) || (d == md && rq.earliest().is_some_and(|h| entity_less(se, h)))
 }
 
-/// Whether the next tree update keeps `max_slice` ([`keeps_max_slice`]), and what that
-/// asks first: without LAG_CLAMP_MAX_SLICE the update leaves the values stale and says so
-/// (one store); with it, values left stale by earlier updates are rebuilt first
-/// ([`rebuild_max_slice`], O(n) once per runqueue after the feature is turned on), so
-/// that the update's incremental upkeep starts from right values.
+/// Whether the next tree update keeps `max_slice` and `sum_slice` ([`keeps_slice_sums`]),
+/// and what that asks first: without LAG_CLAMP_MAX_SLICE and BIAS_ELIGIBLE the update
+/// leaves them stale and says so (one store); with either, values left stale by earlier
+/// updates are rebuilt first ([`rebuild_slice_sums`], O(n) once per runqueue after the
+/// feature is turned on), so that the update's incremental upkeep starts from right values.
 #[inline(always)]
-pub fn timeline_keeps_max_slice<R: Runqueue>(rq: &mut R, features: Features) -> bool {
-    if !keeps_max_slice(features) {
-        rq.set_max_slice_stale(true);
+pub fn timeline_keeps_slice_sums<R: Runqueue>(rq: &mut R, features: Features) -> bool {
+    if !keeps_slice_sums(features) {
+        rq.set_slice_sums_stale(true);
         return false;
     }
-    if rq.max_slice_stale() {
-        rebuild_max_slice(rq);
+    if rq.slice_sums_stale() {
+        rebuild_slice_sums(rq);
     }
     true
 }

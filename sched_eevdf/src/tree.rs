@@ -76,9 +76,9 @@ pub trait Entity: Copy + PartialEq {
     /// Sets the subtree's smallest slice (tree callbacks only).
     fn set_min_slice(self, s: u64);
     /// Augmented value: the largest slice in this node's subtree (for
-    /// LAG_CLAMP_MAX_SLICE's lag limit, [`cfs_rq_max_slice`]). Kept only while that
-    /// feature is on ([`keeps_max_slice`]); the runqueue says when it may be stale
-    /// ([`Runqueue::max_slice_stale`]).
+    /// LAG_CLAMP_MAX_SLICE's lag limit, [`cfs_rq_max_slice`]). Kept only while a reader's
+    /// feature is on ([`keeps_slice_sums`]); the runqueue says when it may be stale
+    /// ([`Runqueue::slice_sums_stale`]).
     fn max_slice(self) -> u64;
     /// Sets the subtree's largest slice (tree callbacks only).
     fn set_max_slice(self, s: u64);
@@ -168,7 +168,8 @@ pub trait Runqueue: Timeline {
     fn avg_load(&self) -> u64;
     /// Sets `avg_load`.
     fn set_avg_load(&mut self, w: u64);
-    /// `Σ r_i` over the tree: slices in ns (for BIAS_ELIGIBLE).
+    /// `Σ r_i` over the tree: slices in ns (for BIAS_ELIGIBLE, [`sum_slice`]). Kept, like
+    /// `max_slice`, only while a reader's feature is on ([`keeps_slice_sums`]).
     fn sum_slice(&self) -> u64;
     /// Sets `sum_slice`.
     fn set_sum_slice(&mut self, r: u64);
@@ -177,13 +178,14 @@ pub trait Runqueue: Timeline {
     fn nr_queued(&self) -> u32;
     /// Sets `nr_queued`.
     fn set_nr_queued(&mut self, n: u32);
-    /// Whether the timeline's `max_slice` values may be stale: a tree update ran without
-    /// keeping them ([`keeps_max_slice`] false) since they were last rebuilt
-    /// ([`rebuild_max_slice`]). The other augmented values are always kept.
-    fn max_slice_stale(&self) -> bool;
-    /// Sets the flag: `true` after an update that did not keep `max_slice`, `false` once
+    /// Whether the timeline's `max_slice` values and `sum_slice` may be stale: a tree
+    /// update ran without keeping them ([`keeps_slice_sums`] false) since they were last
+    /// rebuilt ([`rebuild_slice_sums`]). The other augmented values and sums are always
+    /// kept.
+    fn slice_sums_stale(&self) -> bool;
+    /// Sets the flag: `true` after an update that did not keep them, `false` once
     /// rebuilt.
-    fn set_max_slice_stale(&mut self, stale: bool);
+    fn set_slice_sums_stale(&mut self, stale: bool);
     /// The running entity (`cfs_rq->curr`), kept out of the tree.
     fn curr(&self) -> Option<Self::Se>;
     /// Sets the running entity.
@@ -229,7 +231,7 @@ pub fn entity_less<S: Entity>(a: S, b: S) -> bool {
 /// that stopped because one value was unchanged would leave the others stale above.
 ///
 /// `MAX`: whether to keep `max_slice`, which only LAG_CLAMP_MAX_SLICE reads
-/// ([`keeps_max_slice`]). Without it the third value costs every recomputed node a load,
+/// ([`keeps_slice_sums`]). Without it the third value costs every recomputed node a load,
 /// a comparison and a store: 61 instructions a switch among 80 yielding tasks in the
 /// kernel (Documentation/pick-cost.md), where stock 6.12 keeps two values.
 ///
@@ -274,23 +276,31 @@ pub fn min_deadline_update<S: Entity, const MAX: bool>(
     unchanged
 }
 
-/// Whether the timeline's updates keep `max_slice`: only LAG_CLAMP_MAX_SLICE reads it.
+/// Whether the timeline's updates keep the slice aggregates that only some features
+/// read: `max_slice` (LAG_CLAMP_MAX_SLICE's lag limit) and `sum_slice` (BIAS_ELIGIBLE's
+/// threshold). With both features off (the default) an insertion and an erase skip them:
+/// two instructions each for `sum_slice` in the kernel, and `max_slice`'s load, comparison
+/// and store at every recomputed node. Either feature keeps both, so that one flag
+/// ([`Runqueue::slice_sums_stale`]) says when they are stale.
 #[inline(always)]
-pub fn keeps_max_slice(features: Features) -> bool {
-    features.contains(Features::LAG_CLAMP_MAX_SLICE)
+pub fn keeps_slice_sums(features: Features) -> bool {
+    features.intersects(Features::LAG_CLAMP_MAX_SLICE.with(Features::BIAS_ELIGIBLE, true))
 }
 
-/// Makes `max_slice` right again in every node of the timeline, once LAG_CLAMP_MAX_SLICE
-/// is on after updates that did not keep it ([`Runqueue::max_slice_stale`]): each node
-/// from its children, children first (a post-order walk over the parent links, no stack),
-/// then clears the flag. O(n), once per runqueue and toggle; the other augmented values
-/// are untouched, since they were always kept.
+/// Makes `max_slice` right again in every node of the timeline, and `sum_slice` the sum of
+/// its slices, once a feature that reads them is on after updates that did not keep them
+/// ([`Runqueue::slice_sums_stale`]): each node from its children, children first (a
+/// post-order walk over the parent links, no stack), then clears the flag. O(n), once per
+/// runqueue and toggle; the other augmented values and sums are untouched, since they
+/// were always kept.
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
 #[cold]
-pub fn rebuild_max_slice<R: Runqueue>(rq: &mut R) {
+pub fn rebuild_slice_sums<R: Runqueue>(rq: &mut R) {
+    let mut sum = 0u64;
     if let Some(root) = rq.root() {
         let mut n = first_postorder(rq, root);
         loop {
+            sum = sum.wrapping_add(n.slice());
             let mut max = n.slice();
             if let Some(c) = rq.left(n) {
                 max = max.max(c.max_slice());
@@ -308,7 +318,8 @@ pub fn rebuild_max_slice<R: Runqueue>(rq: &mut R) {
             };
         }
     }
-    rq.set_max_slice_stale(false);
+    rq.set_sum_slice(sum);
+    rq.set_slice_sums_stale(false);
 }
 
 /// The first node of `n`'s subtree in post-order: down, left where it can, else right.
@@ -381,7 +392,7 @@ pub fn cfs_rq_min_slice<R: Runqueue>(rq: &R) -> u64 {
 /// tree root's augmented `max_slice` and current's), 0 when empty. LAG_CLAMP_MAX_SLICE's
 /// lag limit ([`lag_span`](super::math::lag_span)).
 ///
-/// While the timeline's `max_slice` may be stale ([`Runqueue::max_slice_stale`]: the
+/// While the timeline's `max_slice` may be stale ([`Runqueue::slice_sums_stale`]: the
 /// feature was turned on and this runqueue's tree has not changed since), it scans the
 /// tree instead, O(n), without writing: the next tree update rebuilds the values.
 #[inline]
@@ -391,7 +402,7 @@ pub fn cfs_rq_max_slice<R: Runqueue>(rq: &R) -> u64 {
         max_slice = c.slice();
     }
     if let Some(root) = rq.root() {
-        max_slice = max_slice.max(if rq.max_slice_stale() {
+        max_slice = max_slice.max(if rq.slice_sums_stale() {
             scan_max_slice(rq)
         } else {
             root.max_slice()
@@ -412,4 +423,31 @@ fn scan_max_slice<R: Runqueue>(rq: &R) -> u64 {
         n = rq.rb_next(se);
     }
     max
+}
+
+/// `Σ r_i` over the timeline, BIAS_ELIGIBLE's threshold: [`Runqueue::sum_slice`], or,
+/// while it may be stale ([`Runqueue::slice_sums_stale`]: the feature was turned on and
+/// this runqueue's tree has not changed since), the sum of a walk of the tree, O(n),
+/// without writing: the next tree update rebuilds it, as [`cfs_rq_max_slice`] does.
+#[inline(always)]
+pub fn sum_slice<R: Runqueue>(rq: &R) -> u64 {
+    if rq.slice_sums_stale() {
+        scan_sum_slice(rq)
+    } else {
+        rq.sum_slice()
+    }
+}
+
+/// The sum of the timeline's slices, by walking it in order: [`sum_slice`] of a runqueue
+/// whose `sum_slice` may be stale.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never))]
+#[cold]
+fn scan_sum_slice<R: Runqueue>(rq: &R) -> u64 {
+    let mut sum = 0u64;
+    let mut n = rq.first();
+    while let Some(se) = n {
+        sum = sum.wrapping_add(se.slice());
+        n = rq.rb_next(se);
+    }
+    sum
 }

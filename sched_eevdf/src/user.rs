@@ -202,7 +202,7 @@ pub struct UserRunqueue<'a> {
     nr_queued: u32,
     curr: Option<UserSe<'a>>,
     next: Option<UserSe<'a>>,
-    max_slice_stale: bool,
+    slice_sums_stale: bool,
     earliest: Option<UserSe<'a>>,
 }
 
@@ -280,11 +280,11 @@ impl<'a> Runqueue for UserRunqueue<'a> {
     fn set_nr_queued(&mut self, n: u32) {
         self.nr_queued = n
     }
-    fn max_slice_stale(&self) -> bool {
-        self.max_slice_stale
+    fn slice_sums_stale(&self) -> bool {
+        self.slice_sums_stale
     }
-    fn set_max_slice_stale(&mut self, stale: bool) {
-        self.max_slice_stale = stale
+    fn set_slice_sums_stale(&mut self, stale: bool) {
+        self.slice_sums_stale = stale
     }
     fn curr(&self) -> Option<UserSe<'a>> {
         self.curr

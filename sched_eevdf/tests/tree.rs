@@ -23,7 +23,7 @@ impl Rng {
 }
 
 /// The features of the tree tests: LAG_CLAMP_MAX_SLICE on, so that every update keeps
-/// `max_slice` and the checker verifies it at every node.
+/// `max_slice` and `sum_slice` and the checker verifies them.
 const KEEP: Features = Features::DEFAULT.with(Features::LAG_CLAMP_MAX_SLICE, true);
 
 fn queue<'a>(rq: &mut UserRunqueue<'a>, se: UserSe<'a>) {
@@ -174,6 +174,8 @@ fn check_slices(rq: &UserRunqueue<'_>, ents: &[UserEntity]) {
     assert_eq!(oracle::max_slice(rq), max);
     let min = queued().map(|se| se.slice()).min().unwrap_or(u64::MAX);
     assert_eq!(cfs_rq_min_slice(rq), min);
+    let sum = queued().map(|se| se.slice()).sum::<u64>();
+    assert_eq!(sum_slice(rq), sum);
 }
 
 /// The third augmented value through the rotations: ascending and descending insertions
@@ -238,14 +240,15 @@ fn max_slice_through_rotations() {
     }
 }
 
-/// `max_slice` kept only under LAG_CLAMP_MAX_SLICE: random inserts, erasures and slice
-/// changes in runs with the feature off (the values go stale, the runqueue says so, and
-/// `cfs_rq_max_slice()` scans) and on (the first update rebuilds them, then keeps them),
-/// with the invariant checker (which verifies `max_slice` exactly when the runqueue says
-/// it is kept) and the slices' scan after every mutation, and a check that each run's
-/// first update with the feature on left every node's value right.
+/// `max_slice` and `sum_slice` kept only under their readers, LAG_CLAMP_MAX_SLICE and
+/// BIAS_ELIGIBLE: random inserts, erasures and slice changes in runs with both features
+/// off (the values go stale, the runqueue says so, and `cfs_rq_max_slice()` and
+/// `sum_slice()` walk the tree) and with one of them on, in turn (the first update
+/// rebuilds both, then keeps them), with the invariant checker (which verifies them
+/// exactly when the runqueue says they are kept) and the slices' scan after every
+/// mutation, and a count of the rebuilds: one a run with a feature on.
 #[test]
-fn max_slice_kept_only_under_lag_clamp() {
+fn slice_sums_kept_only_under_their_readers() {
     let n: usize = if cfg!(miri) { 40 } else { 600 };
     let mut rng = Rng(0x7a9c1a);
     let ents: Vec<UserEntity> = (0..n)
@@ -261,9 +264,14 @@ fn max_slice_kept_only_under_lag_clamp() {
     let mut rebuilds = 0;
     for run in 0..if cfg!(miri) { 6 } else { 40 } {
         let on = run % 2 == 1;
-        let features = Features::DEFAULT.with(Features::LAG_CLAMP_MAX_SLICE, on);
+        let reader = if run % 4 == 1 {
+            Features::LAG_CLAMP_MAX_SLICE
+        } else {
+            Features::BIAS_ELIGIBLE
+        };
+        let features = Features::DEFAULT.with(reader, on);
         for step in 0..n / 4 {
-            let was_stale = rq.max_slice_stale();
+            let was_stale = rq.slice_sums_stale();
             let se = ents[rng.below(n as u64) as usize].se();
             match (se.on_rq(), rng.below(3)) {
                 (false, _) => queue_with(&mut rq, se, features),
@@ -273,7 +281,7 @@ fn max_slice_kept_only_under_lag_clamp() {
                 (true, _) => unqueue_with(&mut rq, se, features),
             }
             // Off: stale after every update; on: kept (rebuilt first if it was stale).
-            assert_eq!(rq.max_slice_stale(), !on, "run {run} step {step}");
+            assert_eq!(rq.slice_sums_stale(), !on, "run {run} step {step}");
             if on && was_stale {
                 rebuilds += 1;
             }

@@ -10,7 +10,7 @@ use super::super::tree::{min_deadline_update, Entity, Runqueue};
 use super::super::vtime::{vadd, vdelta, vruntime_min};
 use super::protect::{protect_6_12, protect_slice, protect_within_deadline};
 use super::{
-    __dequeue_entity, __enqueue_entity, avg_vruntime, save_vlag, timeline_keeps_max_slice,
+    __dequeue_entity, __enqueue_entity, avg_vruntime, save_vlag, timeline_keeps_slice_sums,
 };
 
 /// `reweight_eevdf()`: new weight for a queued entity, preserving its lag.
@@ -124,17 +124,20 @@ pub fn reweight_entity<R: Runqueue>(rq: &mut R, se: R::Se, lw: LoadWeight, cfg: 
 /// when a group entity takes its queue's minimum slice (`se->slice = slice` followed by
 /// `min_vruntime_cb_propagate()` in fair.c). An entity in the timeline (queued, not
 /// current) has its share of `sum_slice` replaced and the augmented values recomputed up
-/// the tree, stopping early where none of them changed. O(log n). `max_slice` as the
-/// other tree updates keep it ([`timeline_keeps_max_slice`]).
+/// the tree, stopping early where none of them changed. O(log n). `max_slice` and
+/// `sum_slice` as the other tree updates keep them ([`timeline_keeps_slice_sums`]).
 #[inline]
 pub fn set_queued_slice<R: Runqueue>(rq: &mut R, se: R::Se, slice: u64, features: Features) {
     let in_tree = se.on_rq() && rq.curr() != Some(se);
-    if in_tree {
+    // Asked before the slice changes: a rebuild then counts `se`'s old slice, which the
+    // sum's update below replaces.
+    let keep = in_tree && timeline_keeps_slice_sums(rq, features);
+    if keep {
         rq.set_sum_slice(rq.sum_slice().wrapping_sub(se.slice()).wrapping_add(slice));
     }
     se.set_slice(slice);
     if in_tree {
-        if timeline_keeps_max_slice(rq, features) {
+        if keep {
             propagate_slice::<R, true>(rq, se);
         } else {
             propagate_slice::<R, false>(rq, se);
