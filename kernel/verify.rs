@@ -162,7 +162,11 @@ mod on {
             rq.avg_vruntime(),
             rq.avg_load(),
             rq.sum_slice(),
-            if rq.slice_sums_stale() { " (stale)" } else { "" },
+            if rq.slice_sums_stale() {
+                " (stale)"
+            } else {
+                ""
+            },
             match curr {
                 Some(c) if c.on_rq() => "runnable",
                 Some(_) => "not queued",
