@@ -38,7 +38,7 @@
 //!
 //! Nothing here allocates, sleeps or panics, so the calls are fine in atomic context.
 
-use crate::fair::{config, features, with_config, CfsRq, Live, Se};
+use crate::fair::{config, features, with_config, with_features, CfsRq, Live, Se};
 use crate::place;
 use crate::rq::with_locked;
 use crate::sched_eevdf::{
@@ -130,8 +130,8 @@ entry_points! {
     fn sched_eevdf_entity_eligible(rq, se) -> c_int {
         // update_curr()'s did_preempt_short() asks this once its current lost slice
         // protection: specialised as the pick is.
-        let eligible = with_config!(cfg, (rq: &CfsRq<'r>, se: Se<'r>) -> bool => {
-            eevdf::entity_eligible(rq, se, cfg)
+        let eligible = with_features!(f, (rq: &CfsRq<'r>, se: Se<'r>) -> bool => {
+            eevdf::entity_eligible(rq, se, f)
         });
         eligible.into()
     }
@@ -150,6 +150,14 @@ entry_points! {
         eevdf::__dequeue_entity(rq, se, features());
     }
 
+    /// `set_next_entity()`'s erase and slice protection of a picked entity
+    /// (`__dequeue_entity()`, `set_protect_slice()`), under one test of the feature word.
+    ///
+    /// Requires: `se` in this `cfs_rq`'s timeline, not yet current.
+    fn sched_eevdf_dequeue_picked(rq, se) {
+        eevdf::dequeue_picked(rq, se, features(), Live);
+    }
+
     /// `__pick_first_entity()`: the leftmost (smallest vruntime) entity.
     fn sched_eevdf_pick_first_entity(rq) -> *mut bindings::sched_entity {
         rq.first().map_or(ptr::null_mut(), Se::as_ptr)
@@ -160,9 +168,9 @@ entry_points! {
         if stats::counting() {
             return pick_counted(rq);
         }
-        let se = with_config!(cfg, (rq: &CfsRq<'r>) -> Option<Se<'r>> => {
-            let se = eevdf::pick_eevdf(rq, cfg);
-            verify::pick(rq, se, cfg.features);
+        let se = with_features!(f, (rq: &CfsRq<'r>) -> Option<Se<'r>> => {
+            let se = eevdf::pick_eevdf(rq, f);
+            verify::pick(rq, se, f);
             se
         });
         se.map_or(ptr::null_mut(), Se::as_ptr)
@@ -212,8 +220,8 @@ entry_points! {
     ///
     /// Requires: `se` queued (`on_rq`).
     fn sched_eevdf_dequeue_start(rq, se; delay: bool) -> bool {
-        with_config!(cfg, (rq: &mut CfsRq<'r>, se: Se<'r>, delay: bool) -> bool => {
-            eevdf::dequeue_start(rq, se, delay, cfg, Live)
+        with_features!(f, (rq: &mut CfsRq<'r>, se: Se<'r>, delay: bool) -> bool => {
+            eevdf::dequeue_start(rq, se, delay, f, Live)
         })
     }
 
@@ -257,10 +265,10 @@ entry_points! {
             return wakeup_counted(rq, pse);
         }
         // The decision alone (the same core code), without classifying it.
-        with_config!(cfg, (rq: &mut CfsRq<'r>, pse: Se<'r>) -> bool => {
-            !cfg.feat(Features::NEXT_BUDDY_EEVDF) && {
-                let want = verify::wakeup_before(rq, pse, cfg.features);
-                let got = eevdf::wakeup_preempt(rq, pse, cfg);
+        with_features!(f, (rq: &mut CfsRq<'r>, pse: Se<'r>) -> bool => {
+            !f.contains(Features::NEXT_BUDDY_EEVDF) && {
+                let want = verify::wakeup_before(rq, pse, f);
+                let got = eevdf::wakeup_preempt(rq, pse, f);
                 verify::wakeup_after(rq, want, got);
                 got
             }

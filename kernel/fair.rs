@@ -804,6 +804,29 @@ macro_rules! with_config {
 
 pub(crate) use with_config;
 
+/// `with_features!(f, (a: A, ...) -> T => body)`: [`with_config!`] for the decisions that
+/// read the feature bits alone (the pick, the eligibility test, the wakeup's decision, the
+/// dequeue's delay: the core's functions that take `impl Into<Features>`), with `f` the
+/// live [`Features`]. Neither copy loads the tunables: a volatile load that the compiler
+/// must keep even where nothing reads it, on the hottest entry points.
+macro_rules! with_features {
+    ($f:ident, ($($a:ident: $t:ty),*) -> $ret:ty => $body:expr) => {{
+        if $crate::fair::features() == $crate::sched_eevdf::Features::DEFAULT {
+            let $f = $crate::sched_eevdf::Features::DEFAULT;
+            $body
+        } else {
+            #[inline(never)]
+            fn other<'r>($($a: $t),*) -> $ret {
+                let $f = $crate::fair::features();
+                $body
+            }
+            other($($a),*)
+        }
+    }};
+}
+
+pub(crate) use with_features;
+
 /// The kernel's [`Context`] of an operation's out-of-line steps: the live configuration,
 /// read again ([`config()`]), and the debugfs `stats` of the runqueue's CPU, while counting.
 #[derive(Clone, Copy)]

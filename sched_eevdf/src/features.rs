@@ -203,6 +203,17 @@ impl Config {
     }
 }
 
+/// The part of a [`Config`] that the decisions read: the pick, the eligibility test, the
+/// wakeup and the dequeue's delay take `impl Into<Features>`, so that a caller passes a
+/// whole `Config` or, as the kernel's hot entry points do, the feature word alone without
+/// reading the tunables (a volatile load each, which the compiler must keep).
+impl From<Config> for Features {
+    #[inline(always)]
+    fn from(cfg: Config) -> Features {
+        cfg.features
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config::DEFAULT

@@ -31,10 +31,10 @@ use super::features::{Config, Features};
 use super::load::calc_delta_fair;
 use super::load::LoadWeight;
 use super::ops::{
-    __dequeue_entity, __enqueue_entity, dequeue_start, entity_eligible, flags, pick_eevdf,
-    place_curr_entity, place_entity, requeue_delayed, reweight_entity, set_protect_slice,
-    update_curr_resched, update_deadline, wakeup_preempt, wakeup_preempt_buddy, EnqueueFlags, Wake,
-    WakeFlags,
+    __dequeue_entity, __enqueue_entity, dequeue_picked, dequeue_start, entity_eligible, flags,
+    pick_eevdf, place_curr_entity, place_entity, requeue_delayed, reweight_entity,
+    set_protect_slice, update_curr_resched, update_deadline, wakeup_preempt, wakeup_preempt_buddy,
+    EnqueueFlags, Wake, WakeFlags,
 };
 use super::tree::{Entity, Runqueue};
 
@@ -173,8 +173,12 @@ pub fn set_next_entity<R: Runqueue>(rq: &mut R, se: R::Se, first: bool, cfg: Con
     clear_buddies(rq, se);
     let mut kept = false;
     if se.on_rq() {
-        __dequeue_entity(rq, se, cfg.features);
-        kept = set_protect_slice(rq, se, first, cfg);
+        if first {
+            dequeue_picked(rq, se, cfg.features, cfg);
+        } else {
+            __dequeue_entity(rq, se, cfg.features);
+            kept = set_protect_slice(rq, se, first, cfg);
+        }
     }
     rq.set_curr(Some(se));
     kept

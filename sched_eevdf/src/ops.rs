@@ -9,6 +9,7 @@
 //! | `avg_vruntime`                     | [`avg_vruntime`]                            |
 //! | `entity_eligible`                  | [`entity_eligible`]                         |
 //! | `enqueue_entity`, `dequeue_entity` | [`__enqueue_entity`], [`__dequeue_entity`]  |
+//! | `dequeue_picked`                   | [`dequeue_picked`]                          |
 //! | `pick_eevdf`                       | [`pick_eevdf`] (counted: [`pick_reason`])   |
 //! | `place_entity`                     | [`place_entity`]                            |
 //! | `place_enqueue_entity`             | [`place_entity`], [`__enqueue_entity`]      |
@@ -36,7 +37,7 @@ use super::math::{avg_vruntime_add, avg_vruntime_delta, avg_vruntime_sub, entity
 use super::math::{update_zero_vruntime, Eligibility};
 use super::tree::{
     entity_less, keeps_slice_sums, min_deadline_update, rebuild_slice_sums, Entity, Runqueue,
-    Timeline,
+    Timeline, SLICE_SUM_READERS,
 };
 use super::vtime::{vdelta, vruntime_before};
 
@@ -335,10 +336,11 @@ fn save_vlag<R: Runqueue>(rq: &R, se: R::Se, vlag: i64, features: Features) {
 }
 
 /// `entity_eligible()`, without folding current in when `se` is current
-/// ([`Eligibility::for_entity`]: the same answer).
+/// ([`Eligibility::for_entity`]: the same answer). It reads the feature bits alone: a
+/// [`Config`] converts.
 #[inline(always)]
-pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, cfg: Config) -> bool {
-    Eligibility::for_entity(rq, se, cfg.features).vruntime(se.vruntime())
+pub fn entity_eligible<R: Runqueue>(rq: &R, se: R::Se, features: impl Into<Features>) -> bool {
+    Eligibility::for_entity(rq, se, features.into()).vruntime(se.vruntime())
 }
 
 /// `__enqueue_entity()`: into the sums and the timeline. `max_slice` and `sum_slice` are
@@ -395,10 +397,51 @@ pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) 
     if keeps_slice_sums(features) {
         dequeue_keeping_slice_sums(rq, se);
     } else {
-        rq.set_slice_sums_stale(true);
-        rq.erase(se, false);
-        avg_vruntime_sub(rq, se, false);
+        dequeue_into_stale(rq, se);
     }
+}
+
+/// The erase itself with neither slice sum kept: they are marked stale.
+#[inline(always)]
+fn dequeue_into_stale<R: Runqueue>(rq: &mut R, se: R::Se) {
+    rq.set_slice_sums_stale(true);
+    rq.erase(se, false);
+    avg_vruntime_sub(rq, se, false);
+}
+
+/// `set_next_entity()`'s two steps for an entity that the pick chose (`first`): out of
+/// the timeline ([`__dequeue_entity`]), then its slice protection set
+/// ([`set_protect_slice`], which reads the timeline without it), under one test of the
+/// feature word. With neither a reader of the slice sums nor RUN_TO_PARITY_MIN_SLICE on
+/// (the default) they are the erase that keeps neither sum and 6.12's stash of the
+/// deadline (`vprot = d`); otherwise the two steps themselves, out of line, with the
+/// configuration asked of `ctx`. fair.c's `update_load_avg()`, which sits between them in
+/// `set_next_entity()`, reads neither the timeline nor the protection.
+#[inline(always)]
+pub fn dequeue_picked<R: Runqueue, C: Context<R>>(
+    rq: &mut R,
+    se: R::Se,
+    features: Features,
+    ctx: C,
+) {
+    if features.intersects(SLICE_SUM_READERS.with(Features::RUN_TO_PARITY_MIN_SLICE, true)) {
+        return dequeue_picked_configured(rq, se, ctx);
+    }
+    if rq.earliest() == Some(se) {
+        rq.set_earliest(None);
+    }
+    dequeue_into_stale(rq, se);
+    se.set_vprot(se.deadline());
+}
+
+/// [`dequeue_picked`] under a feature that either step reads: the two steps as
+/// `set_next_entity()` takes them. Out of line in the kernel: the default features never
+/// come here.
+#[cfg_attr(sched_eevdf_in_kernel, inline(never), cold)]
+fn dequeue_picked_configured<R: Runqueue, C: Context<R>>(rq: &mut R, se: R::Se, ctx: C) {
+    let cfg = ctx.config();
+    __dequeue_entity(rq, se, cfg.features);
+    set_protect_slice(rq, se, true, cfg);
 }
 
 /// [`__dequeue_entity`] under a feature that reads the slice sums, as

@@ -284,8 +284,12 @@ pub fn min_deadline_update<S: Entity, const MAX: bool>(
 /// ([`Runqueue::slice_sums_stale`]) says when they are stale.
 #[inline(always)]
 pub fn keeps_slice_sums(features: Features) -> bool {
-    features.intersects(Features::LAG_CLAMP_MAX_SLICE.with(Features::BIAS_ELIGIBLE, true))
+    features.intersects(SLICE_SUM_READERS)
 }
+
+/// The features that read `max_slice` or `sum_slice` ([`keeps_slice_sums`]).
+pub const SLICE_SUM_READERS: Features =
+    Features::LAG_CLAMP_MAX_SLICE.with(Features::BIAS_ELIGIBLE, true);
 
 /// Makes `max_slice` right again in every node of the timeline, and `sum_slice` the sum of
 /// its slices, once a feature that reads them is on after updates that did not keep them

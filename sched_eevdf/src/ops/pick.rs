@@ -43,12 +43,14 @@ use super::{PickPath, PickReason};
 /// everything up to here is straight-line code; the descent is a separate function
 /// (`pick_eevdf_general`, out of line in the kernel), so that the common picks do not
 /// pay for the registers it needs.
+///
+/// It reads the feature bits alone: a [`Config`] converts.
 #[inline(always)]
-pub fn pick_eevdf<R: Runqueue>(rq: &R, cfg: Config) -> Option<R::Se> {
-    pick_features(rq, cfg.features)
+pub fn pick_eevdf<R: Runqueue>(rq: &R, features: impl Into<Features>) -> Option<R::Se> {
+    pick_features(rq, features.into())
 }
 
-/// [`pick_eevdf`] from the feature bits alone (the only part of the [`Config`] it reads).
+/// [`pick_eevdf`] from the feature bits.
 #[inline(always)]
 pub(super) fn pick_features<R: Runqueue>(rq: &R, features: Features) -> Option<R::Se> {
     match pick_eevdf_fast(rq, features) {

@@ -151,16 +151,18 @@ pub fn place_curr_entity<R: Runqueue>(
 ///
 /// The lag is saved by a separate step, out of line in the kernel and reached by a tail
 /// call, so that the decision (a delayed sleep: the common end in a ping-pong) needs few
-/// registers.
+/// registers. The decision reads the feature bits alone (a [`Config`] converts); the lag's
+/// step asks `ctx` for the configuration.
 #[inline(always)]
 pub fn dequeue_start<R: Runqueue, C: Context<R>>(
     rq: &mut R,
     se: R::Se,
     delay: bool,
-    cfg: Config,
+    features: impl Into<Features>,
     ctx: C,
 ) -> bool {
-    (delay && cfg.feat(Features::DELAY_DEQUEUE) && !entity_eligible(rq, se, cfg))
+    let features = features.into();
+    (delay && features.contains(Features::DELAY_DEQUEUE) && !entity_eligible(rq, se, features))
         || dequeue_save_lag(rq, se, ctx)
 }
 

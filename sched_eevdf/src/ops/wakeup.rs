@@ -26,25 +26,26 @@ use super::{PickReason, Wake, WakeFlags, WakeupAction, WakeupPreempt, WakeupRule
 /// [`pick_eevdf`](super::pick_eevdf) now returns the wakee. With RUN_TO_PARITY_MIN_SLICE,
 /// 6.17's decision ([`wakeup_preempt_min_slice`]'s docs). In the kernel the common case
 /// (equal slices, the pick's O(1) cases) is straight-line code, and the rest is reached by
-/// tail calls.
+/// tail calls. It reads the feature bits alone: a [`Config`] converts.
 #[inline(always)]
-pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, cfg: Config) -> bool {
+pub fn wakeup_preempt<R: Runqueue>(rq: &mut R, pse: R::Se, features: impl Into<Features>) -> bool {
+    let f = features.into();
     let Some(curr) = rq.curr() else {
         return true;
     };
     if curr == pse {
         return false;
     }
-    if cfg.feat(Features::RUN_TO_PARITY_MIN_SLICE) {
-        return wakeup_preempt_min_slice(rq, pse, curr, cfg);
+    if f.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
+        return wakeup_preempt_min_slice(rq, pse, curr, f);
     }
-    if cfg.feat(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() {
-        return wakeup_preempt_shorter(rq, pse, curr, cfg.features);
+    if f.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() {
+        return wakeup_preempt_shorter(rq, pse, curr, f);
     }
-    match pick_eevdf_fast(rq, cfg.features) {
+    match pick_eevdf_fast(rq, f) {
         Fast::Pick(pick) => pick == Some(pse),
         Fast::Tree { curr, avg, load } => pick_eevdf_tree_is(rq, pse, curr, avg, load),
-        Fast::General => pick_eevdf_general_is(rq, pse, cfg.features),
+        Fast::General => pick_eevdf_general_is(rq, pse, f),
     }
 }
 
@@ -67,20 +68,20 @@ fn wakeup_preempt_shorter<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, f: Featu
 /// - a short wakee that does not preempt (RUN_TO_PARITY) limits what is left of current's
 ///   window to the smallest queued slice ([`update_protect_slice`]).
 #[cfg_attr(sched_eevdf_in_kernel, inline(never))]
-fn wakeup_preempt_min_slice<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, cfg: Config) -> bool {
-    let short = cfg.feat(Features::PREEMPT_SHORT) && pse.slice() < curr.slice();
+fn wakeup_preempt_min_slice<R: Runqueue>(rq: &R, pse: R::Se, curr: R::Se, f: Features) -> bool {
+    let short = f.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice();
     let pick = if short {
-        pick_features(rq, without_protection(cfg.features))
+        pick_features(rq, without_protection(f))
     } else {
-        pick_features(rq, cfg.features)
+        pick_features(rq, f)
     };
     if pick == Some(pse) {
         if short {
-            cancel_protect_slice(curr, cfg.features);
+            cancel_protect_slice(curr, f);
         }
         return true;
     }
-    if short && cfg.feat(Features::RUN_TO_PARITY) {
+    if short && f.contains(Features::RUN_TO_PARITY) {
         update_protect_slice(rq, curr);
     }
     false
@@ -214,7 +215,7 @@ pub fn wakeup_preempt_buddy<R: Runqueue>(
     let f = cfg.features;
     if f.contains(Features::PREEMPT_SHORT) && pse.slice() < curr.slice() {
         let preempt = if f.contains(Features::RUN_TO_PARITY_MIN_SLICE) {
-            wakeup_preempt_min_slice(rq, pse, curr, cfg)
+            wakeup_preempt_min_slice(rq, pse, curr, f)
         } else {
             wakeup_preempt_shorter(rq, pse, curr, f)
         };
