@@ -483,11 +483,16 @@ impl<'rq> Timeline for CfsRq<'rq> {
     /// before the call (its sums, the leaf's augmented values) stays written: a refusal
     /// reports a bug in the caller, it does not undo it.
     #[inline(always)]
-    fn insert(&mut self, se: Se<'rq>, keep_max_slice: bool) -> bool {
+    fn insert(
+        &mut self,
+        se: Se<'rq>,
+        keep_max_slice: bool,
+        linking: impl FnOnce(&mut Self),
+    ) -> bool {
         let done = if keep_max_slice {
-            self.try_insert_keeping_max_slice(se)
+            self.try_insert_keeping_max_slice(se, linking)
         } else {
-            self.try_insert::<false>(se)
+            self.try_insert::<false>(se, linking)
         };
         match done {
             Ok(()) => true,
@@ -550,8 +555,12 @@ impl<'rq> CfsRq<'rq> {
     /// of line, so that the default path carries one copy of the insertion.
     #[cold]
     #[inline(never)]
-    fn try_insert_keeping_max_slice(&mut self, se: Se<'rq>) -> Result<(), Refused> {
-        self.try_insert::<true>(se)
+    fn try_insert_keeping_max_slice(
+        &mut self,
+        se: Se<'rq>,
+        linking: impl FnOnce(&mut Self),
+    ) -> Result<(), Refused> {
+        self.try_insert::<true>(se, linking)
     }
 
     /// [`CfsRq::try_erase`] keeping `max_slice`: out of line, as
@@ -563,13 +572,19 @@ impl<'rq> CfsRq<'rq> {
     }
 
     /// `__enqueue_entity()`'s tree part: links `se` into this timeline, unless its node is
-    /// in a tree (not [`rb::is_empty_node`]).
+    /// in a tree (not [`rb::is_empty_node`]); `linking` runs in between
+    /// ([`Timeline::insert`]).
     #[inline(always)]
-    pub(crate) fn try_insert<const MAX: bool>(&mut self, se: Se<'rq>) -> Result<(), Refused> {
+    pub(crate) fn try_insert<const MAX: bool>(
+        &mut self,
+        se: Se<'rq>,
+        linking: impl FnOnce(&mut Self),
+    ) -> Result<(), Refused> {
         // SAFETY: `se` is valid and its lock held (`Se`'s invariant): no one writes its node.
         if !unsafe { rb::is_empty_node(se.node()) } {
             return Err(Refused::InsertQueued);
         }
+        linking(self);
         // The leaf's augmented values, which `RbRootCached::insert` also asks for, are the
         // core's `__enqueue_entity()`'s (they make the picks right, not the links safe).
         // SAFETY:
@@ -596,11 +611,8 @@ impl<'rq> CfsRq<'rq> {
         // SAFETY: `se` is this `cfs_rq`'s (`Se`'s invariant; the brand `'rq` ties the handle
         // to this `cfs_rq`) and its node is not empty, so the node is in this timeline
         // (type invariant: an entity in no tree has an empty node).
+        // INVARIANT: the erase leaves the node empty, without children.
         unsafe { self.tree_mut::<MAX>().erase(se.node()) };
-        // SAFETY: the node was just unlinked: in no tree, and this CPU alone accesses it
-        // under the lock.
-        // INVARIANT: the entity left the tree; its node is empty again, without children.
-        unsafe { rb::clear_node(se.node()) };
         Ok(())
     }
 }

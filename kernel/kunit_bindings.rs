@@ -284,12 +284,18 @@ fn timeline_refusals(t: &mut Test) {
             t.fail(format_args!("{what}: {got:?}, not {want:?}"));
         }
     };
+    let mut linked = false;
     expect(
         t,
         "a second insert of a queued entity",
-        rq.try_insert::<true>(queued),
+        rq.try_insert::<true>(queued, |_| linked = true),
         Refused::InsertQueued,
     );
+    if linked {
+        t.fail(format_args!(
+            "a refused insert ran the caller's linking step"
+        ));
+    }
     expect(
         t,
         "an erase of a never-queued entity",

@@ -374,7 +374,10 @@ impl<'a, A: Augment> RbRootCached<'a, A> {
     /// that propagate and copy are direct calls of `A`'s functions instead of
     /// indirect calls through a callbacks structure; the rebalancing is
     /// lib/rbtree.c's exported `__rb_erase_color()` with `A`'s rotate. Same
-    /// steps as include/linux/rbtree_augmented.h's `__rb_erase_augmented()`.
+    /// steps as include/linux/rbtree_augmented.h's `__rb_erase_augmented()`, then
+    /// `node` emptied ([`clear_node`]) before the rebalancing, which never reads it: the
+    /// rebalancing is then the last step, a tail call, and the erase keeps nothing
+    /// across a call (no saved registers on its path).
     ///
     /// # Safety
     ///
@@ -385,6 +388,7 @@ impl<'a, A: Augment> RbRootCached<'a, A> {
         // element and modifiable through this handle (type invariants); `node` stays valid
         // after it is unlinked: its element lives on.
         let tree = self.root.as_ptr();
+        let erased = node;
         let node = node.as_ptr();
         // SAFETY: `tree` points to a valid `rb_root_cached` (type invariant).
         if unsafe { (*tree).rb_leftmost } == node {
@@ -444,114 +448,181 @@ impl<'a, A: Augment> RbRootCached<'a, A> {
             rebalance = ptr::null_mut();
             tmp = parent;
         } else {
-            let mut successor = child;
-            let parent;
-            let child2;
-            // SAFETY: `child` is `node`'s right child, non-null: a node of this tree.
-            tmp = unsafe { (*child).rb_left };
-            if tmp.is_null() {
-                // Case 2: node's successor is its right child.
-                parent = successor;
-                // SAFETY: `successor` is `child`, a node of this tree.
-                child2 = unsafe { (*successor).rb_right };
-                // SAFETY:
-                // - `node` and `successor` are nodes of this tree, which uses `A` (this
-                //   function's `# Safety`, type invariant);
-                // - this handle has exclusive access to the tree (type invariant).
-                unsafe { copy::<A>(node, successor) };
-            } else {
-                // Case 3: the successor is the leftmost node under node's
-                // right child.
-                let mut p;
-                loop {
-                    p = successor;
-                    successor = tmp;
-                    // SAFETY: `tmp` is a non-null left child of a node of this tree, so a
-                    // node of this tree.
-                    tmp = unsafe { (*tmp).rb_left };
-                    if tmp.is_null() {
-                        break;
-                    }
-                }
-                parent = p;
-                // SAFETY: `successor` is a non-null left child of a node of this tree, so a
-                // node of this tree.
-                child2 = unsafe { (*successor).rb_right };
-                // SAFETY: `parent` (`child` or a node below it) and `successor` (its left
-                // child) are nodes of this tree. WRITE_ONCE as in C: lockless readers of the
-                // tree's shape may look.
-                unsafe {
-                    ptr::write_volatile(&raw mut (*parent).rb_left, child2);
-                    ptr::write_volatile(&raw mut (*successor).rb_right, child);
-                }
-                // SAFETY: `child` is `node`'s right child, non-null: a node of this tree.
-                unsafe { set_parent(child, successor) };
-                // SAFETY:
-                // - `node` and `successor` are nodes of this tree, which uses `A` (this
-                //   function's `# Safety`, type invariant);
-                // - this handle has exclusive access to the tree (type invariant).
-                unsafe { copy::<A>(node, successor) };
-                // SAFETY:
-                // - `parent` is a node of this tree, which uses `A` (type invariant), and its
-                //   children are nodes of it: `child2` and its left one;
-                // - `successor` is now an ancestor of `parent`: `parent` is `child` or below
-                //   it, and `child`'s parent is now `successor`;
-                // - this handle has exclusive access to the tree (type invariant).
-                unsafe { propagate::<A>(parent, successor) };
-            }
-
-            // SAFETY: `node` is a node of this tree (this function's `# Safety`).
-            tmp = unsafe { (*node).rb_left };
-            // SAFETY: `successor` is `child` or a node below it: a node of this tree.
-            // WRITE_ONCE as in C: lockless readers of the tree's shape may look.
-            unsafe { ptr::write_volatile(&raw mut (*successor).rb_left, tmp) };
-            // SAFETY: `tmp` is `node`'s left child, non-null (a null one is case 1): a node
-            // of this tree.
-            unsafe { set_parent(tmp, successor) };
-
-            // SAFETY: `node` is a node of this tree (this function's `# Safety`).
-            pc = unsafe { (*node).__rb_parent_color };
-            tmp = pc_parent(pc);
-            // SAFETY:
-            // - `tmp` is `node`'s parent, a node of this tree, or null when `node` is the
-            //   root of this tree, whose `rb_root` is `root`, valid (type invariant);
-            // - `node` is `tmp`'s child (or the root node);
-            // - this handle may modify the tree (type invariant).
-            unsafe { change_child(node, successor, tmp, root) };
-
-            if !child2.is_null() {
-                // rb_set_parent_color(child2, parent, RB_BLACK)
-                // SAFETY: `child2` is `successor`'s right child, non-null: a node of this
-                // tree.
-                unsafe { (*child2).__rb_parent_color = parent as usize | RB_BLACK };
-                rebalance = ptr::null_mut();
-            } else {
-                // SAFETY: `successor` is `child` or a node below it: a node of this tree.
-                rebalance = if pc_is_black(unsafe { (*successor).__rb_parent_color }) {
-                    parent
-                } else {
-                    ptr::null_mut()
-                };
-            }
-            // SAFETY: `successor` is `child` or a node below it: a node of this tree.
-            unsafe { (*successor).__rb_parent_color = pc };
-            tmp = successor;
+            // SAFETY: `node` is a node of this tree with both children (`child` its right
+            // one), the leftmost cache is already right, `root` is this tree's, which uses
+            // `A`, and this handle has exclusive access to it (type invariants).
+            return unsafe { erase_two_children::<A>(erased, child, root) };
         }
 
+        // SAFETY: `tmp` is null or `node`'s old parent, a node of this tree, which uses `A`;
+        // `erased` is unlinked; `rebalance` is null or a node of this tree from which the
+        // black height is to be restored; `root` is the tree's, and this handle has
+        // exclusive access to it (type invariants).
+        unsafe { erase_finish::<A>(tmp, erased, rebalance, root) }
+    }
+}
+
+/// The erase of a node with both children (cases 2 and 3 of `__rb_erase_augmented()`): its
+/// successor takes its place. Out of line and reached by a tail call: the erase of the
+/// leftmost node, the common one, never has a left child, and its path needs fewer
+/// registers without this one.
+///
+/// # Safety
+///
+/// - `erased` must be a node of a valid tree whose root is `root` and whose augmentation
+///   is `A`, with a left child and the right child `child`; the tree's leftmost cache must
+///   be right without `erased` (it is never the leftmost: it has a left child).
+/// - The caller must have exclusive access to the tree, and `erased`'s element must live
+///   on after the erase.
+#[inline(never)]
+unsafe fn erase_two_children<A: Augment>(
+    erased: NonNull<bindings::rb_node>,
+    child: *mut bindings::rb_node,
+    root: *mut bindings::rb_root,
+) {
+    // In the SAFETY comments below, "a node of this tree" is valid, embedded in a live
+    // element and modifiable by this caller (this function's `# Safety`).
+    let node = erased.as_ptr();
+    let rebalance: *mut bindings::rb_node;
+    let pc;
+    let mut tmp;
+    let mut successor = child;
+    let parent;
+    let child2;
+    // SAFETY: `child` is `node`'s right child, non-null: a node of this tree.
+    tmp = unsafe { (*child).rb_left };
+    if tmp.is_null() {
+        // Case 2: node's successor is its right child.
+        parent = successor;
+        // SAFETY: `successor` is `child`, a node of this tree.
+        child2 = unsafe { (*successor).rb_right };
         // SAFETY:
-        // - `tmp` is null or a node of this tree, which uses `A` (type invariant): the node
-        //   that took `node`'s place, or `node`'s old parent; its children are nodes of it;
-        // - `stop` is null, an ancestor of every node;
-        // - this handle has exclusive access to the tree (type invariant).
-        unsafe { propagate::<A>(tmp, ptr::null_mut()) };
-        if !rebalance.is_null() {
-            // Type invariants: `root` is valid and this handle its only user; `A` is the
-            // tree's augmentation. The tree is valid but for the black height that
-            // `__rb_erase_color()` restores from `rebalance`, one of its nodes.
-            // SAFETY: `rebalance` and `root` are as above, and `rotate::<A>` is the rotate
-            // callback of `A`, so the augmented values stay right through the rotations.
-            unsafe { bindings::__rb_erase_color(rebalance, root, Some(rotate::<A>)) };
+        // - `node` and `successor` are nodes of this tree, which uses `A` (this
+        //   function's `# Safety`);
+        // - the caller has exclusive access to the tree (this function's `# Safety`).
+        unsafe { copy::<A>(node, successor) };
+    } else {
+        // Case 3: the successor is the leftmost node under node's
+        // right child.
+        let mut p;
+        loop {
+            p = successor;
+            successor = tmp;
+            // SAFETY: `tmp` is a non-null left child of a node of this tree, so a
+            // node of this tree.
+            tmp = unsafe { (*tmp).rb_left };
+            if tmp.is_null() {
+                break;
+            }
         }
+        parent = p;
+        // SAFETY: `successor` is a non-null left child of a node of this tree, so a
+        // node of this tree.
+        child2 = unsafe { (*successor).rb_right };
+        // SAFETY: `parent` (`child` or a node below it) and `successor` (its left
+        // child) are nodes of this tree. WRITE_ONCE as in C: lockless readers of the
+        // tree's shape may look.
+        unsafe {
+            ptr::write_volatile(&raw mut (*parent).rb_left, child2);
+            ptr::write_volatile(&raw mut (*successor).rb_right, child);
+        }
+        // SAFETY: `child` is `node`'s right child, non-null: a node of this tree.
+        unsafe { set_parent(child, successor) };
+        // SAFETY:
+        // - `node` and `successor` are nodes of this tree, which uses `A` (this
+        //   function's `# Safety`);
+        // - the caller has exclusive access to the tree (this function's `# Safety`).
+        unsafe { copy::<A>(node, successor) };
+        // SAFETY:
+        // - `parent` is a node of this tree, which uses `A` (this function's `# Safety`), and its
+        //   children are nodes of it: `child2` and its left one;
+        // - `successor` is now an ancestor of `parent`: `parent` is `child` or below
+        //   it, and `child`'s parent is now `successor`;
+        // - the caller has exclusive access to the tree (this function's `# Safety`).
+        unsafe { propagate::<A>(parent, successor) };
+    }
+
+    // SAFETY: `node` is a node of this tree (this function's `# Safety`).
+    tmp = unsafe { (*node).rb_left };
+    // SAFETY: `successor` is `child` or a node below it: a node of this tree.
+    // WRITE_ONCE as in C: lockless readers of the tree's shape may look.
+    unsafe { ptr::write_volatile(&raw mut (*successor).rb_left, tmp) };
+    // SAFETY: `tmp` is `node`'s left child, non-null (a null one is case 1): a node
+    // of this tree.
+    unsafe { set_parent(tmp, successor) };
+
+    // SAFETY: `node` is a node of this tree (this function's `# Safety`).
+    pc = unsafe { (*node).__rb_parent_color };
+    tmp = pc_parent(pc);
+    // SAFETY:
+    // - `tmp` is `node`'s parent, a node of this tree, or null when `node` is the
+    //   root of this tree, whose `rb_root` is `root`, valid (this function's `# Safety`);
+    // - `node` is `tmp`'s child (or the root node);
+    // - the caller may modify the tree (this function's `# Safety`).
+    unsafe { change_child(node, successor, tmp, root) };
+
+    if !child2.is_null() {
+        // rb_set_parent_color(child2, parent, RB_BLACK)
+        // SAFETY: `child2` is `successor`'s right child, non-null: a node of this
+        // tree.
+        unsafe { (*child2).__rb_parent_color = parent as usize | RB_BLACK };
+        rebalance = ptr::null_mut();
+    } else {
+        // SAFETY: `successor` is `child` or a node below it: a node of this tree.
+        rebalance = if pc_is_black(unsafe { (*successor).__rb_parent_color }) {
+            parent
+        } else {
+            ptr::null_mut()
+        };
+    }
+    // SAFETY: `successor` is `child` or a node below it: a node of this tree.
+    unsafe { (*successor).__rb_parent_color = pc };
+    tmp = successor;
+
+    // SAFETY: `tmp` is the successor, now in `node`'s place, a node of this tree, which
+    // uses `A`; `erased` is unlinked; `rebalance` is null or a node of this tree from
+    // which the black height is to be restored; `root` is the tree's, to which the caller
+    // has exclusive access (this function's `# Safety`).
+    unsafe { erase_finish::<A>(tmp, erased, rebalance, root) }
+}
+
+/// The end of every erase: the augmented values recomputed up from `tmp`, the erased node
+/// emptied ([`clear_node`]) before the rebalancing, which never reads it, and the
+/// rebalancing last (lib/rbtree.c's `__rb_erase_color()` with `A`'s rotate), so that it
+/// is a tail call and the erase keeps nothing across a call.
+///
+/// # Safety
+///
+/// - `tmp` must be null or a node of a valid tree but for its black height, whose root is
+///   `root` and whose augmentation is `A`: the node that took the erased one's place, or
+///   the erased one's old parent;
+/// - `erased` must be unlinked from it (nothing links to it) with its element alive;
+/// - `rebalance` must be null or a node of it from which the black height is restored;
+/// - the caller must have exclusive access to the tree and to `erased`.
+#[inline(always)]
+unsafe fn erase_finish<A: Augment>(
+    tmp: *mut bindings::rb_node,
+    erased: NonNull<bindings::rb_node>,
+    rebalance: *mut bindings::rb_node,
+    root: *mut bindings::rb_root,
+) {
+    // SAFETY:
+    // - `tmp` is null or a node of the tree, which uses `A`; its children are nodes of it;
+    // - `stop` is null, an ancestor of every node;
+    // - the caller has exclusive access to the tree (this function's `# Safety`).
+    unsafe { propagate::<A>(tmp, ptr::null_mut()) };
+    // SAFETY: `erased` is in no tree (nothing links to it: its parent's or the root's link
+    // and its children's parent links were moved to the node that took its place), and
+    // the caller's exclusive access covers it (this function's `# Safety`).
+    // INVARIANT: the node left the tree; it is empty again, without children.
+    unsafe { clear_node(erased) };
+    if !rebalance.is_null() {
+        // The tree is valid but for the black height that `__rb_erase_color()` restores
+        // from `rebalance`, one of its nodes, and the caller its only user (this
+        // function's `# Safety`).
+        // SAFETY: `rebalance` and `root` are as above, and `rotate::<A>` is the rotate
+        // callback of `A`, so the augmented values stay right through the rotations.
+        unsafe { bindings::__rb_erase_color(rebalance, root, Some(rotate::<A>)) };
     }
 }
 

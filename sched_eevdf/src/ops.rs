@@ -375,16 +375,16 @@ fn enqueue_into<R: Runqueue, const KEEP: bool>(rq: &mut R, se: R::Se) {
     // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
     // A leaf's `max_slice` is its slice whatever the features: one store.
     min_deadline_update::<_, true>(se, None, None);
-    if becomes_earliest(rq, se) {
-        rq.set_earliest(Some(se));
-    }
-    // A refused insertion (`se` already in a tree: a caller's bug) leaves no holder named
-    // that is not in this timeline (the pick would return it); the one it replaced is
-    // forgotten too, which is always right. On the refusal's cold path only: the holder
-    // is named first so that the common insertion keeps nothing across the call.
-    if !rq.insert(se, KEEP) && rq.earliest() == Some(se) {
-        rq.set_earliest(None);
-    }
+    // The holder is named from the timeline before `se` joins it, once the insertion is
+    // known to go ahead: a refused one (`se` already in a tree: a caller's bug) names no
+    // holder that is not in this timeline (the pick would return it). The insertion is
+    // the last step, so that the kernel's rebalancing is a tail call and neither path
+    // keeps anything across a call.
+    rq.insert(se, KEEP, |rq| {
+        if becomes_earliest(rq, se) {
+            rq.set_earliest(Some(se));
+        }
+    });
 }
 
 /// `__dequeue_entity()`: out of the timeline and the sums, with one test of the feature
@@ -401,12 +401,14 @@ pub fn __dequeue_entity<R: Runqueue>(rq: &mut R, se: R::Se, features: Features) 
     }
 }
 
-/// The erase itself with neither slice sum kept: they are marked stale.
+/// The erase itself with neither slice sum kept: they are marked stale. The sums do not
+/// depend on the tree's shape, so `se` leaves them first and the tree last: the kernel's
+/// rebalancing is then a tail call.
 #[inline(always)]
 fn dequeue_into_stale<R: Runqueue>(rq: &mut R, se: R::Se) {
     rq.set_slice_sums_stale(true);
-    rq.erase(se, false);
     avg_vruntime_sub(rq, se, false);
+    rq.erase(se, false);
 }
 
 /// `set_next_entity()`'s two steps for an entity that the pick chose (`first`): out of
@@ -427,11 +429,12 @@ pub fn dequeue_picked<R: Runqueue, C: Context<R>>(
     if features.intersects(SLICE_SUM_READERS.with(Features::RUN_TO_PARITY_MIN_SLICE, true)) {
         return dequeue_picked_configured(rq, se, ctx);
     }
+    // 6.12's protection reads `se` alone: set first, so that the erase is the last step.
+    se.set_vprot(se.deadline());
     if rq.earliest() == Some(se) {
         rq.set_earliest(None);
     }
     dequeue_into_stale(rq, se);
-    se.set_vprot(se.deadline());
 }
 
 /// [`dequeue_picked`] under a feature that either step reads: the two steps as
@@ -452,8 +455,8 @@ fn dequeue_keeping_slice_sums<R: Runqueue>(rq: &mut R, se: R::Se) {
     if rq.slice_sums_stale() {
         rebuild_slice_sums(rq);
     }
-    rq.erase(se, true);
     avg_vruntime_sub(rq, se, true);
+    rq.erase(se, true);
 }
 
 /// Whether `se`, about to be inserted, becomes the holder of the earliest deadline

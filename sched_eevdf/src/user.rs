@@ -241,8 +241,17 @@ impl<'a> Timeline for UserRunqueue<'a> {
     fn is_red(&self, se: UserSe<'a>) -> bool {
         self.tree.is_red(se)
     }
-    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool) -> bool {
-        self.tree.insert(se, keep_max_slice)
+    fn insert(
+        &mut self,
+        se: UserSe<'a>,
+        keep_max_slice: bool,
+        linking: impl FnOnce(&mut Self),
+    ) -> bool {
+        if self.tree.is_linked(se) {
+            return false;
+        }
+        linking(self);
+        self.tree.insert(se, keep_max_slice, |_| {})
     }
     fn erase(&mut self, se: UserSe<'a>, keep_max_slice: bool) {
         self.tree.erase(se, keep_max_slice)

@@ -407,8 +407,10 @@ fn misuse_keeps_trees_intact() {
     let other = UserEntity::new(LoadWeight::from_nice(0));
     let mut a = small_tree(&ents);
     let mut b = UserRunqueue::new();
-    assert!(!b.insert(ents[3].se(), true));
-    assert!(!a.insert(ents[3].se(), true));
+    let mut linked = false;
+    assert!(!b.insert(ents[3].se(), true, |_| linked = true));
+    assert!(!a.insert(ents[3].se(), true, |_| linked = true));
+    assert!(!linked, "a refused insertion ran the caller's linking step");
     a.erase(other.se(), true);
     b.erase(ents[4].se(), true);
     check_invariants(&a).unwrap();
