@@ -293,6 +293,84 @@ fn slice_sums_kept_only_under_their_readers() {
     assert_eq!(rebuilds, if cfg!(miri) { 3 } else { 20 });
 }
 
+/// `dequeue_picked()` (set_next_entity()'s erase and protection in one step, one test of
+/// the feature word) leaves a runqueue as `__dequeue_entity()` then `set_protect_slice()`
+/// of a picked entity do: two runqueues of twin entities take the same random steps, one
+/// each way, under the default features, each reader of the slice sums, and
+/// RUN_TO_PARITY_MIN_SLICE with and without RUN_TO_PARITY; after every step the picked
+/// entity's window, the remembered holder, the sums and the slice values agree, and both
+/// trees pass the checker.
+#[test]
+fn dequeue_picked_is_the_erase_then_the_protection() {
+    let n: usize = if cfg!(miri) { 24 } else { 300 };
+    let mut rng = Rng(0x5e7_0e47);
+    let twins = || -> Vec<UserEntity> {
+        (0..n)
+            .map(|i| UserEntity::new(LoadWeight::from_nice((i % 40) as i32 - 20)))
+            .collect()
+    };
+    let (a, b) = (twins(), twins());
+    for k in 0..n {
+        let v = rng.below(1 << 30);
+        let d = v + rng.below(1 << 24);
+        let slice = 100_000 + rng.below(20_000_000);
+        for e in [&a[k], &b[k]] {
+            e.se().set_vruntime(v);
+            e.se().set_deadline(d);
+            e.se().set_slice(slice);
+        }
+    }
+    let feature_sets = [
+        Features::DEFAULT,
+        Features::DEFAULT.with(Features::BIAS_ELIGIBLE, true),
+        Features::DEFAULT.with(Features::LAG_CLAMP_MAX_SLICE, true),
+        Features::DEFAULT.with(Features::RUN_TO_PARITY_MIN_SLICE, true),
+        Features::DEFAULT
+            .with(Features::RUN_TO_PARITY_MIN_SLICE, true)
+            .with(Features::RUN_TO_PARITY, false),
+    ];
+    let (mut ra, mut rb) = (UserRunqueue::new(), UserRunqueue::new());
+    let index = |ents: &[UserEntity], se: Option<UserSe<'_>>| {
+        se.map(|se| ents.iter().position(|e| e.se() == se).unwrap())
+    };
+    let mut picked = 0;
+    for run in 0..if cfg!(miri) { 5 } else { 25 } {
+        let features = feature_sets[run % feature_sets.len()];
+        let cfg = Config {
+            features,
+            ..Config::DEFAULT
+        };
+        for step in 0..n {
+            let k = rng.below(n as u64) as usize;
+            let (sa, sb) = (a[k].se(), b[k].se());
+            if !sa.on_rq() {
+                queue_with(&mut ra, sa, features);
+                queue_with(&mut rb, sb, features);
+            } else {
+                dequeue_picked(&mut ra, sa, features, cfg);
+                __dequeue_entity(&mut rb, sb, features);
+                set_protect_slice(&rb, sb, true, cfg);
+                for (rq, se) in [(&mut ra, sa), (&mut rb, sb)] {
+                    se.set_on_rq(false);
+                    rq.set_nr_queued(rq.nr_queued() - 1);
+                }
+                assert_eq!(sa.vprot(), sb.vprot(), "run {run} step {step}: the window");
+                picked += 1;
+            }
+            let at = format!("run {run} step {step}");
+            assert_eq!(index(&a, ra.earliest()), index(&b, rb.earliest()), "{at}: holder");
+            assert_eq!(ra.avg_vruntime(), rb.avg_vruntime(), "{at}: the key sum");
+            assert_eq!(ra.avg_load(), rb.avg_load(), "{at}: the weight sum");
+            assert_eq!(ra.slice_sums_stale(), rb.slice_sums_stale(), "{at}: staleness");
+            assert_eq!(sum_slice(&ra), sum_slice(&rb), "{at}: the slice sum");
+            assert_eq!(cfs_rq_max_slice(&ra), cfs_rq_max_slice(&rb), "{at}: the largest");
+            check_invariants(&ra).unwrap_or_else(|e| panic!("{at}: {e}"));
+            check_invariants(&rb).unwrap_or_else(|e| panic!("{at}: {e}"));
+        }
+    }
+    assert!(picked > n, "too few erases to compare: {picked}");
+}
+
 fn small_tree(ents: &[UserEntity]) -> UserRunqueue<'_> {
     let mut rq = UserRunqueue::new();
     for (k, e) in ents.iter().enumerate() {
@@ -658,8 +736,8 @@ fn earliest_holder_is_checked() {
 }
 
 /// An enqueue whose insertion the timeline refuses (the entity is in another tree: a
-/// caller's bug) names no holder of the earliest deadline: the pick must not return an
-/// entity that is not in its timeline.
+/// caller's bug) does not name it the holder of the earliest deadline, and leaves the
+/// holder it had: the pick must not return an entity that is not in its timeline.
 #[test]
 fn refused_enqueue_names_no_holder() {
     let ents: Vec<UserEntity> = (0..2)
@@ -674,10 +752,11 @@ fn refused_enqueue_names_no_holder() {
     y.set_vruntime(0);
     y.set_deadline(10);
     queue(&mut b, y);
-    // y, with the earlier deadline, is b's; a refuses it and names no holder but its own
-    // (none: the refusal forgets the one it replaced).
+    // y, with the earlier deadline, is b's; a refuses it before its linking step, so its
+    // holder stays x.
+    assert_eq!(a.earliest(), Some(x));
     __enqueue_entity(&mut a, y, KEEP);
-    assert_eq!(a.earliest(), None);
+    assert_eq!(a.earliest(), Some(x));
     assert_eq!(b.earliest(), Some(y));
     assert_eq!(pick_eevdf(&a, Config::DEFAULT), Some(x));
 }
