@@ -483,16 +483,11 @@ impl<'rq> Timeline for CfsRq<'rq> {
     /// before the call (its sums, the leaf's augmented values) stays written: a refusal
     /// reports a bug in the caller, it does not undo it.
     #[inline(always)]
-    fn insert(
-        &mut self,
-        se: Se<'rq>,
-        keep_max_slice: bool,
-        linking: impl FnOnce(&mut Self),
-    ) -> bool {
+    fn insert(&mut self, se: Se<'rq>, keep_max_slice: bool, earliest: bool) -> bool {
         let done = if keep_max_slice {
-            self.try_insert_keeping_max_slice(se, linking)
+            self.try_insert_keeping_max_slice(se, earliest)
         } else {
-            self.try_insert::<false>(se, linking)
+            self.try_insert::<false>(se, earliest)
         };
         match done {
             Ok(()) => true,
@@ -555,12 +550,8 @@ impl<'rq> CfsRq<'rq> {
     /// of line, so that the default path carries one copy of the insertion.
     #[cold]
     #[inline(never)]
-    fn try_insert_keeping_max_slice(
-        &mut self,
-        se: Se<'rq>,
-        linking: impl FnOnce(&mut Self),
-    ) -> Result<(), Refused> {
-        self.try_insert::<true>(se, linking)
+    fn try_insert_keeping_max_slice(&mut self, se: Se<'rq>, earliest: bool) -> Result<(), Refused> {
+        self.try_insert::<true>(se, earliest)
     }
 
     /// [`CfsRq::try_erase`] keeping `max_slice`: out of line, as
@@ -572,19 +563,21 @@ impl<'rq> CfsRq<'rq> {
     }
 
     /// `__enqueue_entity()`'s tree part: links `se` into this timeline, unless its node is
-    /// in a tree (not [`rb::is_empty_node`]); `linking` runs in between
-    /// ([`Timeline::insert`]).
+    /// in a tree (not [`rb::is_empty_node`]); with `earliest`, named the holder of the
+    /// earliest deadline in between ([`Timeline::insert`]).
     #[inline(always)]
     pub(crate) fn try_insert<const MAX: bool>(
         &mut self,
         se: Se<'rq>,
-        linking: impl FnOnce(&mut Self),
+        earliest: bool,
     ) -> Result<(), Refused> {
         // SAFETY: `se` is valid and its lock held (`Se`'s invariant): no one writes its node.
         if !unsafe { rb::is_empty_node(se.node()) } {
             return Err(Refused::InsertQueued);
         }
-        linking(self);
+        if earliest {
+            self.set_earliest(Some(se));
+        }
         // The leaf's augmented values, which `RbRootCached::insert` also asks for, are the
         // core's `__enqueue_entity()`'s (they make the picks right, not the links safe).
         // SAFETY:

@@ -284,17 +284,15 @@ fn timeline_refusals(t: &mut Test) {
             t.fail(format_args!("{what}: {got:?}, not {want:?}"));
         }
     };
-    let mut linked = false;
+    let holder = rq.earliest();
     expect(
         t,
         "a second insert of a queued entity",
-        rq.try_insert::<true>(queued, |_| linked = true),
+        rq.try_insert::<true>(queued, true),
         Refused::InsertQueued,
     );
-    if linked {
-        t.fail(format_args!(
-            "a refused insert ran the caller's linking step"
-        ));
+    if rq.earliest() != holder {
+        t.fail(format_args!("a refused insert changed the holder"));
     }
     expect(
         t,

@@ -141,20 +141,16 @@ pub trait Timeline {
     }
 
     /// `rb_add_augmented_cached()`. Inserting an entity that is already in a tree must
-    /// leave both trees unchanged, not call `linking`, and return false; true when `se`
-    /// was inserted. `linking` runs once the insertion is known to go ahead, before `se`
-    /// is linked (the timeline as it was): the caller's bookkeeping that reads the
-    /// timeline without `se` and that a refusal must not do, done before the linking so
-    /// that the rebalancing can be the insertion's last step (in the kernel a tail call,
-    /// with nothing kept across it). `keep_max_slice`: whether the callbacks keep
-    /// `max_slice` too ([`min_deadline_update`]'s `MAX`); the caller
+    /// leave both trees unchanged, name no holder, and return false; true when `se` was
+    /// inserted. `keep_max_slice`: whether the callbacks keep `max_slice` too
+    /// ([`min_deadline_update`]'s `MAX`); the caller
     /// ([`__enqueue_entity`](super::__enqueue_entity)) records when they did not.
-    fn insert(
-        &mut self,
-        se: Self::Se,
-        keep_max_slice: bool,
-        linking: impl FnOnce(&mut Self),
-    ) -> bool;
+    /// `earliest`: `se` becomes the holder of the earliest deadline
+    /// ([`Runqueue::earliest`], for the timeline of a runqueue; a timeline alone keeps no
+    /// holder) once the insertion is known to go ahead, before it is linked, so that the
+    /// rebalancing can be the insertion's last step (in the kernel a tail call, with
+    /// nothing kept across it).
+    fn insert(&mut self, se: Self::Se, keep_max_slice: bool, earliest: bool) -> bool;
     /// `rb_erase_augmented_cached()`. Erasing an entity that is not in this tree must
     /// leave the tree unchanged. `keep_max_slice` as for [`Timeline::insert`].
     fn erase(&mut self, se: Self::Se, keep_max_slice: bool);

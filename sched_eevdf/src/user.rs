@@ -241,17 +241,12 @@ impl<'a> Timeline for UserRunqueue<'a> {
     fn is_red(&self, se: UserSe<'a>) -> bool {
         self.tree.is_red(se)
     }
-    fn insert(
-        &mut self,
-        se: UserSe<'a>,
-        keep_max_slice: bool,
-        linking: impl FnOnce(&mut Self),
-    ) -> bool {
-        if self.tree.is_linked(se) {
-            return false;
+    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool, earliest: bool) -> bool {
+        let done = self.tree.insert(se, keep_max_slice, false);
+        if done && earliest {
+            self.earliest = Some(se);
         }
-        linking(self);
-        self.tree.insert(se, keep_max_slice, |_| {})
+        done
     }
     fn erase(&mut self, se: UserSe<'a>, keep_max_slice: bool) {
         self.tree.erase(se, keep_max_slice)

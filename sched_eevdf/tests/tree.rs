@@ -358,12 +358,24 @@ fn dequeue_picked_is_the_erase_then_the_protection() {
                 picked += 1;
             }
             let at = format!("run {run} step {step}");
-            assert_eq!(index(&a, ra.earliest()), index(&b, rb.earliest()), "{at}: holder");
+            assert_eq!(
+                index(&a, ra.earliest()),
+                index(&b, rb.earliest()),
+                "{at}: holder"
+            );
             assert_eq!(ra.avg_vruntime(), rb.avg_vruntime(), "{at}: the key sum");
             assert_eq!(ra.avg_load(), rb.avg_load(), "{at}: the weight sum");
-            assert_eq!(ra.slice_sums_stale(), rb.slice_sums_stale(), "{at}: staleness");
+            assert_eq!(
+                ra.slice_sums_stale(),
+                rb.slice_sums_stale(),
+                "{at}: staleness"
+            );
             assert_eq!(sum_slice(&ra), sum_slice(&rb), "{at}: the slice sum");
-            assert_eq!(cfs_rq_max_slice(&ra), cfs_rq_max_slice(&rb), "{at}: the largest");
+            assert_eq!(
+                cfs_rq_max_slice(&ra),
+                cfs_rq_max_slice(&rb),
+                "{at}: the largest"
+            );
             check_invariants(&ra).unwrap_or_else(|e| panic!("{at}: {e}"));
             check_invariants(&rb).unwrap_or_else(|e| panic!("{at}: {e}"));
         }
@@ -485,10 +497,15 @@ fn misuse_keeps_trees_intact() {
     let other = UserEntity::new(LoadWeight::from_nice(0));
     let mut a = small_tree(&ents);
     let mut b = UserRunqueue::new();
-    let mut linked = false;
-    assert!(!b.insert(ents[3].se(), true, |_| linked = true));
-    assert!(!a.insert(ents[3].se(), true, |_| linked = true));
-    assert!(!linked, "a refused insertion ran the caller's linking step");
+    let holder = a.earliest();
+    assert!(!b.insert(ents[3].se(), true, true));
+    assert!(!a.insert(ents[3].se(), true, true));
+    assert_eq!(b.earliest(), None, "a refused insertion named a holder");
+    assert_eq!(
+        a.earliest(),
+        holder,
+        "a refused insertion changed the holder"
+    );
     a.erase(other.se(), true);
     b.erase(ents[4].se(), true);
     check_invariants(&a).unwrap();

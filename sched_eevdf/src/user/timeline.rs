@@ -154,11 +154,6 @@ impl<'a> UserTimeline<'a> {
         self.compute(old);
     }
 
-    /// Whether `se` is linked into a tree, this one or another: an insertion refuses it.
-    pub(crate) fn is_linked(&self, se: UserSe<'a>) -> bool {
-        se.0.links.owner.get() != 0
-    }
-
     /// `rb_add_augmented_cached()` with [`entity_less`]: equal keys go right (FIFO).
     /// False when it refused (the node already linked).
     fn add(&mut self, node: UserSe<'a>) -> bool {
@@ -604,16 +599,8 @@ impl<'a> Timeline for UserTimeline<'a> {
     fn is_red(&self, se: UserSe<'a>) -> bool {
         Self::red(se)
     }
-    fn insert(
-        &mut self,
-        se: UserSe<'a>,
-        keep_max_slice: bool,
-        linking: impl FnOnce(&mut Self),
-    ) -> bool {
-        if self.is_linked(se) {
-            return false;
-        }
-        linking(self);
+    /// A timeline alone keeps no holder: `earliest` is for [`super::UserRunqueue`]'s.
+    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool, _earliest: bool) -> bool {
         self.keep_max = keep_max_slice;
         self.add(se)
     }
