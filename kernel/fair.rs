@@ -483,7 +483,12 @@ impl<'rq> Timeline for CfsRq<'rq> {
     /// before the call (its sums, the leaf's augmented values) stays written: a refusal
     /// reports a bug in the caller, it does not undo it.
     #[inline(always)]
-    fn insert(&mut self, se: Se<'rq>, keep_max_slice: bool, earliest: bool) -> bool {
+    fn insert(
+        &mut self,
+        se: Se<'rq>,
+        keep_max_slice: bool,
+        earliest: impl FnOnce(&Self) -> bool,
+    ) -> bool {
         let done = if keep_max_slice {
             self.try_insert_keeping_max_slice(se, earliest)
         } else {
@@ -550,7 +555,11 @@ impl<'rq> CfsRq<'rq> {
     /// of line, so that the default path carries one copy of the insertion.
     #[cold]
     #[inline(never)]
-    fn try_insert_keeping_max_slice(&mut self, se: Se<'rq>, earliest: bool) -> Result<(), Refused> {
+    fn try_insert_keeping_max_slice(
+        &mut self,
+        se: Se<'rq>,
+        earliest: impl FnOnce(&Self) -> bool,
+    ) -> Result<(), Refused> {
         self.try_insert::<true>(se, earliest)
     }
 
@@ -563,19 +572,21 @@ impl<'rq> CfsRq<'rq> {
     }
 
     /// `__enqueue_entity()`'s tree part: links `se` into this timeline, unless its node is
-    /// in a tree (not [`rb::is_empty_node`]); with `earliest`, named the holder of the
-    /// earliest deadline in between ([`Timeline::insert`]).
+    /// in a tree (not [`rb::is_empty_node`]); named the holder of the earliest deadline in
+    /// between when `earliest` says so ([`Timeline::insert`]).
     #[inline(always)]
     pub(crate) fn try_insert<const MAX: bool>(
         &mut self,
         se: Se<'rq>,
-        earliest: bool,
+        earliest: impl FnOnce(&Self) -> bool,
     ) -> Result<(), Refused> {
         // SAFETY: `se` is valid and its lock held (`Se`'s invariant): no one writes its node.
         if !unsafe { rb::is_empty_node(se.node()) } {
             return Err(Refused::InsertQueued);
         }
-        if earliest {
+        // `earliest` gets this runqueue shared: it cannot link `se` (or change the tree)
+        // between the check above and the linking below.
+        if earliest(self) {
             self.set_earliest(Some(se));
         }
         // The leaf's augmented values, which `RbRootCached::insert` also asks for, are the

@@ -288,7 +288,7 @@ fn timeline_refusals(t: &mut Test) {
     expect(
         t,
         "a second insert of a queued entity",
-        rq.try_insert::<true>(queued, true),
+        rq.try_insert::<true>(queued, |_| true),
         Refused::InsertQueued,
     );
     if rq.earliest() != holder {

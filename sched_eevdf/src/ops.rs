@@ -375,13 +375,12 @@ fn enqueue_into<R: Runqueue, const KEEP: bool>(rq: &mut R, se: R::Se) {
     // Initialise the augmented values of a leaf (straight-line: the `None` arms fold away).
     // A leaf's `max_slice` is its slice whatever the features: one store.
     min_deadline_update::<_, true>(se, None, None);
-    // Whether `se` becomes the holder is read from the timeline before `se` joins it; the
-    // timeline names it once the insertion is known to go ahead: a refused one (`se`
-    // already in a tree: a caller's bug) names no holder that is not in this timeline
-    // (the pick would return it). The insertion is the last step, so that the kernel's
-    // rebalancing is a tail call and neither path keeps anything across a call.
-    let earliest = becomes_earliest(rq, se);
-    rq.insert(se, KEEP, earliest);
+    // Whether `se` becomes the holder is asked of the timeline before `se` joins it, once
+    // the insertion is known to go ahead: a refused one (`se` already in a tree: a
+    // caller's bug) names no holder that is not in this timeline (the pick would return
+    // it). The insertion is the last step, so that the kernel's rebalancing is a tail
+    // call and neither path keeps anything across a call.
+    rq.insert(se, KEEP, |rq| becomes_earliest(rq, se));
 }
 
 /// `__dequeue_entity()`: out of the timeline and the sums, with one test of the feature

@@ -145,12 +145,19 @@ pub trait Timeline {
     /// inserted. `keep_max_slice`: whether the callbacks keep `max_slice` too
     /// ([`min_deadline_update`]'s `MAX`); the caller
     /// ([`__enqueue_entity`](super::__enqueue_entity)) records when they did not.
-    /// `earliest`: `se` becomes the holder of the earliest deadline
-    /// ([`Runqueue::earliest`], for the timeline of a runqueue; a timeline alone keeps no
-    /// holder) once the insertion is known to go ahead, before it is linked, so that the
-    /// rebalancing can be the insertion's last step (in the kernel a tail call, with
-    /// nothing kept across it).
-    fn insert(&mut self, se: Self::Se, keep_max_slice: bool, earliest: bool) -> bool;
+    /// `earliest`: asked, once the insertion is known to go ahead and before `se` is
+    /// linked (of the timeline as it is without `se`), whether `se` becomes the holder of
+    /// the earliest deadline ([`Runqueue::earliest`], which the timeline of a runqueue
+    /// then names; a timeline alone keeps no holder and does not ask). Asked there so that
+    /// the rebalancing can be the insertion's last step (in the kernel a tail call, with
+    /// nothing kept across it). It gets the timeline shared: it cannot change it between
+    /// the check and the linking.
+    fn insert(
+        &mut self,
+        se: Self::Se,
+        keep_max_slice: bool,
+        earliest: impl FnOnce(&Self) -> bool,
+    ) -> bool;
     /// `rb_erase_augmented_cached()`. Erasing an entity that is not in this tree must
     /// leave the tree unchanged. `keep_max_slice` as for [`Timeline::insert`].
     fn erase(&mut self, se: Self::Se, keep_max_slice: bool);

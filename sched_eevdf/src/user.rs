@@ -241,12 +241,19 @@ impl<'a> Timeline for UserRunqueue<'a> {
     fn is_red(&self, se: UserSe<'a>) -> bool {
         self.tree.is_red(se)
     }
-    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool, earliest: bool) -> bool {
-        let done = self.tree.insert(se, keep_max_slice, false);
-        if done && earliest {
+    fn insert(
+        &mut self,
+        se: UserSe<'a>,
+        keep_max_slice: bool,
+        earliest: impl FnOnce(&Self) -> bool,
+    ) -> bool {
+        if self.tree.is_linked(se) {
+            return false;
+        }
+        if earliest(self) {
             self.earliest = Some(se);
         }
-        done
+        self.tree.insert(se, keep_max_slice, |_| false)
     }
     fn erase(&mut self, se: UserSe<'a>, keep_max_slice: bool) {
         self.tree.erase(se, keep_max_slice)

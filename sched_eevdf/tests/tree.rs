@@ -498,8 +498,8 @@ fn misuse_keeps_trees_intact() {
     let mut a = small_tree(&ents);
     let mut b = UserRunqueue::new();
     let holder = a.earliest();
-    assert!(!b.insert(ents[3].se(), true, true));
-    assert!(!a.insert(ents[3].se(), true, true));
+    assert!(!b.insert(ents[3].se(), true, |_| true));
+    assert!(!a.insert(ents[3].se(), true, |_| true));
     assert_eq!(b.earliest(), None, "a refused insertion named a holder");
     assert_eq!(
         a.earliest(),

@@ -154,6 +154,11 @@ impl<'a> UserTimeline<'a> {
         self.compute(old);
     }
 
+    /// Whether `se` is linked into a tree, this one or another: an insertion refuses it.
+    pub(crate) fn is_linked(&self, se: UserSe<'a>) -> bool {
+        se.0.links.owner.get() != 0
+    }
+
     /// `rb_add_augmented_cached()` with [`entity_less`]: equal keys go right (FIFO).
     /// False when it refused (the node already linked).
     fn add(&mut self, node: UserSe<'a>) -> bool {
@@ -599,8 +604,14 @@ impl<'a> Timeline for UserTimeline<'a> {
     fn is_red(&self, se: UserSe<'a>) -> bool {
         Self::red(se)
     }
-    /// A timeline alone keeps no holder: `earliest` is for [`super::UserRunqueue`]'s.
-    fn insert(&mut self, se: UserSe<'a>, keep_max_slice: bool, _earliest: bool) -> bool {
+    /// A timeline alone keeps no holder and does not ask `earliest`
+    /// ([`super::UserRunqueue`] does).
+    fn insert(
+        &mut self,
+        se: UserSe<'a>,
+        keep_max_slice: bool,
+        _earliest: impl FnOnce(&Self) -> bool,
+    ) -> bool {
         self.keep_max = keep_max_slice;
         self.add(se)
     }
