@@ -484,7 +484,6 @@ unsafe fn erase_two_children<A: Augment>(
     // element and modifiable by this caller (this function's `# Safety`).
     let node = erased.as_ptr();
     let rebalance: *mut bindings::rb_node;
-    let pc;
     let mut tmp;
     let mut successor = child;
     let parent;
@@ -552,7 +551,7 @@ unsafe fn erase_two_children<A: Augment>(
     unsafe { set_parent(tmp, successor) };
 
     // SAFETY: `node` is a node of this tree (this function's `# Safety`).
-    pc = unsafe { (*node).__rb_parent_color };
+    let pc = unsafe { (*node).__rb_parent_color };
     tmp = pc_parent(pc);
     // SAFETY:
     // - `tmp` is `node`'s parent, a node of this tree, or null when `node` is the
