@@ -88,8 +88,10 @@ out=$(eevdf-storm --cpu 0 --change cgroup --warmup-ms 100 --duration-ms 300) ||
 json=$(echo "$out" | grep '^@@json') || fail "no result line (cgroup)"
 c=$(num changes "$json") e=$(num change_errors "$json")
 # A move takes the cgroup locks: on a debug kernel far fewer fit in 300 ms than on the
-# tiny one (about 650 there); that moves are made and none fails is the point.
-[ "$c" -ge 30 ] && [ "$e" = 0 ] || fail "cgroup moves: $c made, $e failed (want >= 30 and none)"
+# tiny one (about 650 there), and guest time is wall time here: distro-debug at 4 vCPUs
+# made 12 in tools/test.sh on a 2-core host on 2026-12-04 (none failed), where earlier
+# runs had passed 30. That moves are made and none fails is the point.
+[ "$c" -ge 5 ] && [ "$e" = 0 ] || fail "cgroup moves: $c made, $e failed (want >= 5 and none)"
 # T's runs go on through its own moves: a move that the competitor did not interrupt is
 # part of the run, so the longest run is longer than nothing.
 tmax=$(echo "$json" | sed -n 's/.*"target_runs":{[^}]*"max_us":\([0-9.]*\).*/\1/p')
