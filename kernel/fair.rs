@@ -711,6 +711,26 @@ eevdf_feature_table!(kernel_features);
 /// write takes effect at the next call.
 #[inline]
 pub fn config() -> Config {
+    config_full(features())
+}
+
+/// What `with_config!` reads in each copy: [`config()`] with the feature bits `features`
+/// already read. The default feature set never reads `normalized_base_slice_ns` (only
+/// RUN_TO_PARITY_MIN_SLICE and the `lag_error` bound read it, both without
+/// RUN_TO_PARITY): for it the base slice stands in, and the default copy, where
+/// `features` is a constant, loads one tunable, not two.
+#[inline(always)]
+pub fn config_of(features: Features) -> Config {
+    if features == Features::DEFAULT {
+        config_base(features)
+    } else {
+        config_full(features)
+    }
+}
+
+/// [`config()`] with the feature bits `features`.
+#[inline(always)]
+fn config_full(features: Features) -> Config {
     // SAFETY: a plain read of a global word; `sched_update_scaling()` (a debugfs write of
     // the base slice) updates it with a single store, so a racing read sees the old or
     // the new value (READ_ONCE).
@@ -718,29 +738,25 @@ pub fn config() -> Config {
         unsafe { ptr::read_volatile(&raw const bindings::normalized_sysctl_sched_base_slice) };
     Config {
         normalized_base_slice_ns: u64::from(normalized),
-        ..config_hot()
+        ..config_base(features)
     }
 }
 
-/// [`config()`] for `with_config!`'s default feature set, whose copy never reads
-/// `normalized_base_slice_ns` (only RUN_TO_PARITY_MIN_SLICE and the `lag_error` bound read
-/// it, both without RUN_TO_PARITY): the base slice stands in for it, and the hot entry
-/// points load two words, not three.
-#[inline]
-pub fn config_hot() -> Config {
-    let bits = feature_bits();
+/// [`config_of()`]'s default: the base slice stands in for the normalized one.
+#[inline(always)]
+fn config_base(features: Features) -> Config {
     // SAFETY: a plain read of a global word; debugfs and `update_sysctl()` update it
     // with single stores, so a racing read sees the old or the new value (READ_ONCE).
     let base = unsafe { ptr::read_volatile(&raw const bindings::sysctl_sched_base_slice) };
     Config {
-        features: Features::from_bits_truncate(bits),
+        features,
         base_slice_ns: u64::from(base),
         tick_nsec: bindings::SCHED_EEVDF_TICK_NSEC,
         normalized_base_slice_ns: u64::from(base),
     }
 }
 
-// `config_hot()`'s stand-in is never read by the default feature set.
+// `config_of()`'s stand-in is never read by the default feature set.
 const _: () = assert!(
     Features::DEFAULT.contains(Features::RUN_TO_PARITY)
         && !Features::DEFAULT.contains(Features::RUN_TO_PARITY_MIN_SLICE)
@@ -787,7 +803,8 @@ const _: () = assert!(
 );
 
 /// `with_config!(cfg, (a: A, ...) -> T => body)`: `body` with `cfg` = [`config()`],
-/// compiled twice. Inline, with the default feature set as a constant, where every feature
+/// compiled twice by [`with_features!`], with the tunables read in each copy
+/// ([`config_of`]). Inline, with the default feature set as a constant, where every feature
 /// test folds away: the common case, straight-line code. Out of line, for any other set,
 /// in a function of the listed arguments (passed in registers, so that the call can be a
 /// tail call and the inline path spills nothing for it), which reads the configuration
@@ -799,29 +816,19 @@ const _: () = assert!(
 /// fast. The kernel boots with that set (KUnit `sched_eevdf_bindings.live_features` checks
 /// it); the guest tests toggle features, which runs the other copy.
 macro_rules! with_config {
-    ($cfg:ident, ($($a:ident: $t:ty),*) -> $ret:ty => $body:expr) => {{
-        let cfg = $crate::fair::config_hot();
-        if cfg.features == $crate::sched_eevdf::Features::DEFAULT {
-            let $cfg = $crate::sched_eevdf::Config {
-                features: $crate::sched_eevdf::Features::DEFAULT,
-                ..cfg
-            };
+    ($cfg:ident, ($($a:ident: $t:ty),*) -> $ret:ty => $body:expr) => {
+        $crate::fair::with_features!(f, ($($a: $t),*) -> $ret => {
+            let $cfg = $crate::fair::config_of(f);
             $body
-        } else {
-            #[inline(never)]
-            fn other<'r>($($a: $t),*) -> $ret {
-                let $cfg = $crate::fair::config();
-                $body
-            }
-            other($($a),*)
-        }
-    }};
+        })
+    };
 }
 
 pub(crate) use with_config;
 
-/// `with_features!(f, (a: A, ...) -> T => body)`: [`with_config!`] for the decisions that
-/// read the feature bits alone (the pick, the eligibility test, the wakeup's decision, the
+/// `with_features!(f, (a: A, ...) -> T => body)`: `body` with `f` the live feature bits,
+/// compiled twice as [`with_config!`] says; used alone by the decisions that read the
+/// feature bits alone (the pick, the eligibility test, the wakeup's decision, the
 /// dequeue's delay: the core's functions that take `impl Into<Features>`), with `f` the
 /// live [`Features`]. Neither copy loads the tunables: a volatile load that the compiler
 /// must keep even where nothing reads it, on the hottest entry points.
