@@ -11,7 +11,7 @@
 //!   1 ms sleep) against two interactive ones on one CPU, each burning 12%, 20% and 30% of
 //!   the CPU a 16.7 ms frame (under, near and over its 20% share), under `perf sched
 //!   record`, for EEVDF and EVDF (NO_ELIGIBLE), EVDF + NO_RUN_TO_PARITY over the share, and
-//!   EEVDF at a 3 ms base slice near and over it ([`seed002_cells`]); sched_eevdf's
+//!   EEVDF at a 3 ms base slice near and over it ([`matrix`]); sched_eevdf's
 //!   `picks_ineligible_earliest` read around the record. Stock 6.12 has no ELIGIBLE
 //!   feature, so the EVDF cells run on the Rust kernel alone.
 //! - **003** (a long sleeper's vruntime across CPUs): at 2 and 4 vCPUs, a sleeper moved by
@@ -57,15 +57,6 @@ pub const S000_HB_LOOPS: u32 = 1300;
 /// near 2 hours for 3 boots a kernel (Documentation/lab.md, `seeds`).
 pub const S000_HB_LOOPS_2CPU: u32 = 8 * S000_HB_LOOPS;
 
-/// Seed 000's hackbench loops a run on `cpus` vCPUs.
-pub fn s000_hb_loops(cpus: u32) -> u32 {
-    if cpus == 1 {
-        S000_HB_LOOPS
-    } else {
-        S000_HB_LOOPS_2CPU
-    }
-}
-
 /// Seed 001's pipe job: the data through the pipe, MiB (about 0.2 s of the producer's CPU
 /// alone, 8 chunks a MiB: 64 wakeups of the consumer).
 pub const S001_PIPEJOB_MIB: u64 = 8;
@@ -76,14 +67,6 @@ pub const S001_SLEEP_US: u64 = 1000;
 /// The short custom slice of seed 001's second case, µs (the kernel's minimum, 0.1 ms): a
 /// request that fits the burst.
 pub const S001_SHORT_SLICE_US: u64 = 100;
-
-/// The seed's third set, EVDF without RUN_TO_PARITY.
-pub fn seed002_evdf_nrtp() -> FeatureSet {
-    FeatureSet::new(
-        "EVDF+NO_RUN_TO_PARITY",
-        &["NO_ELIGIBLE", "NO_RUN_TO_PARITY"],
-    )
-}
 
 /// Seed 002's tasks on CPU 0: massive_intr-shaped compute and interactive ones.
 pub const S002_COMPUTE: u32 = 3;
@@ -101,40 +84,6 @@ pub const S002_LOADS: [f64; 3] = [0.6, 1.0, 1.5];
 /// 5 ms), where the default is shorter than either.
 pub const S002_LONG_BASE_SLICE_NS: u64 = 3_000_000;
 
-/// EEVDF at [`S002_LONG_BASE_SLICE_NS`]: `EEVDF-bs3ms`.
-pub fn seed002_long_slice() -> FeatureSet {
-    FeatureSet::eevdf().with_tunable(
-        &format!("EEVDF-bs{}ms", S002_LONG_BASE_SLICE_NS / 1_000_000),
-        "base_slice_ns",
-        S002_LONG_BASE_SLICE_NS,
-    )
-}
-
-/// Seed 002's cells, as (interactive load in shares, feature set), in run order:
-///
-/// - every load under EEVDF and EVDF at the default base slice (the seed's comparison, at
-///   the interactive loads the seed's desktop mixed);
-/// - EVDF + NO_RUN_TO_PARITY at 1.5 shares only: the seed found RUN_TO_PARITY did not
-///   change EVDF's skew, and the skew can show only where the interactive tasks want more
-///   than their share (at 0.6 shares the previous runs found every measure undecided);
-/// - EEVDF at the 3 ms base slice at 1.0 and 1.5 shares: under its share an interactive
-///   task's burst (2 ms) fits either slice, near and over it the slice decides how long
-///   the compute tasks run before a frame's wakeup is served. It runs on both kernels.
-///
-/// 9 cells: 5 on both kernels, 4 on the Rust kernel alone (stock has no ELIGIBLE).
-pub fn seed002_cells() -> Vec<(f64, FeatureSet)> {
-    let mut v = Vec::new();
-    for x in S002_LOADS {
-        v.push((x, FeatureSet::eevdf()));
-        v.push((x, FeatureSet::evdf()));
-    }
-    v.push((1.5, seed002_evdf_nrtp()));
-    for x in [1.0, 1.5] {
-        v.push((x, seed002_long_slice()));
-    }
-    v
-}
-
 /// `full`, or in a smoke run its first item alone.
 fn cut<T: Clone>(smoke: bool, full: &[T]) -> Vec<T> {
     full[..if smoke { 1 } else { full.len() }].to_vec()
@@ -144,8 +93,7 @@ fn cut<T: Clone>(smoke: bool, full: &[T]) -> Vec<T> {
 /// of them).
 pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
     let want = |n: u8| {
-        only.is_empty()
-            || only.contains(&Experiment::Seed(n))
+        only.contains(&Experiment::Seed(n))
             || !only.iter().any(|e| matches!(e, Experiment::Seed(_)))
     };
     let mut cells = Vec::new();
@@ -163,7 +111,11 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                         slice_x,
                         load_slice_x: Some(1.0),
                         hb_groups: 2,
-                        hb_loops: if smoke { 30 } else { s000_hb_loops(cpus) },
+                        hb_loops: match (smoke, cpus) {
+                            (true, _) => 30,
+                            (_, 1) => S000_HB_LOOPS,
+                            _ => S000_HB_LOOPS_2CPU,
+                        },
                         hogs: None,
                     };
                     let c = Cell::new(Experiment::Seed(0), f.clone(), w);
@@ -217,11 +169,35 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
         }
     }
     if want(2) {
-        let at: Vec<(f64, FeatureSet)> = if smoke {
-            vec![(1.0, FeatureSet::eevdf())]
-        } else {
-            seed002_cells()
-        };
+        // As (interactive load in shares, feature set), in run order:
+        // - every load under EEVDF and EVDF at the default base slice (the seed's comparison,
+        //   at the interactive loads the seed's desktop mixed);
+        // - EVDF + NO_RUN_TO_PARITY at 1.5 shares only: the seed found RUN_TO_PARITY did not
+        //   change EVDF's skew, and the skew can show only where the interactive tasks want
+        //   more than their share (at 0.6 shares the previous runs found every measure
+        //   undecided);
+        // - EEVDF at the 3 ms base slice at 1.0 and 1.5 shares: under its share an
+        //   interactive task's burst (2 ms) fits either slice, near and over it the slice
+        //   decides how long the compute tasks run before a frame's wakeup is served. It
+        //   runs on both kernels.
+        // 9 cells: 5 on both kernels, 4 on the Rust kernel alone (stock has no ELIGIBLE).
+        let mut at = vec![(1.0, FeatureSet::eevdf())];
+        if !smoke {
+            let sets = [FeatureSet::eevdf(), FeatureSet::evdf()];
+            at = S002_LOADS
+                .iter()
+                .flat_map(|&x| sets.clone().map(|f| (x, f)))
+                .collect();
+            let nrtp = ["NO_ELIGIBLE", "NO_RUN_TO_PARITY"];
+            at.push((1.5, FeatureSet::new("EVDF+NO_RUN_TO_PARITY", &nrtp)));
+            let ms = S002_LONG_BASE_SLICE_NS / 1_000_000;
+            let long = FeatureSet::eevdf().with_tunable(
+                &format!("EEVDF-bs{ms}ms"),
+                "base_slice_ns",
+                S002_LONG_BASE_SLICE_NS,
+            );
+            at.extend([1.0, 1.5].map(|x| (x, long.clone())));
+        }
         for (i, (x, f)) in at.into_iter().enumerate() {
             let burst = MixedLoad::burst_us_at(S002_COMPUTE, S002_INTERACTIVE, x);
             let w = Workload::Mixed {

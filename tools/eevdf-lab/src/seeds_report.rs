@@ -66,9 +66,9 @@ fn pair(f: impl Fn(Kernel) -> String) -> String {
 }
 
 /// The medians of `metrics` in cell `ci` on `k`, joined by ` / `.
-fn meds(rows: &[Row], ci: usize, metrics: &[&str], k: Kernel) -> String {
-    let v: Vec<String> = metrics.iter().map(|m| opt(med(rows, ci, m, k))).collect();
-    v.join(" / ")
+fn meds(rows: &[Row], ci: usize, metrics: &[impl AsRef<str>], k: Kernel) -> String {
+    let v = metrics.iter().map(|m| opt(med(rows, ci, m.as_ref(), k)));
+    v.collect::<Vec<_>>().join(" / ")
 }
 
 /// The smallest and largest of `v`.
@@ -89,6 +89,11 @@ fn ratio(rows: &[Row], ci: usize, metric: &str) -> String {
     row(rows, ci, metric).map_or("-".into(), report::fmt_ratio)
 }
 
+/// The index of the first of `cells` that `f` accepts.
+fn find_ci(cells: &[IndexedCell], f: impl Fn(&Cell) -> bool) -> Option<usize> {
+    cells.iter().find(|(_, c)| f(c)).map(|&(ci, _)| ci)
+}
+
 /// `items` joined by `sep` and put in a sentence by `say`; `empty` when there are none.
 fn listed(items: &[String], sep: &str, empty: &str, say: impl Fn(String) -> String) -> String {
     if items.is_empty() {
@@ -99,7 +104,7 @@ fn listed(items: &[String], sep: &str, empty: &str, say: impl Fn(String) -> Stri
 }
 
 /// Cells of seed `n`, with their indices.
-fn cells_of(raw: &Raw, n: u8) -> Vec<(usize, &Cell)> {
+fn cells_of(raw: &Raw, n: u8) -> Vec<IndexedCell<'_>> {
     raw.cells
         .iter()
         .enumerate()
@@ -109,7 +114,7 @@ fn cells_of(raw: &Raw, n: u8) -> Vec<(usize, &Cell)> {
 
 /// Seed `n`'s cells, its section's heading written to `s`; None (nothing written) when the
 /// run has none.
-fn open_section<'a>(raw: &'a Raw, n: u8, s: &mut String) -> Option<Vec<(usize, &'a Cell)>> {
+fn open_section<'a>(raw: &'a Raw, n: u8, s: &mut String) -> Option<Vec<IndexedCell<'a>>> {
     let cells = cells_of(raw, n);
     if cells.is_empty() {
         return None;
@@ -247,11 +252,19 @@ fn hogs_001(c: &Cell) -> u64 {
 /// Peter Zijlstra's table (LKML, 2023-10-05, "Re: [PATCH 00/15] sched: EEVDF and latency-nice
 /// and/or slice-attr"): cyclictest's min / avg / max latency, µs, with its custom slice
 /// against hackbench at the base slice, by slice multiple: EEVDF, then EVDF.
-const S000_PETER: [(f64, [f64; 3], [f64; 3]); 3] = [
-    (10.0, [14.0, 692.0, 94633.0], [48.0, 188239.0, 961241.0]),
-    (1.0, [54.0, 522.0, 41475.0], [55.0, 673.0, 13297.0]),
-    (0.1, [18.0, 344.0, 20061.0], [24.0, 56.0, 860.0]),
+const S000_PETER: [(f64, [[f64; 3]; 2]); 3] = [
+    (10.0, [[14.0, 692.0, 94633.0], [48.0, 188239.0, 961241.0]]),
+    (1.0, [[54.0, 522.0, 41475.0], [55.0, 673.0, 13297.0]]),
+    (0.1, [[18.0, 344.0, 20061.0], [24.0, 56.0, 860.0]]),
 ];
+
+/// The waker's slice, a multiple of the base slice, of a seed 000 cell.
+fn slice_x(c: &Cell) -> Option<f64> {
+    match c.workload {
+        Workload::Latency { slice_x, .. } => Some(slice_x),
+        _ => None,
+    }
+}
 
 /// Seed 000: the waker's latency by slice against hackbench, EEVDF, EVDF and BIAS_ELIGIBLE,
 /// beside Peter's table, with the verdicts of [`agreement_000`].
@@ -260,17 +273,11 @@ fn section_000(raw: &Raw, rows: &[Row], mut cells: Vec<IndexedCell>, s: &mut Str
     // whatever order the parts of a merged record came in.
     let sets = [FeatureSet::eevdf(), FeatureSet::evdf(), FeatureSet::bias()];
     let key = |c: &Cell| {
-        let slice_x = match c.workload {
-            Workload::Latency { slice_x, .. } => slice_x,
-            _ => 0.0,
-        };
         let set = sets.iter().position(|f| f.name() == c.features.name());
-        (c.cpus_in(raw.cpus), -slice_x, set.unwrap_or(sets.len()))
+        let slice = -slice_x(c).unwrap_or(0.0);
+        (c.cpus_in(raw.cpus), slice, set.unwrap_or(sets.len()))
     };
-    cells.sort_by(|&(_, a), &(_, b)| {
-        let ((ca, sa, fa), (cb, sb, fb)) = (key(a), key(b));
-        ca.cmp(&cb).then(sa.total_cmp(&sb)).then(fa.cmp(&fb))
-    });
+    cells.sort_by(|&(_, a), &(_, b)| key(a).partial_cmp(&key(b)).unwrap());
     s.push_str(
         "**The seed** (Peter Zijlstra, LKML, October 2023, on EVDF, EEVDF without the \
          eligibility test): \"So while it improves the short slices, it completely blows up \
@@ -291,21 +298,12 @@ fn section_000(raw: &Raw, rows: &[Row], mut cells: Vec<IndexedCell>, s: &mut Str
          rust | Peter (min / avg / max) |\n|---|---|---|---|---|---|---|\n",
     );
     for &(ci, c) in &cells {
-        let Workload::Latency { slice_x, .. } = c.workload else {
-            continue;
-        };
+        let Some(slice_x) = slice_x(c) else { continue };
         let three = |k| meds(rows, ci, &["lat_min_us", "lat_avg_us", "lat_max_us"], k);
-        let peter = S000_PETER
-            .iter()
-            .find(|p| p.0 == slice_x)
-            .and_then(|p| match c.features.name() {
-                "EEVDF" => Some(p.1),
-                "EVDF" => Some(p.2),
-                _ => None,
-            })
-            .map_or("-".to_string(), |v| {
-                v.map(|x| format!("{x:.0}")).join(" / ")
-            });
+        // EEVDF and EVDF are the first two sets, in Peter's order.
+        let peter = S000_PETER.iter().find(|p| p.0 == slice_x);
+        let peter = peter.and_then(|p| p.1.get(key(c).2));
+        let peter = peter.map_or("-".into(), |v| v.map(|x| format!("{x:.0}")).join(" / "));
         let _ = writeln!(
             s,
             "| {} | {slice_x}x | {} | {} | {} | {} | {peter} |",
@@ -334,13 +332,8 @@ fn section_000(raw: &Raw, rows: &[Row], mut cells: Vec<IndexedCell>, s: &mut Str
 /// BIAS_ELIGIBLE (the maximum higher at 10x, the average not lower at 0.1x).
 fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     let find = |cpus: u32, slice: f64, set: &str| {
-        cells.iter().find_map(|&(ci, c)| match c.workload {
-            Workload::Latency { slice_x, .. }
-                if slice_x == slice && c.cpus_in(raw.cpus) == cpus && c.features.name() == set =>
-            {
-                Some(ci)
-            }
-            _ => None,
+        find_ci(cells, |c| {
+            slice_x(c) == Some(slice) && c.cpus_in(raw.cpus) == cpus && c.features.name() == set
         })
     };
     let cpus: BTreeSet<u32> = cells.iter().map(|(_, c)| c.cpus_in(raw.cpus)).collect();
@@ -351,7 +344,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     // EVDF by Peter's table; BIAS_ELIGIBLE by his words: the high end murdered (10x maximum
     // higher), the low end not helped (0.1x average not lower). Each: (slice, set, metric,
     // what, Peter's, whether Peter's is above EEVDF's).
-    let evdf = S000_PETER.iter().flat_map(|&(slice, ee, ev)| {
+    let evdf = S000_PETER.iter().flat_map(|&(slice, [ee, ev])| {
         [("lat_avg_us", "average", 1), ("lat_max_us", "maximum", 2)].map(|(m, what, i)| {
             let peter = format!("{:.0} against {:.0}", ev[i], ee[i]);
             (slice, "EVDF", m, what, peter, ev[i] > ee[i])
@@ -490,11 +483,21 @@ fn gaps_001(gaps: &[Gap001]) -> String {
     )
 }
 
+/// A pipe job cell's hogs and its consumer's slice (µs, 0 for the base slice).
+fn pipejob(c: &Cell) -> Option<(&str, u64)> {
+    match &c.workload {
+        Workload::PipeJob {
+            hogs,
+            consumer_slice_us,
+            ..
+        } => Some((hogs, *consumer_slice_us)),
+        _ => None,
+    }
+}
+
 /// Seed 001's cells: the sleeper's (a stand-in, first) and the seed's own case, the pipe job.
 fn split_001(cells: Vec<IndexedCell>) -> (Vec<IndexedCell>, Vec<IndexedCell>) {
-    cells
-        .into_iter()
-        .partition(|(_, c)| !matches!(c.workload, Workload::PipeJob { .. }))
+    cells.into_iter().partition(|(_, c)| pipejob(c).is_none())
 }
 
 fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
@@ -531,7 +534,8 @@ fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
          | slowdown, stock / rust / simulator | preemptions an activation, stock / rust / \
          simulator |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
-    let mut sim_vs: Vec<(f64, f64)> = Vec::new();
+    // The kernel's p99 wait (rust) over the simulator's, a cell each.
+    let mut sim_vs: Vec<f64> = Vec::new();
     let mut gaps: Vec<Gap001> = Vec::new();
     let mut floor: Option<(f64, String)> = None;
     for &(ci, c) in &cells {
@@ -542,7 +546,7 @@ fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
         let in_slices = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.2}", v / slice));
         let sim = sim_001(raw, c, base);
         if let (Some((sp99, ..)), Some(kp99)) = (sim, p99(Kernel::Rust)) {
-            sim_vs.push((sp99, kp99));
+            sim_vs.push(kp99 / sp99.max(1.0));
         }
         if let (Some((_, _, sim_pre, sim_slow)), Some(k_slow)) = (sim, slow(Kernel::Rust)) {
             gaps.push(Gap001 {
@@ -583,20 +587,9 @@ fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
         if ratio.is_none_or(|x| x.lo <= 1.1 && x.hi >= 0.9) {
             continue;
         }
-        let qs = [
-            "sleeper.p90_us",
-            "sleeper.p99_us",
-            "sleeper.p999_us",
-            "sleeper.max_us",
-        ];
-        let q = |k| meds(rows, ci, &qs, k);
-        let _ = write!(
-            parted,
-            " {}: stock {}, rust {}.",
-            c.label(),
-            q(Kernel::Stock),
-            q(Kernel::Rust)
-        );
+        let qs = ["p90", "p99", "p999", "max"].map(|q| format!("sleeper.{q}_us"));
+        let [st, ru] = [Kernel::Stock, Kernel::Rust].map(|k| meds(rows, ci, &qs, k));
+        let _ = write!(parted, " {}: stock {st}, rust {ru}.", c.label());
     }
     if !parted.is_empty() {
         let _ = writeln!(
@@ -611,8 +604,7 @@ fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
         );
     }
     if !sim_vs.is_empty() {
-        let r: Vec<f64> = sim_vs.iter().map(|(sim, k)| k / sim.max(1.0)).collect();
-        let (lo, hi) = range(r.iter().copied());
+        let (lo, hi) = range(sim_vs.iter().copied());
         let _ = write!(
             s,
             "**The simulator against the kernel.** The kernel's p99 wait (rust) over the \
@@ -620,7 +612,7 @@ fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
              wait also holds the timer's lateness and the wakeup path (the hrtimer interrupt, \
              `try_to_wake_up()`, the switch), which the simulator does not model{}, and the \
              simulator's time moves in whole bursts (its waits are multiples of 100 µs).",
-            median(&r),
+            median(&sim_vs),
             lo,
             hi,
             floor.map_or(String::new(), |(f, l)| format!(
@@ -667,12 +659,7 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
     };
     let slow = |ci: usize, k: Kernel| est_of(rows, ci, "pipejob_slowdown", k).map(pct);
     for &(ci, c) in cells {
-        let Workload::PipeJob {
-            hogs,
-            consumer_slice_us,
-            ..
-        } = &c.workload
-        else {
+        let Some((hogs, slice_us)) = pipejob(c) else {
             continue;
         };
         let both = |m: &str| pair(|k| shown(est_of(rows, ci, m, k), 3));
@@ -680,10 +667,10 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
             s,
             "| {} | {} | {} | {} | {} | {} | {} | 2005%; 136% |",
             crate::plan::pipejob_hogs(hogs).0,
-            if *consumer_slice_us == 0 {
+            if slice_us == 0 {
                 "base".to_string()
             } else {
-                format!("{consumer_slice_us} µs")
+                format!("{slice_us} µs")
             },
             c.features.name(),
             both("pipejob_alone_s"),
@@ -693,14 +680,9 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
         );
     }
     // Verdicts: against the seed's figures, the short slice, RUN_TO_PARITY.
-    let find = |hogs: &str, slice: u64, set: &str| {
-        cells.iter().find_map(|&(ci, c)| match &c.workload {
-            Workload::PipeJob {
-                hogs: h,
-                consumer_slice_us,
-                ..
-            } if h == hogs && *consumer_slice_us == slice && c.features.name() == set => Some(ci),
-            _ => None,
+    let find = |hogs, slice, set: &str| {
+        find_ci(cells, |c| {
+            pipejob(c) == Some((hogs, slice)) && c.features.name() == set
         })
     };
     s.push_str("\n**Agreement, the seed's own case.**");
@@ -757,10 +739,7 @@ fn pipejob_001(rows: &[Row], cells: &[(usize, &Cell)]) -> String {
         cells.len(),
         listed(&parted, "; ", ".", |l| format!(": {l}."))
     );
-    let hogs = first_seen(cells.iter().filter_map(|(_, c)| match &c.workload {
-        Workload::PipeJob { hogs, .. } => Some(hogs.as_str()),
-        _ => None,
-    }));
+    let hogs = first_seen(cells.iter().filter_map(|(_, c)| Some(pipejob(c)?.0)));
     let short = seeds::S001_SHORT_SLICE_US;
     for h in hogs {
         let words = crate::plan::pipejob_hogs(h).0;
@@ -816,11 +795,8 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
     let mut s = String::from("\n**Agreement.**");
     let kernels = [Kernel::Rust, Kernel::Stock];
     let sorted = |short: bool| {
-        let mut v: Vec<(usize, &Cell)> = cells
-            .iter()
-            .copied()
-            .filter(|(_, c)| (slice_001(c, base) < base) == short)
-            .collect();
+        let mut v = cells.to_vec();
+        v.retain(|(_, c)| (slice_001(c, base) < base) == short);
         v.sort_by_key(|(_, c)| hogs_001(c));
         v
     };
@@ -837,18 +813,11 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
             .iter()
             .map(|(h, e)| format!("{} ({h} hogs)", verdict::show(e, 0)))
             .collect();
-        let steps: Vec<String> = series
-            .windows(2)
-            .filter_map(|w| {
-                let v = verdict::between(&w[1].1, &w[0].1);
-                (v != Verdict::Above).then(|| {
-                    format!(
-                        "{} to {} hogs: {}",
-                        w[0].0,
-                        w[1].0,
-                        v.say("it falls", "it grows")
-                    )
-                })
+        let steps: Vec<String> = (series.iter().zip(&series[1..]))
+            .filter_map(|((h0, e0), (h1, e1))| {
+                let v = verdict::between(e1, e0);
+                let say = v.say("it falls", "it grows");
+                (v != Verdict::Above).then(|| format!("{h0} to {h1} hogs: {say}"))
             })
             .collect();
         let _ = write!(
@@ -979,13 +948,9 @@ const SEED_002: &str = "\
 
 /// The perf rows of a group over a kernel's successful runs of cell `id`.
 fn perf_rows(raw: &Raw, id: &str, k: Kernel, task: &str) -> Vec<PerfLatRow> {
-    ok_runs(raw, id, k)
-        .flat_map(|o| {
-            parse::perf_lat_rows(o)
-                .into_iter()
-                .filter(|r| r.task == task)
-        })
-        .collect()
+    let mut v: Vec<PerfLatRow> = ok_runs(raw, id, k).flat_map(parse::perf_lat_rows).collect();
+    v.retain(|r| r.task == task);
+    v
 }
 
 /// The first raw text of `kind` (`perf latency`, `perf timehist`) of cell `id` on `k`.
@@ -1038,24 +1003,27 @@ fn sorted_002<'a>(cells: &[IndexedCell<'a>]) -> Vec<IndexedCell<'a>> {
     v
 }
 
+/// Where a seed 002 cell's interactive load stands against its share.
+fn against_002(c: &Cell) -> Option<Against> {
+    mixed_load(&c.workload).map(|l| l.against())
+}
+
 /// The cell of seed 002 at load `at`, set `set` (by name, tunables included).
 fn cell_002(cells: &[IndexedCell], at: Against, set: &str) -> Option<usize> {
-    cells
-        .iter()
-        .find(|(_, c)| {
-            c.features.name() == set && mixed_load(&c.workload).map(|l| l.against()) == Some(at)
-        })
-        .map(|&(ci, _)| ci)
+    find_ci(cells, |c| {
+        c.features.name() == set && against_002(c) == Some(at)
+    })
 }
 
 /// The loads the run has, in order, each with its name.
 fn loads_002(cells: &[IndexedCell]) -> Vec<(Against, String)> {
     let mut v: Vec<(Against, String)> = Vec::new();
-    for (_, c) in sorted_002(cells) {
-        if let Some(l) = mixed_load(&c.workload) {
-            if !v.iter().any(|(a, _)| *a == l.against()) {
-                v.push((l.against(), l.name()));
-            }
+    for l in sorted_002(cells)
+        .iter()
+        .filter_map(|(_, c)| mixed_load(&c.workload))
+    {
+        if !v.iter().any(|(a, _)| *a == l.against()) {
+            v.push((l.against(), l.name()));
         }
     }
     v
@@ -1100,11 +1068,8 @@ fn section_002(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String)
         Some(format!("{:.0}% ({})", l.need_pct, l.against().word()))
     }));
     let sets = first_seen(sorted.iter().map(|&(_, c)| {
-        format!(
-            "{} at the {} base slice",
-            base_set_002(c),
-            base_slice_002(raw, c)
-        )
+        let (set, slice) = (base_set_002(c), base_slice_002(raw, c));
+        format!("{set} at the {slice} base slice")
     }));
     let _ = write!(
         s,
@@ -1334,7 +1299,7 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
             );
         }
         s.push('.');
-        if let Some(n) = cell_002(cells, at, seeds::seed002_evdf_nrtp().name()) {
+        if let Some(n) = cell_002(cells, at, "EVDF+NO_RUN_TO_PARITY") {
             let mn = measures_002(rows, n);
             let say = |i: usize, below: &str, above: &str| match (mn[i], me[i]) {
                 (Some(a), Some(b)) => format!(
@@ -1413,10 +1378,10 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
 fn base_slice_verdicts_002(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     let mut s = String::new();
     for (at, name) in loads_002(cells) {
-        for &(li, lc) in cells.iter().filter(|(_, c)| {
-            c.features.base_slice_ns().is_some()
-                && mixed_load(&c.workload).map(|l| l.against()) == Some(at)
-        }) {
+        for &(li, lc) in cells
+            .iter()
+            .filter(|(_, c)| c.features.base_slice_ns().is_some() && against_002(c) == Some(at))
+        {
             let Some(di) = cell_002(cells, at, base_set_002(lc)) else {
                 continue;
             };
