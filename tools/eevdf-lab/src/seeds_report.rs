@@ -1043,26 +1043,21 @@ fn section_002(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String)
     s.push_str(SEED_002);
     let sorted = sorted_002(&cells);
     // What ran, from the cells: the task counts, the loads against the share, the sets.
-    let mut tasks = String::new();
-    for &(_, c) in &sorted {
-        if let (
-            Some(l),
-            Workload::Mixed {
-                compute,
-                interactive,
-                ..
-            },
-        ) = (mixed_load(&c.workload), &c.workload)
-        {
-            tasks = format!(
-                "{compute} `massive_intr` processes (spin 8 ms, sleep 1 ms) against \
-                 {interactive} `interactive` ones, each of the {} a fair share of {:.0}% of the \
-                 CPU",
-                compute + interactive,
-                l.share_pct
-            );
-        }
-    }
+    // (The last cell's: they all run the same tasks.)
+    let tasks = sorted.iter().rev().find_map(|&(_, c)| match c.workload {
+        Workload::Mixed {
+            compute,
+            interactive,
+            ..
+        } => Some(format!(
+            "{compute} `massive_intr` processes (spin 8 ms, sleep 1 ms) against {interactive} \
+             `interactive` ones, each of the {} a fair share of {:.0}% of the CPU",
+            compute + interactive,
+            mixed_load(&c.workload)?.share_pct
+        )),
+        _ => None,
+    });
+    let tasks = tasks.unwrap_or_default();
     let loads = first_seen(sorted.iter().filter_map(|(_, c)| {
         let l = mixed_load(&c.workload)?;
         Some(format!("{:.0}% ({})", l.need_pct, l.against().word()))
@@ -1161,8 +1156,7 @@ fn est_against(e: Option<Estimate>, reference: f64) -> String {
     let Some(e) = e else { return "-".into() };
     let v = verdict::against(&e, reference);
     let w = match v {
-        Verdict::Below => "below".to_string(),
-        Verdict::Above => "above".to_string(),
+        Verdict::Below | Verdict::Above => v.to_string(),
         Verdict::Undecided { runs: Some(r) } => format!("undecided, ~{r} runs"),
         Verdict::Undecided { runs: None } => "undecided".to_string(),
         Verdict::TooFew { have } => format!("undecided, {have} runs"),
@@ -1358,15 +1352,12 @@ fn agreement_002(rows: &[Row], cells: &[IndexedCell]) -> String {
         }
         s.push_str("\n\n");
     }
-    if all.total() > 0 {
+    let (n, w, a, u) = (all.total(), all.with, all.against, all.undecided);
+    if n > 0 {
         let _ = writeln!(
             s,
-            "Over the loads, of {} comparisons: {} the seed's way, {} against it, {} \
+            "Over the loads, of {n} comparisons: {w} the seed's way, {a} against it, {u} \
              undecided (an undecided comparison counts toward neither).\n",
-            all.total(),
-            all.with,
-            all.against,
-            all.undecided
         );
     }
     s
@@ -1600,12 +1591,9 @@ fn section_003(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String)
     // The placement table's rows, written after the main table.
     let mut place_rows = String::new();
     for &n in &shapes {
-        let find = |f: &dyn Fn(&Workload) -> bool| {
-            cells
-                .iter()
-                .find(|(_, c)| c.cpus == Some(n) && f(&c.workload))
-                .map(|(i, _)| *i)
-        };
+        let mut here = cells.clone();
+        here.retain(|(_, c)| c.cpus == Some(n));
+        let find = |f: &dyn Fn(&Workload) -> bool| find_ci(&here, |c| f(&c.workload));
         let mig = find(&|w| matches!(w, Workload::Migrate { hog_nice: 0, .. }));
         // hackbench's cells: alone, and with the sleeper's rounds.
         let hb = |w: &Workload| match w {
@@ -1621,7 +1609,7 @@ fn section_003(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String)
         let both = |ci: Option<usize>, metric: &str| pair(|k| opt(m(ci, metric, k)));
         // Every Migrate cell of this shape (nice-0 hogs, nice-19 hogs): its lag checks,
         // shares and placement row.
-        for &(ci, c) in cells.iter().filter(|(_, c)| c.cpus == Some(n)) {
+        for &(ci, c) in &here {
             let Workload::Migrate { hog_nice, .. } = c.workload else {
                 continue;
             };
@@ -2113,11 +2101,8 @@ mod tests {
         let rows_with = |evdf: f64| -> Vec<Row> {
             let mut rows = Vec::new();
             for &(ci, c) in &cells {
-                let f = if c.features.name() == "EVDF" {
-                    evdf
-                } else {
-                    1.0
-                };
+                let ev = c.features.name() == "EVDF";
+                let f = if ev { evdf } else { 1.0 };
                 for (m, v) in [("lat_avg_us", 500.0), ("lat_max_us", 20000.0)] {
                     let e = est(v * f, v * f * 0.95, v * f * 1.05, 6);
                     rows.push(row_of(ci, m, e, e));
@@ -2178,20 +2163,15 @@ mod tests {
         raw.boots = boots("PLACE_LAG RUN_TO_PARITY DELAY_DEQUEUE");
         let t = table(&raw);
         assert_eq!(t.len(), 18);
-        for (i, want) in [
-            (0, "| 1 | 10x | EEVDF | - / - / - |"),
-            (1, "| 1 | 10x | EVDF | stock has no ELIGIBLE |"),
-            (
-                2,
-                "| 1 | 10x | BIAS_ELIGIBLE | stock has no BIAS_ELIGIBLE |",
-            ),
-            (
-                8,
-                "| 1 | 0.1x | BIAS_ELIGIBLE | stock has no BIAS_ELIGIBLE |",
-            ),
-            (9, "| 2 | 10x | EEVDF | - / - / - |"),
-            (13, "| 2 | 1x | EVDF | stock has no ELIGIBLE |"),
-        ] {
+        let want = [
+            "| 1 | 10x | EEVDF | - / - / - |",
+            "| 1 | 10x | EVDF | stock has no ELIGIBLE |",
+            "| 1 | 10x | BIAS_ELIGIBLE | stock has no BIAS_ELIGIBLE |",
+            "| 1 | 0.1x | BIAS_ELIGIBLE | stock has no BIAS_ELIGIBLE |",
+            "| 2 | 10x | EEVDF | - / - / - |",
+            "| 2 | 1x | EVDF | stock has no ELIGIBLE |",
+        ];
+        for (i, want) in [0, 1, 2, 8, 9, 13].into_iter().zip(want) {
             assert!(t[i].starts_with(want), "{i}: {}", t[i]);
         }
         // A kernel whose boots list the feature (off) has it; one that recorded no features
@@ -2199,11 +2179,8 @@ mod tests {
         for features in ["NO_ELIGIBLE BIAS_ELIGIBLE", ""] {
             raw.boots = boots(features);
             let t = table(&raw);
-            assert!(
-                t[1].starts_with("| 1 | 10x | EVDF | - / - / - |"),
-                "{}",
-                t[1]
-            );
+            let line = &t[1];
+            assert!(line.starts_with("| 1 | 10x | EVDF | - / - / - |"), "{line}");
             assert!(t.iter().all(|l| !l.contains("has no")), "{features:?}");
         }
     }
@@ -2295,13 +2272,11 @@ mod tests {
             cells
                 .iter()
                 .map(|&(ci, c)| {
-                    let Workload::PipeJob {
-                        consumer_slice_us, ..
-                    } = c.workload
-                    else {
-                        unreachable!()
+                    let v = if pipejob(c).unwrap().1 == 0 {
+                        base
+                    } else {
+                        short
                     };
-                    let v = if consumer_slice_us == 0 { base } else { short };
                     let e = est(v, v - 0.05, v + 0.05, 6);
                     let r = est(v / rust, (v - 0.05) / rust, (v + 0.05) / rust, 6);
                     row_of(ci, "pipejob_slowdown", r, e)
@@ -2339,7 +2314,6 @@ mod tests {
         let e = |v: f64| est(v, v * 0.95, v * 1.05, 6);
         let mut rows = Vec::new();
         for &(ci, c) in cells {
-            let l = mixed_load(&c.workload).unwrap();
             let f = if c.features.writes().iter().any(|w| w == "NO_ELIGIBLE") {
                 evdf
             } else if c.features.base_slice_ns().is_some() {
@@ -2357,19 +2331,11 @@ mod tests {
                 ("interactive_cpu_pct", 12.0),
             ] {
                 // EVDF's switches go the other way from its delays, as in the seed.
-                let f = if m == "perf_massive_intr_switches" {
-                    1.0 / f
-                } else {
-                    f
-                };
+                let f = if m.ends_with("switches") { 1.0 / f } else { f };
                 rows.push(row_of(ci, m, e(v * f), e(v * f)));
             }
             if c.features.name() == "EEVDF" {
-                let i = [Against::Under, Against::Near, Against::Over]
-                    .iter()
-                    .position(|&a| a == l.against())
-                    .unwrap();
-                let p = e(inel(i));
+                let p = e(inel(against_002(c).unwrap() as usize));
                 rows.push(row_of(ci, "ineligible_picks_pct", p, p));
             }
         }
@@ -2422,36 +2388,26 @@ mod tests {
         let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
         let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 1.5, &|_| 1.0), &cells);
         // Near and over the share, not under (no long-slice cell there).
-        has(
-            &t,
-            "**The base slice, interactive 20% (near its share).** EEVDF at the 3 ms base \
-                 slice against the default",
-        );
-        has(&t, "**The base slice, interactive 30% (over its share).**");
         assert!(!t.contains("12%"), "{t}");
-        has(
-            &t,
+        for want in [
+            "**The base slice, interactive 20% (near its share).** EEVDF at the 3 ms base \
+             slice against the default",
+            "**The base slice, interactive 30% (over its share).**",
             "the interactive tasks' average delay (ms) 3.00 [2.85, 3.15] against 2.00 \
-                 [1.90, 2.10], longer",
-        );
-        has(
-            &t,
+             [1.90, 2.10], longer",
             "frames missed (%) 15.0 [14.2, 15.8] against 10.0 [9.50, 10.5], more",
-        );
-        has(
-            &t,
             "massive_intr's switches 2000 [1900, 2100] against 3000 [2850, 3150], fewer",
-        );
+        ] {
+            has(&t, want);
+        }
         // Flipped.
         let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 0.5, &|_| 1.0), &cells);
-        has(
-            &t,
+        for want in [
             "average delay (ms) 1.00 [0.950, 1.05] against 2.00 [1.90, 2.10], shorter",
-        );
-        has(
-            &t,
             "massive_intr's switches 6000 [5700, 6300] against 3000 [2850, 3150], more",
-        );
+        ] {
+            has(&t, want);
+        }
         // Equal: undecided.
         let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 1.0, &|_| 1.0), &cells);
         assert!(!t.contains("longer") && !t.contains("shorter") && t.contains("undecided"));
@@ -2460,24 +2416,15 @@ mod tests {
     #[test]
     fn all_rows_keep_two_counters() {
         let e = est(1.0, 1.0, 1.0, 6);
-        let rows: Vec<Row> = [
+        let m = [
             "ctr:picks",
             "ctr:lag_clamped",
             "ctr:picks_ineligible_earliest",
             "interactive_p99_us",
-        ]
-        .into_iter()
-        .map(|m| row_of(0, m, e, e))
-        .collect();
+        ];
+        let rows: Vec<Row> = m.into_iter().map(|m| row_of(0, m, e, e)).collect();
         let kept: Vec<String> = all_rows(&rows).into_iter().map(|r| r.metric).collect();
-        assert_eq!(
-            kept,
-            [
-                "ctr:picks",
-                "ctr:picks_ineligible_earliest",
-                "interactive_p99_us"
-            ]
-        );
+        assert_eq!(kept, [m[0], m[2], m[3]]);
     }
 
     #[test]
@@ -2541,6 +2488,7 @@ mod tests {
 
     #[test]
     fn seed_003_verdicts_follow_their_rows() {
+        use LagSource::{Placement, Vruntime};
         let share = est(0.5, 0.45, 0.55, 6);
         let check = |nice, source, values: &[f64]| LagCheck {
             cpus: 2,
@@ -2552,15 +2500,11 @@ mod tests {
             at_clamp: values.iter().filter(|&&v| v == 2800.0).count(),
             scale_mismatch: 0,
         };
-        let ok = check(
-            0,
-            LagSource::Placement,
-            &[2500.0, 2400.0, 2600.0, 2000.0, 1.0, 7.0],
-        );
+        let ok = check(0, Placement, &[2500.0, 2400.0, 2600.0, 2000.0, 1.0, 7.0]);
         let t = agreement_003(&[ok], &[]);
         has(&t, "every one of 6 runs within it");
         assert!(!t.contains("at the clamp itself"), "{t}");
-        let clamped = check(0, LagSource::Placement, &[2800.0, 2400.0]);
+        let clamped = check(0, Placement, &[2800.0, 2400.0]);
         let t = agreement_003(&[clamped], &[]);
         has(&t, "every one of 2 runs within it");
         has(&t, "In 1 of them the largest sat at the clamp itself");
@@ -2568,11 +2512,7 @@ mod tests {
         has(&t, "Every run's lag stayed within the clamp");
         has(&t, "Only nice-0 tasks ran");
         // One run over the clamp, whatever the median: named, and no promise kept.
-        let over = check(
-            19,
-            LagSource::Placement,
-            &[2500.0, 4855.0, 2600.0, 10.0, 1.0, 7.0],
-        );
+        let over = check(19, Placement, &[2500.0, 4855.0, 2600.0, 10.0, 1.0, 7.0]);
         let t = agreement_003(&[ok, over], &[]);
         has(&t, "**1 of 6 runs over it**");
         has(&t, "the largest 4855 µs");
@@ -2581,7 +2521,7 @@ mod tests {
         // The vruntimes' read, named as such; a scaling mismatch is reported.
         let vr = LagCheck {
             scale_mismatch: 2,
-            ..check(0, LagSource::Vruntime, &[10.0])
+            ..check(0, Vruntime, &[10.0])
         };
         let t = agreement_003(&[vr], &[]);
         has(&t, "read from the vruntimes, as these runs kept no record");
@@ -2594,7 +2534,7 @@ mod tests {
         has(&t, "No run had the kernel's record");
         assert!(!t.contains("applied lag was"), "{t}");
         let placed = LagCheck {
-            source: LagSource::Placement,
+            source: Placement,
             ..vr
         };
         let t = agreement_003(&[placed], &[]);
