@@ -220,10 +220,9 @@ fn sim_001(raw: &Raw, c: &Cell, base_us: f64) -> Option<(f64, f64, f64, f64)> {
         String::new()
     };
     let tasks = format!(
-        "[[task]]\nname = \"sleeper\"\n{slice_line}behaviour = {{ kind = \"bursty\", run = \
-         {{ dist = \"fixed\", us = {S001_RUN_US} }}, sleep = {{ dist = \"fixed\", us = \
-         {S001_SLEEP_US} }} }}\n\n[[task]]\nname = \"hog\"\ncount = {n}\nbehaviour = {{ kind \
-         = \"hog\" }}\n"
+        "[[task]]\nname = \"sleeper\"\n{slice_line}behaviour = {{ kind = \"bursty\", run = {{ dist \
+         = \"fixed\", us = {S001_RUN_US} }}, sleep = {{ dist = \"fixed\", us = {S001_SLEEP_US} }} \
+         }}\n\n[[task]]\nname = \"hog\"\ncount = {n}\nbehaviour = {{ kind = \"hog\" }}\n"
     );
     let out = report::simulate(&c.id(), raw.pair.hz(), base_us.round() as u64, &tasks).ok()?;
     let t = out.report.task("sleeper")?;
@@ -415,8 +414,7 @@ fn agreement_000(raw: &Raw, rows: &[Row], cells: &[IndexedCell]) -> String {
     }
     let _ = write!(
         s,
-        " Under EEVDF the two kernels part (the ratio's interval excludes 1) in {} of the \
-         rows{}",
+        " Under EEVDF the two kernels part (the ratio's interval excludes 1) in {} of the rows{}",
         parted.len(),
         listed(&parted, "; ", ".", |l| format!(": {l}."))
     );
@@ -503,18 +501,16 @@ fn split_001(cells: Vec<IndexedCell>) -> (Vec<IndexedCell>, Vec<IndexedCell>) {
 fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
     let (cells, pipe) = split_001(all);
     let base = base_slice_us(raw, raw.cpus).unwrap_or(700.0);
-    s.push_str(
+    let _ = write!(
+        s,
         "**The seed** (FreeBSD commit ea8294fe8a61, Mateusz Guzik, 2023-03-31): \"a thread \
          going off CPU has to wait the full slice to get back on if there is a CPU hog \
          running. Should a thread of the sort keep going off frequently, each time only \
          utilizing a small fraction of its slice, it will be struggling to get any work done \
          as it will wait full slice every time.\" gzip fed by tar, bound to one core with a \
          nice 20 CPU hog: 45.23 s alone, **907.07 s** under ULE (2005% of the baseline), \
-         **61.46 s** (136%) with the commit's `pick_short` and `preempt_thresh` 224.\n\n",
-    );
-    let _ = writeln!(
-        s,
-        "**Ours**: a sleeper that runs {S001_RUN_US} µs and sleeps {S001_SLEEP_US} µs \
+         **61.46 s** (136%) with the commit's `pick_short` and `preempt_thresh` 224.\n\n\
+         **Ours**: a sleeper that runs {S001_RUN_US} µs and sleeps {S001_SLEEP_US} µs \
          (`eevdf-rtapp`, a seventh of the {} µs base slice; its need, 9.1% of a CPU, is \
          inside its share, 1/(hogs + 1), in every cell) pinned beside 2, 4 and 8 nice-0 hogs \
          on CPU 0, with the base slice and with a {} µs custom slice \
@@ -522,17 +518,15 @@ fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
          latency), in µs and in its own slices; the slowdown is an activation's time over its \
          {} µs alone, the seed's \"% of the baseline\". The simulator column is `eevdf-sim` \
          (kernel-faithful, HZ={}, the same tasks for 5 s): its wait is the runqueue wait \
-         alone, without timer lateness.\n",
+         alone, without timer lateness.\n\n\
+         | hogs | slice (µs) | p99 wait, stock (µs) | p99 wait, rust (µs) | p99 rust/stock | \
+         p99 in slices, stock / rust | max in slices, stock / rust | simulator p99 / max (µs) \
+         | slowdown, stock / rust / simulator | preemptions an activation, stock / rust / \
+         simulator |\n|---|---|---|---|---|---|---|---|---|---|\n",
         fmt_num(base),
         seeds::S001_SHORT_SLICE_US,
         S001_RUN_US + S001_SLEEP_US,
         raw.pair.hz()
-    );
-    s.push_str(
-        "| hogs | slice (µs) | p99 wait, stock (µs) | p99 wait, rust (µs) | p99 rust/stock | \
-         p99 in slices, stock / rust | max in slices, stock / rust | simulator p99 / max (µs) \
-         | slowdown, stock / rust / simulator | preemptions an activation, stock / rust / \
-         simulator |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     // The kernel's p99 wait (rust) over the simulator's, a cell each.
     let mut sim_vs: Vec<f64> = Vec::new();
@@ -594,13 +588,12 @@ fn section_001(raw: &Raw, rows: &[Row], all: Vec<IndexedCell>, s: &mut String) {
     if !parted.is_empty() {
         let _ = writeln!(
             s,
-            "**Where the kernels part.** In these cells the two kernels' p99 waits differ \
-             beyond 10%, by the ratio's interval (p90 / p99 / p99.9 / max, µs, medians of the \
-             runs):{parted} The cause is not measured here. A candidate: how many wakeups \
-             meet a hog's slice depends on where the sleeper's 1.1 ms cycle falls against the \
-             1 ms tick, and under icount each kernel's own instruction count moves that phase; \
-             the picks themselves are checked against fair.c's by the VERIFY oracle \
-             (tools/test.sh).\n"
+            "**Where the kernels part.** In these cells the two kernels' p99 waits differ beyond \
+             10%, by the ratio's interval (p90 / p99 / p99.9 / max, µs, medians of the \
+             runs):{parted} The cause is not measured here. A candidate: how many wakeups meet a \
+             hog's slice depends on where the sleeper's 1.1 ms cycle falls against the 1 ms tick, \
+             and under icount each kernel's own instruction count moves that phase; the picks \
+             themselves are checked against fair.c's by the VERIFY oracle (tools/test.sh).\n"
         );
     }
     if !sim_vs.is_empty() {
@@ -886,9 +879,8 @@ fn agreement_001(rows: &[Row], cells: &[(usize, &Cell)], base: f64) -> String {
         let Some((w, wc)) = worst else { continue };
         let _ = write!(
             s,
-            " Its CPU share on {} was short of its fair share (its need, {:.1}%) in {short} of \
-             {n} cells and above it in {over}; the largest shortfall, {} percentage points, \
-             in {}{}.",
+            " Its CPU share on {} was short of its fair share (its need, {:.1}%) in {short} of {n} \
+             cells and above it in {over}; the largest shortfall, {} percentage points, in {}{}.",
             k.name(),
             100.0 * S001_RUN_US as f64 / (S001_RUN_US + S001_SLEEP_US) as f64,
             verdict::show(&w, 2),
@@ -1030,17 +1022,6 @@ fn loads_002(cells: &[IndexedCell]) -> Vec<(Against, String)> {
 }
 
 fn section_002(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String) {
-    s.push_str(
-        "**The seed** (Mike Galbraith, LKML, 2023-10-13, \"Re: [PATCH] sched/eevdf: Toggle \
-         eligibility through sched_feat\"): youtube in chrome against massive_intr (8 ms run, \
-         1 ms sleep, \"a vaguely kbuild like competing compute component\"), measured with \
-         `perf sched latency`: \"With or without RUN_TO_PARITY, EVDF skewed distribution \
-         toward compute\", and \"It didn't do anything lovely for the interactive bits\". \
-         His table (i7-4790, 8 threads, 9 massive_intr), the two groups:\n\n\
-         | set | Task | Runtime ms | Switches | Avg delay ms | Max delay ms | Sum delay ms |\n\
-         |---|---|---|---|---|---|---|\n",
-    );
-    s.push_str(SEED_002);
     let sorted = sorted_002(&cells);
     // What ran, from the cells: the task counts, the loads against the share, the sets.
     // (The last cell's: they all run the same tasks.)
@@ -1068,7 +1049,15 @@ fn section_002(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String)
     }));
     let _ = write!(
         s,
-        "\n**Ours**: `eevdf-mixed` on one vCPU, {tasks}. An interactive task wakes every \
+        "**The seed** (Mike Galbraith, LKML, 2023-10-13, \"Re: [PATCH] sched/eevdf: Toggle \
+         eligibility through sched_feat\"): youtube in chrome against massive_intr (8 ms run, \
+         1 ms sleep, \"a vaguely kbuild like competing compute component\"), measured with \
+         `perf sched latency`: \"With or without RUN_TO_PARITY, EVDF skewed distribution \
+         toward compute\", and \"It didn't do anything lovely for the interactive bits\". \
+         His table (i7-4790, 8 threads, 9 massive_intr), the two groups:\n\n\
+         | set | Task | Runtime ms | Switches | Avg delay ms | Max delay ms | Sum delay ms |\n\
+         |---|---|---|---|---|---|---|\n{SEED_002}\
+         \n**Ours**: `eevdf-mixed` on one vCPU, {tasks}. An interactive task wakes every \
          {:.3} ms and burns its burst of CPU time: {} of a CPU, against that share. Sets: \
          {}. The whole run is under `perf sched record`, then `perf sched latency \
          --sort=runtime` (perf built from the 6.12 tree by tools/build-perf.sh: Debian's perf \
@@ -1175,13 +1164,12 @@ fn est_against(e: Option<Estimate>, reference: f64) -> String {
 fn interactive_table_002(raw: &Raw, rows: &[Row], sorted: &[IndexedCell]) -> String {
     let mut s = String::from(
         "\nThe interactive tasks, per cell and kernel (eevdf-mixed over its measured window; \
-         medians of the runs with 95% intervals): a task's CPU time against what fairness \
-         gives it (its need under its share, its share otherwise; the verdict against that \
-         figure), the frames whose burst ended after the next frame was due, how late the \
-         frames started, and sched_eevdf's `picks_ineligible_earliest` (the picks where the \
-         earliest deadline was not eligible, so EEVDF picked a later one: what EVDF would \
-         pick differently) a pick and a second, counted over `perf sched record` (stock has \
-         no counters):\n\n\
+         medians of the runs with 95% intervals): a task's CPU time against what fairness gives it \
+         (its need under its share, its share otherwise; the verdict against that figure), the \
+         frames whose burst ended after the next frame was due, how late the frames started, and \
+         sched_eevdf's `picks_ineligible_earliest` (the picks where the earliest deadline was not \
+         eligible, so EEVDF picked a later one: what EVDF would pick differently) a pick and a \
+         second, counted over `perf sched record` (stock has no counters):\n\n\
          | load | base slice | set | kernel | CPU % a task, against fair | missed % | p50 µs \
          | p99 µs | ineligible picks % | ineligible picks /s |\n\
          |---|---|---|---|---|---|---|---|---|---|\n",
@@ -1533,17 +1521,6 @@ fn lag_check_003(
 }
 
 fn section_003(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String) {
-    s.push_str(
-        "**The seed** (LKML, March 2023, \"[PATCH v2] sched/fair: sanitize vruntime of entity \
-         being migrated\", Vincent Guittot, Zhang Qiao, Peter Zijlstra): CFS compared a long \
-         sleeper's vruntime with the new CPU's min_vruntime, which can run far ahead (the \
-         s64 difference may overflow after about 104 days of sleep at the lowest weight, and \
-         the two runqueues' clocks diverge); commit 829c1651e9c4's fix made `hackbench -g 44 \
-         -f 20 --process --pipe -l 60000 -s 100` slower, **82.1 s → 113.0 s**, and the \
-         thread's patch brought it back to **81.9 s** (79.53 s ± 1.52% in the final \
-         version). EEVDF carries lag instead: the sleeper is placed at V - lag on the new \
-         CPU, its lag clamped at dequeue.\n\n",
-    );
     let after = cells
         .iter()
         .find_map(|(_, c)| match c.workload {
@@ -1557,7 +1534,15 @@ fn section_003(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String)
         .unwrap_or_else(crate::plan::migrate_after_ms_default);
     let _ = writeln!(
         s,
-        "**Ours**: `eevdf-migrate` at 2 and 4 vCPUs. The sleeper runs 100 ms beside a hog on \
+        "**The seed** (LKML, March 2023, \"[PATCH v2] sched/fair: sanitize vruntime of entity \
+         being migrated\", Vincent Guittot, Zhang Qiao, Peter Zijlstra): CFS compared a long \
+         sleeper's vruntime with the new CPU's min_vruntime, which can run far ahead (the s64 \
+         difference may overflow after about 104 days of sleep at the lowest weight, and the two \
+         runqueues' clocks diverge); commit 829c1651e9c4's fix made `hackbench -g 44 -f 20 \
+         --process --pipe -l 60000 -s 100` slower, **82.1 s → 113.0 s**, and the thread's patch \
+         brought it back to **81.9 s** (79.53 s ± 1.52% in the final version). EEVDF carries lag \
+         instead: the sleeper is placed at V - lag on the new CPU, its lag clamped at dequeue.\n\n\
+         **Ours**: `eevdf-migrate` at 2 and 4 vCPUs. The sleeper runs 100 ms beside a hog on \
          CPU 0, sleeps 1 s while that hog runs CPU 0's virtual time ahead, is moved by \
          affinity to the last CPU, where another hog runs, and wakes there (3 rounds a run). \
          At 2 vCPUs also beside nice-19 hogs (weight 15 against the sleeper's 1024): a hog \
@@ -1766,18 +1751,16 @@ fn agreement_003(lag_checks: &[LagCheck], shares: &[(u32, i32, Kernel, Estimate)
 // Seed 004
 
 fn section_004(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String) {
-    s.push_str(
+    let _ = writeln!(
+        s,
         "**The seed** (Alfred Chen's BFS/VRQ blog, December 2015): sanity tests of a kernel \
          compile at 100% and 300% load (`make -j` at one and three times the CPUs) and \
          cyclictest at the same time. \"0466 improve throughput when workload >=100% ... \
          it's 2m34.6s for 0466 -gc comparing to original 2m36.7s at 300% workload\"; normal \
          policy 300%: previous VRQ 2m37.005s, current 2m36.633s. Idle-system cyclictest \
          (SCHED_FIFO 80, 4 threads) on 4.3: CFS average 2274-2560, maximum 7547-13723; BFS \
-         1866-1907 and 7534-13059; VRQ 1627-1676 and 4934-12544.\n\n",
-    );
-    let _ = writeln!(
-        s,
-        "**Ours**: `eevdf-forkjob` on 2 vCPUs, the compile's stand-in: 2 and 6 slots (100% and \
+         1866-1907 and 7534-13059; VRQ 1627-1676 and 4934-12544.\n\n\
+         **Ours**: `eevdf-forkjob` on 2 vCPUs, the compile's stand-in: 2 and 6 slots (100% and \
          300% load) fork one process per \"file\" that burns 10-50 ms of its own CPU time (a \
          fixed sequence, the same on every kernel) and exits; no compiler and no page cache \
          to time, the fork, wakeup and preemption pattern kept. `cyclictest --policy=other \
@@ -2093,8 +2076,8 @@ mod tests {
 
     #[test]
     fn seed_000_verdicts_follow_their_rows() {
-        let raw = seed_raw(0);
-        let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
+        let mut raw = seed_raw(0);
+        let cells = cells_of(&raw, 0);
         assert_eq!(cells.len(), 18, "3 sets x 3 slices x 1 and 2 vCPUs");
         // EVDF's average and maximum `evdf` times EEVDF's at every slice; BIAS the same as
         // EEVDF.
@@ -2123,14 +2106,9 @@ mod tests {
         // Equal: every comparison undecided.
         let t = agreement_000(&raw, &rows_with(1.0), &cells);
         has(&t, "0 go Peter's way, 0 against it and 16 are undecided");
-    }
-
-    /// A record merged from a study's parts: the stock part booted only EEVDF's cells, so
-    /// its EVDF and BIAS_ELIGIBLE rows name the feature that stock lacks (from its boots'
-    /// sched features), and the cells come in the plan's order whatever the merge's.
-    #[test]
-    fn seed_000_merged_parts_say_what_stock_lacks_in_plan_order() {
-        let mut raw = seed_raw(0);
+        // A record merged from a study's parts: the stock part booted only EEVDF's cells, so
+        // its EVDF and BIAS_ELIGIBLE rows name the feature that stock lacks (from its boots'
+        // sched features), and the cells come in the plan's order whatever the merge's.
         raw.cells.reverse();
         let boots = |features: &str| -> Vec<BootRun> {
             [1, 2]
@@ -2217,7 +2195,7 @@ mod tests {
     #[test]
     fn seed_001_verdicts_follow_their_rows() {
         let raw = seed_raw(1);
-        let (cells, _) = split_001(cells_of(&raw, 1));
+        let (cells, pipe) = split_001(cells_of(&raw, 1));
         let base = 700.0;
         // The agreement where every cell has the sleeper's `share` error, a p99 of 1000 µs
         // and `p99_step` more a hog, a p90 of `p90` µs and a slowdown of 150%.
@@ -2255,12 +2233,8 @@ mod tests {
         let t = verdicts(est(-0.1, -0.5, 0.3, 6), 100.0, 80.0);
         has(&t, "in 0 of 6 cells and above it in 0");
         has(&t, "undecided: the intervals overlap");
-    }
-
-    #[test]
-    fn seed_001_pipe_job_verdicts_follow_their_rows() {
-        let raw = seed_raw(1);
-        let (_, cells) = split_001(cells_of(&raw, 1));
+        // The pipe job's.
+        let cells = pipe;
         assert_eq!(
             cells.len(),
             8,
@@ -2345,7 +2319,7 @@ mod tests {
     #[test]
     fn seed_002_verdicts_follow_their_rows() {
         let raw = seed_raw(2);
-        let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
+        let cells = cells_of(&raw, 2);
         // Each load's tally of the seed's 4 measures (with, against, undecided), the same at
         // the three loads, and the three together.
         let tallies = |t: &str, [w, a, u]: [usize; 3]| {
@@ -2380,12 +2354,7 @@ mod tests {
         has(&t, "none in any run");
         assert!(!t.contains("more than none"), "{t}");
         assert!(!t.contains("explanation"), "no fixed sentence: {t}");
-    }
-
-    #[test]
-    fn seed_002_base_slice_verdicts_follow_their_rows() {
-        let raw = seed_raw(2);
-        let cells: Vec<(usize, &Cell)> = raw.cells.iter().enumerate().collect();
+        // The base slice's verdicts.
         let t = base_slice_verdicts_002(&raw, &rows_002(&cells, 1.0, 1.5, &|_| 1.0), &cells);
         // Near and over the share, not under (no long-slice cell there).
         assert!(!t.contains("12%"), "{t}");
@@ -2459,10 +2428,6 @@ mod tests {
         assert!(cyclictest_004(100, "average", &a, &b).contains("(×6.30), higher with EVDF"));
         assert!(cyclictest_004(100, "average", &b, &a).contains("lower with EVDF"));
         assert!(cyclictest_004(100, "maximum", &a, &a).contains("undecided"));
-    }
-
-    #[test]
-    fn seed_004_baselines_follow_their_rows() {
         // The baselines where cyclictest's average in cells 0 to 3 (the nice-0 job at 100%
         // and 300%, the nice 19 job at 300%, the idle guest) is `avg`, on both kernels.
         let at = vec![(100, "EEVDF".to_string(), 0), (300, "EEVDF".to_string(), 1)];
