@@ -263,6 +263,7 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::has;
 
     #[test]
     fn every_seed_has_cells_with_unique_ids() {
@@ -284,6 +285,18 @@ mod tests {
             only.iter().all(|c| c.cpus.is_some()),
             "003 runs on 2 and 4 vCPUs"
         );
+        // Seed 002 and 004 need perf and two vCPUs.
+        for c in &matrix(false, &[]) {
+            match c.workload {
+                Workload::Mixed { .. } => assert!(c.needs_perf() && c.cpus.is_none()),
+                Workload::ForkJob { .. } => assert_eq!(c.cpus, Some(2)),
+                _ => assert!(!c.needs_perf()),
+            }
+        }
+        // Seed 001's sleeper is inside its share: its need against 1/(n + 1) of a CPU at
+        // the most hogs.
+        let need = S001_RUN_US as f64 / (S001_RUN_US + S001_SLEEP_US) as f64;
+        assert!(need < 1.0 / 9.0, "{need}");
     }
 
     /// Seed 000's 18 cells: 9 a guest shape, 1300 loops at 1 vCPU, 8 times that at 2 (the
@@ -320,13 +333,6 @@ mod tests {
     }
 
     #[test]
-    fn seed001_sleeper_is_inside_its_share() {
-        // Its need against 1/(n + 1) of a CPU at the most hogs.
-        let need = S001_RUN_US as f64 / (S001_RUN_US + S001_SLEEP_US) as f64;
-        assert!(need < 1.0 / 9.0, "{need}");
-    }
-
-    #[test]
     fn seed002_loads_are_named_from_the_task_counts() {
         let cells = matrix(false, &[Experiment::Seed(2)]);
         assert_eq!(cells.len(), 9);
@@ -348,11 +354,7 @@ mod tests {
             near.label(),
             "3 massive_intr vs 2 interactive 20% (near its share) (CPU 0)"
         );
-        assert!(
-            near.command().contains("--burst-us 3333 "),
-            "{}",
-            near.command()
-        );
+        has(&near.command(), "--burst-us 3333 ");
         // The share follows the counts: 2 ms a frame (12%) is near the share among 8 tasks
         // (12.5%), under it among 5 (20%).
         assert_eq!(MixedLoad::new(6, 2, 2000).id(), "near12pct");
@@ -386,25 +388,13 @@ mod tests {
             !s[first..].contains("counters before"),
             "not around the whole command"
         );
-        assert!(s.contains("echo 1 > $SS\n\ttimeout -s KILL "));
-        assert!(s.contains("/tmp/eevdf-perfsched 40 1 eevdf-mixed "), "{s}");
+        has(&s, "echo 1 > $SS\n\ttimeout -s KILL ");
+        has(&s, "/tmp/eevdf-perfsched 40 1 eevdf-mixed ");
         let at = |w: &str| s.find(w).unwrap();
         let before = at("[ \"$c\" = 1 ] && /tmp/eevdf-counters before");
         let rec = at("perf sched record -q");
         let after = at("[ \"$c\" = 1 ] && /tmp/eevdf-counters after");
         let lat = at("perf sched latency -i");
         assert!(before < rec && rec < after && after < lat);
-    }
-
-    #[test]
-    fn seed002_and_004_need_perf_and_two_cpus() {
-        let cells = matrix(false, &[]);
-        for c in &cells {
-            match c.workload {
-                Workload::Mixed { .. } => assert!(c.needs_perf() && c.cpus.is_none()),
-                Workload::ForkJob { .. } => assert_eq!(c.cpus, Some(2)),
-                _ => assert!(!c.needs_perf()),
-            }
-        }
     }
 }
