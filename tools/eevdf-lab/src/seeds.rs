@@ -346,10 +346,8 @@ mod tests {
         ] {
             assert!(ids.iter().any(|i| i == id), "{id} not in {ids:?}");
         }
-        let near = cells
-            .iter()
-            .find(|c| c.id() == "mixed-3c2i-near20pct/EEVDF")
-            .unwrap();
+        let near = &cells[2];
+        assert_eq!(near.id(), "mixed-3c2i-near20pct/EEVDF");
         assert_eq!(
             near.label(),
             "3 massive_intr vs 2 interactive 20% (near its share) (CPU 0)"
@@ -364,10 +362,8 @@ mod tests {
             "interactive 72% (over its share)"
         );
         // The long base slice is a tunable, named in the set.
-        let long = cells
-            .iter()
-            .find(|c| c.features.name() == "EEVDF-bs3ms")
-            .unwrap();
+        let long = &cells[7];
+        assert_eq!(long.features.name(), "EEVDF-bs3ms");
         assert_eq!(long.features.tunables()[0].write(), "base_slice_ns=3000000");
         assert!(long.features.writes().is_empty());
     }
