@@ -1470,16 +1470,13 @@ fn fair_share_003(hog_nice: i32) -> f64 {
     w(0) / (w(0) + w(hog_nice))
 }
 
-/// The lag check of cell `ci` on kernel `k`: from the record of placements where the runs
-/// have one, from the vruntimes otherwise.
-fn lag_check_003(
-    raw: &Raw,
-    ci: usize,
-    cpus: u32,
-    hog_nice: i32,
-    k: Kernel,
-    bound: f64,
-) -> Option<LagCheck> {
+/// The lag check of `Migrate` cell `ci` on kernel `k`: from the record of placements where
+/// the runs have one, from the vruntimes otherwise.
+fn lag_check_003(raw: &Raw, ci: usize, k: Kernel, bound: f64) -> Option<LagCheck> {
+    let c = &raw.cells[ci];
+    let Workload::Migrate { hog_nice, .. } = c.workload else {
+        return None;
+    };
     let recorded = run_values(raw, ci, "migrate_place_rounds", k);
     let (source, values, slack) = if !recorded.is_empty() && recorded.iter().all(|&r| r > 0.0) {
         let v = run_values(raw, ci, "migrate_place_max_abs_vlag_us", k);
@@ -1509,7 +1506,7 @@ fn lag_check_003(
         0
     };
     Some(LagCheck {
-        cpus,
+        cpus: c.cpus_in(raw.cpus),
         hog_nice,
         kernel: k,
         source,
@@ -1599,7 +1596,7 @@ fn section_003(raw: &Raw, rows: &[Row], cells: Vec<IndexedCell>, s: &mut String)
                 continue;
             };
             for k in [Kernel::Stock, Kernel::Rust] {
-                lag_checks.extend(lag_check_003(raw, ci, n, hog_nice, k, bound));
+                lag_checks.extend(lag_check_003(raw, ci, k, bound));
                 shares.extend(est_of(rows, ci, "migrate_share", k).map(|e| (n, hog_nice, k, e)));
             }
             let r = |metric: &str| opt(med(rows, ci, metric, Kernel::Rust));
