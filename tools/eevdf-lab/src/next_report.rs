@@ -499,32 +499,26 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
     let mut t = String::from(
         "| claim | upstream | ours: off → on (on/off) | agreement |\n|---|---|---|---|\n",
     );
-    let fewer = "fewer (no undue clamping)";
+    let fewer = |c: &str, what: &str| {
+        (
+            ctr(c),
+            format!("{what} (`{c}`)"),
+            "fewer (no undue clamping)",
+        )
+    };
     for (wid, _, ctx) in pair_keys(rows) {
         for (metric, what, expect) in [
-            (
-                ctr("lag_clamped"),
-                "lag clamps at dequeue (`lag_clamped`)",
-                fewer,
-            ),
-            (
-                ctr("lag_clamped_pos"),
-                "positive lags clamped (`lag_clamped_pos`)",
-                fewer,
-            ),
-            (
-                ctr("lag_clamped_neg"),
-                "negative lags clamped (`lag_clamped_neg`)",
-                fewer,
-            ),
+            fewer("lag_clamped", "lag clamps at dequeue"),
+            fewer("lag_clamped_pos", "positive lags clamped"),
+            fewer("lag_clamped_neg", "negative lags clamped"),
             (
                 "share_err_pp".to_string(),
-                "largest share error",
+                "largest share error".to_string(),
                 "smaller (implied: lag kept, service nearer fair)",
             ),
             (
                 ctr("lag_error"),
-                "lag errors (`lag_error`, outside ±(slice + tick))",
+                "lag errors (`lag_error`, outside ±(slice + tick))".to_string(),
                 "fewer (implied: no undue clamping, so lags nearer their bounds)",
             ),
         ] {
@@ -534,7 +528,7 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
             else {
                 continue;
             };
-            claim_row(&mut t, what, expect, r, "", Expect::Lower);
+            claim_row(&mut t, &what, expect, r, "", Expect::Lower);
         }
     }
     t

@@ -1407,115 +1407,86 @@ fn median_quantiles(raw: &Raw, cell: usize, k: Kernel) -> Vec<(f64, f64)> {
 /// Write the PNGs into `dir`; returns their file names.
 pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
-    // A panel a pair of slices (the waker's, the load's).
-    let slices = stats::first_seen(raw.cells.iter().filter_map(|c| match c.workload {
-        Workload::Latency {
-            slice_x,
-            load_slice_x,
-            hogs: None,
-            ..
-        } => Some((slice_x, load_slice_x)),
-        _ => None,
-    }));
+    let mut latency_png = |name: String, title: &str, panels: &[(String, Vec<plot::Curve>)]| {
+        plot::latency_panels(title, panels, &dir.join(&name))?;
+        names.push(name);
+        anyhow::Ok(())
+    };
+    // Kernel `k`'s curve `i`, `name`, of latency cell `ci`: none where it has no quantiles.
+    let curve = |i, name: String, ci, k| {
+        let points = median_quantiles(raw, ci, k);
+        (!points.is_empty()).then(|| plot::Curve::nth(i, name, points))
+    };
+    // The latency cells: index, slices (the waker's, the load's) and whether beside hogs.
+    let lat: Vec<(usize, (f64, Option<f64>), bool)> = (raw.cells.iter().enumerate())
+        .filter_map(|(i, c)| match c.workload {
+            Workload::Latency {
+                slice_x,
+                load_slice_x,
+                hogs,
+                ..
+            } => Some((i, (slice_x, load_slice_x), hogs.is_some())),
+            _ => None,
+        })
+        .collect();
+    let booted = |k: Kernel| raw.boots.iter().any(|b| b.kernel == k);
+    // A panel a pair of slices, a curve a feature set.
+    let slices = stats::first_seen(lat.iter().filter(|l| !l.2).map(|l| l.1));
     for k in [Kernel::Rust, Kernel::Stock] {
-        if slices.is_empty() || !raw.boots.iter().any(|b| b.kernel == k) {
+        if slices.is_empty() || !booted(k) {
             continue;
         }
-        let panels: Vec<(String, Vec<plot::Curve>)> = slices
-            .iter()
+        let panels: Vec<(String, Vec<plot::Curve>)> = (slices.iter())
             .map(|&(x, l)| {
-                let curves = FeatureSet::seeds()
-                    .iter()
-                    .enumerate()
+                let curves = (FeatureSet::seeds().iter().enumerate())
                     .filter_map(|(fi, f)| {
-                        let ci = raw.cells.iter().position(|c| {
-                            let at_x = matches!(
-                                c.workload,
-                                Workload::Latency { slice_x, load_slice_x, hogs: None, .. }
-                                    if slice_x == x && load_slice_x == l
-                            );
-                            &c.features == f && at_x
-                        })?;
-                        let points = median_quantiles(raw, ci, k);
-                        (!points.is_empty())
-                            .then(|| plot::Curve::nth(fi, f.name().to_string(), points))
+                        let at = |c: &&(usize, _, bool)| {
+                            !c.2 && c.1 == (x, l) && &raw.cells[c.0].features == f
+                        };
+                        curve(fi, f.name().to_string(), lat.iter().find(at)?.0, k)
                     })
                     .collect();
                 (format!("{} (x the base slice)", slices_name(x, l)), curves)
             })
             .collect();
-        let name = format!("latency_{}.png", k.name());
-        plot::latency_panels(
-            &format!(
-                "{} kernel ({}): waker wakeup latency under hackbench (median of runs)",
-                k.name(),
-                raw.pair.build(k)
-            ),
-            &panels,
-            &dir.join(&name),
-        )?;
-        names.push(name);
+        let title = format!(
+            "{} kernel ({}): waker wakeup latency under hackbench (median of runs)",
+            k.name(),
+            raw.pair.build(k)
+        );
+        latency_png(format!("latency_{}.png", k.name()), &title, &panels)?;
     }
     // The in-share cells (the waker pinned beside hogs): one panel a kernel, a curve a slice.
-    let in_share: Vec<(usize, String)> = raw
-        .cells
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| match c.workload {
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                hogs: Some(_),
-                ..
-            } => Some((i, slices_name(slice_x, load_slice_x))),
-            _ => None,
-        })
-        .collect();
     let panels: Vec<(String, Vec<plot::Curve>)> = [Kernel::Stock, Kernel::Rust]
         .into_iter()
-        .filter(|&k| raw.boots.iter().any(|b| b.kernel == k))
+        .filter(|&k| booted(k))
         .map(|k| {
-            let curves = in_share
-                .iter()
-                .enumerate()
-                .filter_map(|(j, (ci, name))| {
-                    let points = median_quantiles(raw, *ci, k);
-                    (!points.is_empty()).then(|| plot::Curve::nth(j, name.clone(), points))
-                })
+            let in_share = lat.iter().filter(|l| l.2).enumerate();
+            let curves: Vec<plot::Curve> = in_share
+                .filter_map(|(j, &(ci, (x, l), _))| curve(j, slices_name(x, l), ci, k))
                 .collect();
             (
                 format!("{} kernel ({})", k.name(), raw.pair.build(k)),
                 curves,
             )
         })
-        .filter(|(_, curves): &(String, Vec<plot::Curve>)| !curves.is_empty())
+        .filter(|(_, curves)| !curves.is_empty())
         .collect();
     if !panels.is_empty() {
-        let name = "latency_in_share.png".to_string();
-        plot::latency_panels(
-            "the waker inside its share, beside 2 hogs on CPU 0: wakeup latency by slices",
-            &panels,
-            &dir.join(&name),
-        )?;
-        names.push(name);
+        let title = "the waker inside its share, beside 2 hogs on CPU 0: wakeup latency by slices";
+        latency_png("latency_in_share.png".into(), title, &panels)?;
     }
     // Quantile-quantile: every latency cell both kernels ran, stock's quantiles against
     // rust's (medians over the runs at each percentile).
-    let qq: Vec<plot::QqPanel> = raw
-        .cells
+    let qq: Vec<plot::QqPanel> = lat
         .iter()
-        .enumerate()
-        .filter(|(_, c)| matches!(c.workload, Workload::Latency { .. }))
-        .filter_map(|(ci, c)| {
-            let stock = median_quantiles(raw, ci, Kernel::Stock);
+        .filter_map(|&(ci, _, _)| {
             let rust = median_quantiles(raw, ci, Kernel::Rust);
-            let pts: Vec<(f64, f64, f64)> = stock
-                .iter()
-                .filter_map(|&(p, s)| {
-                    let r = rust.iter().find(|q| (q.0 - p).abs() < 1e-9)?.1;
-                    Some((p, s, r))
-                })
+            let pts: Vec<(f64, f64, f64)> = median_quantiles(raw, ci, Kernel::Stock)
+                .into_iter()
+                .filter_map(|(p, s)| Some((p, s, rust.iter().find(|q| (q.0 - p).abs() < 1e-9)?.1)))
                 .collect();
+            let c = &raw.cells[ci];
             (!pts.is_empty()).then(|| (format!("{} {}", c.label(), c.features.name()), pts))
         })
         .collect();
