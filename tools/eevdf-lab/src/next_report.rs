@@ -10,8 +10,8 @@
 use crate::metrics;
 use crate::next::{NextFeature, NB_OFF, NB_ON, NB_SYNC};
 use crate::parse::{self, ctr, Status, COUNTER_PREFIX};
-use crate::plan::{Experiment, Kernel};
-use crate::report::{cell_outcomes, fmt_est, fmt_num, Raw, TimingInfo};
+use crate::plan::{Experiment, Kernel, Workload};
+use crate::report::{cell_outcomes, fmt_est, fmt_num, with_unit, Raw, TimingInfo};
 use crate::stats::{self, Estimate};
 use crate::verdict::{self, Verdict};
 use anyhow::Result;
@@ -108,18 +108,13 @@ pub fn summarise(raw: &Raw) -> Summary {
     }
     problems.sort();
     problems.dedup();
-    let mut rows = Vec::new();
+    let (mut rows, none) = (Vec::new(), Vec::new());
     for (feature, off, on, context) in pairs(raw) {
         let c = &raw.cells[off];
         let workload_id = c.id().split('/').next().unwrap_or("").to_string();
-        let metric_names = |ci: usize| -> Vec<String> {
-            samples
-                .keys()
-                .filter(|(c, _)| *c == ci)
-                .map(|(_, m)| m.clone())
-                .collect()
-        };
-        let present = stats::first_seen(metric_names(off).into_iter().chain(metric_names(on)));
+        // The pair's metrics, the off cell's first (it precedes the on cell in the matrix).
+        let keys = samples.keys().filter(|(ci, _)| *ci == off || *ci == on);
+        let present = stats::first_seen(keys.map(|(_, m)| m.clone()));
         // The feature's metrics, then (long sleepers) each task's, then its counters (also
         // the missing ones, shown as "-"), then every other counter.
         let mut wanted: Vec<(String, bool)> = feature
@@ -150,29 +145,24 @@ pub fn summarise(raw: &Raw) -> Summary {
             );
         }
         for (metric, primary) in wanted {
-            let get = |ci: usize| {
-                samples
-                    .get(&(ci, metric.clone()))
-                    .cloned()
-                    .unwrap_or_default()
-            };
+            let get = |ci| samples.get(&(ci, metric.clone())).unwrap_or(&none);
             let (a, b) = (get(off), get(on));
             let est = |v: &[f64]| (!v.is_empty()).then(|| stats::median_ci(v, raw.confidence));
             let nz = |v: &[f64]| (v.iter().filter(|x| **x > 0.0).count(), v.len());
             let seed = raw.seed.wrapping_add(rows.len() as u64);
             let ratio = (!a.is_empty() && !b.is_empty())
-                .then(|| stats::ratio_ci(&b, &a, raw.confidence, raw.bootstrap_resamples, seed));
+                .then(|| stats::ratio_ci(b, a, raw.confidence, raw.bootstrap_resamples, seed));
             rows.push(PairRow {
                 feature,
                 workload: c.label(),
                 workload_id: workload_id.clone(),
                 context: context.clone(),
                 unit: unit_of(&metric).to_string(),
-                off: est(&a),
-                on: est(&b),
+                off: est(a),
+                on: est(b),
                 ratio,
-                off_nonzero: nz(&a),
-                on_nonzero: nz(&b),
+                off_nonzero: nz(a),
+                on_nonzero: nz(b),
                 primary,
                 metric,
             });
@@ -233,20 +223,14 @@ fn pairs(raw: &Raw) -> Vec<(NextFeature, usize, usize, String)> {
     v
 }
 
-/// The cell of `feature`'s pairs with `workload`, `context` and side `on`.
-fn cell_of(
-    raw: &Raw,
-    feature: NextFeature,
-    workload: &crate::plan::Workload,
-    context: &str,
-    on: bool,
-) -> Option<usize> {
+/// The cell of feature `f`'s pairs with workload `w`, context `ctx` and side `on`.
+fn cell_of(raw: &Raw, f: NextFeature, w: &Workload, ctx: &str, on: bool) -> Option<usize> {
     raw.cells.iter().position(|o| {
-        o.experiment == Experiment::Next(feature)
-            && &o.workload == workload
+        o.experiment == Experiment::Next(f)
+            && &o.workload == w
             && o.ab
                 .as_ref()
-                .is_some_and(|x| x.on == on && x.context == context)
+                .is_some_and(|x| x.on == on && x.context == ctx)
     })
 }
 
@@ -377,20 +361,13 @@ fn verdict(expected: Expect, observed: Verdict, measured: bool) -> String {
     }
 }
 
-/// A row of a claims table: the claim, what it expects, the pair's medians off → on (in
+/// A row of a claims table: the claim, what it expects (`says`), the pair's medians off → on (in
 /// `unit`) with on/off, and the verdict on an implied (not measured by upstream) `expect`.
-fn claim_row(
-    t: &mut String,
-    claim: &str,
-    expect_txt: &str,
-    r: &PairRow,
-    unit: &str,
-    expect: Expect,
-) {
+fn claim_row(t: &mut String, claim: &str, says: &str, r: &PairRow, unit: &str, expect: Expect) {
     let median = |e: &Option<Estimate>| e.as_ref().map_or("-".into(), |e| fmt_num(e.value));
     let _ = writeln!(
         t,
-        "| {claim} | {expect_txt} | {} → {}{unit} ({}) | {} |",
+        "| {claim} | {says} | {} → {}{unit} ({}) | {} |",
         median(&r.off),
         median(&r.on),
         fmt_ratio(&r.ratio),
@@ -398,16 +375,11 @@ fn claim_row(
     );
 }
 
-/// `metric` of the pair (workload_id, context).
-fn find<'a>(
-    rows: &[&'a PairRow],
-    workload_id: &str,
-    context: &str,
-    metric: &str,
-) -> Option<&'a PairRow> {
+/// `metric` of the pair (workload ID `wid`, context `ctx`).
+fn find<'a>(rows: &[&'a PairRow], wid: &str, ctx: &str, metric: &str) -> Option<&'a PairRow> {
     rows.iter()
         .copied()
-        .find(|r| r.workload_id == workload_id && r.context == context && r.metric == metric)
+        .find(|r| r.workload_id == wid && r.context == ctx && r.metric == metric)
 }
 
 /// The pairs (workload ID, label, context) of a feature, in order.
@@ -657,14 +629,21 @@ fn sync_fired(rows: &[&PairRow]) -> String {
     }
 }
 
-/// Feature 4: the storm's runs and waits, with and without RUN_TO_PARITY_MIN_SLICE.
+/// Feature 4: the storm's runs and waits, with and without RUN_TO_PARITY_MIN_SLICE: shorter
+/// with it, unchanged without it.
+const SHORTER: &str = "shorter: changes no longer restart T's window";
+const UNCHANGED: &str = "unchanged: without MIN_SLICE, T is protected to its deadline either way";
 fn agreement_protect(rows: &[&PairRow]) -> String {
     let mut t = String::from(
         "| claim | expected with the feature | ours: off → on (on/off) | agreement |\n\
          |---|---|---|---|\n",
     );
     for (wid, label, ctx) in pair_keys(rows) {
-        let min_slice_on = !ctx.contains("off");
+        let (says, expect) = if ctx.contains("off") {
+            (UNCHANGED, Expect::NoChange)
+        } else {
+            (SHORTER, Expect::Lower)
+        };
         for (metric, what) in [
             ("t_run_max_us", "T's longest uninterrupted run"),
             ("c_wait_max_us", "C's longest wait"),
@@ -672,19 +651,8 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
             let Some(r) = find(rows, &wid, &ctx, metric) else {
                 continue;
             };
-            let (expect_txt, expect) = if min_slice_on {
-                (
-                    "shorter: changes no longer restart T's window",
-                    Expect::Lower,
-                )
-            } else {
-                (
-                    "unchanged: without MIN_SLICE, T is protected to its deadline either way",
-                    Expect::NoChange,
-                )
-            };
             let claim = format!("{what}, {label}, {ctx}");
-            claim_row(&mut t, &claim, expect_txt, r, " µs", expect);
+            claim_row(&mut t, &claim, says, r, " µs", expect);
         }
     }
     t.push_str(&storm_picks(rows));
@@ -840,21 +808,16 @@ fn measured_table(rows: &[&PairRow]) -> String {
         if ctx_col { "---|" } else { "" }
     );
     for r in rows.iter().filter(|r| r.primary) {
-        let unit = if r.unit.is_empty() {
-            String::new()
+        let ctx = if ctx_col {
+            format!(" {} |", r.context)
         } else {
-            format!(" ({})", r.unit)
+            String::new()
         };
         let _ = writeln!(
             t,
-            "| {} |{} {}{unit} | {} | {} | {} |",
+            "| {} |{ctx} {} | {} | {} | {} |",
             r.workload,
-            if ctx_col {
-                format!(" {} |", r.context)
-            } else {
-                String::new()
-            },
-            metric_title(&r.metric),
+            with_unit(&metric_title(&r.metric), &r.unit),
             fmt_side(&r.off, r.off_nonzero, r.is_counter()),
             fmt_side(&r.on, r.on_nonzero, r.is_counter()),
             fmt_ratio(&r.ratio)
@@ -988,12 +951,12 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
     }
     for f in NextFeature::ALL {
         let rows: Vec<&PairRow> = s.rows.iter().filter(|r| r.feature == f).collect();
-        if rows.is_empty()
-            && !raw
-                .cells
+        let cells = || {
+            raw.cells
                 .iter()
-                .any(|c| c.experiment == Experiment::Next(f))
-        {
+                .filter(move |c| c.experiment == Experiment::Next(f))
+        };
+        if rows.is_empty() && cells().next().is_none() {
             continue;
         }
         let _ = writeln!(out, "## {} (bit {})\n", f.name(), f.bit());
@@ -1005,12 +968,7 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
             let _ = writeln!(out, "**Our measurement.** No run of its cells measured.\n");
             continue;
         }
-        let own_cpus = stats::first_seen(
-            raw.cells
-                .iter()
-                .filter(|c| c.experiment == Experiment::Next(f))
-                .filter_map(|c| c.cpus),
-        );
+        let own_cpus = stats::first_seen(cells().filter_map(|c| c.cpus));
         let on = match own_cpus.as_slice() {
             [] => String::new(),
             [n] => format!(" On {n} vCPUs."),
@@ -1160,7 +1118,7 @@ mod tests {
     fn next_buddy_verdicts_follow_the_intervals() {
         let cells = matrix(false, &[Experiment::Next(NextFeature::NextBuddyEevdf)]);
         let r = raw(cells, 6, |b, c| {
-            let crate::plan::Workload::Hackbench { groups, .. } = c.workload else {
+            let Workload::Hackbench { groups, .. } = c.workload else {
                 return None;
             };
             let (on, ctx) = side(c);

@@ -517,6 +517,15 @@ pub(crate) fn fmt_ratio(r: &Row) -> String {
     })
 }
 
+/// `name (unit)`, or `name` without a unit.
+pub(crate) fn with_unit(name: &str, unit: &str) -> String {
+    if unit.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} ({unit})")
+    }
+}
+
 fn kernel_cell(row: &Row, k: Kernel) -> String {
     if let Some(e) = row.kernels.get(&k) {
         let f = row.failed.get(&k).copied().unwrap_or(0);
@@ -560,11 +569,7 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
         );
         for r in &rs {
             let c = &raw.cells[r.cell];
-            let metric = if r.unit.is_empty() {
-                r.metric.clone()
-            } else {
-                format!("{} ({})", r.metric, r.unit)
-            };
+            let metric = with_unit(&r.metric, &r.unit);
             let _ = write!(
                 s,
                 "| {} | {} | {metric} | {} | {} | {} | {} |",
