@@ -684,25 +684,19 @@ fn storm_picks(rows: &[&PairRow]) -> String {
             .and_then(|p| p.off.as_ref())
             .map_or(0.0, |p| p.value);
         let share = if picks > 0.0 { off.value / picks } else { 0.0 };
+        let (kept, pct, picks) = (fmt_num(off.value), 100.0 * share, fmt_num(picks));
         let how = if runs < MIN_RUNS {
             Verdict::TooFew { have: runs }.to_string()
         } else if share >= PARITY_SHARE {
+            let (lo, hi) = (fmt_num(off.lo), fmt_num(off.hi));
             format!(
-                "RUN_TO_PARITY kept T at {} [{}, {}] picks a run, {:.0}% of its {} picks ({with} \
-                 of {runs} runs above 0), so T's runs end at its parity with C",
-                fmt_num(off.value),
-                fmt_num(off.lo),
-                fmt_num(off.hi),
-                100.0 * share,
-                fmt_num(picks)
+                "RUN_TO_PARITY kept T at {kept} [{lo}, {hi}] picks a run, {pct:.0}% of its {picks} \
+                 picks ({with} of {runs} runs above 0), so T's runs end at its parity with C"
             )
         } else {
             format!(
-                "RUN_TO_PARITY kept T at {} picks a run, {:.1}% of its {} picks ({with} of \
-                 {runs} runs above 0), so T's runs end where its protection does",
-                fmt_num(off.value),
-                100.0 * share,
-                fmt_num(picks)
+                "RUN_TO_PARITY kept T at {kept} picks a run, {pct:.1}% of its {picks} picks \
+                 ({with} of {runs} runs above 0), so T's runs end where its protection does"
             )
         };
         lines.push(format!("- {label}, {ctx}, without the feature: {how}."));
@@ -1353,43 +1347,41 @@ mod tests {
     #[test]
     fn verdicts() {
         let e = |value, lo, hi, n| Some(verdict::est(value, lo, hi, n));
+        use Expect::{Lower, NoChange};
+        let v = |x, r: Option<Estimate>, measured| verdict(x, effect(&r), measured);
         assert_eq!(
-            verdict(Expect::Lower, effect(&e(0.8, 0.7, 0.9, 8)), true),
+            v(Lower, e(0.8, 0.7, 0.9, 8), true),
             "agrees: same direction"
         );
         assert_eq!(
-            verdict(Expect::Lower, effect(&e(1.2, 1.1, 1.3, 8)), true),
+            v(Lower, e(1.2, 1.1, 1.3, 8), true),
             "disagrees: the opposite direction"
         );
         assert_eq!(
-            verdict(Expect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), true),
+            v(Lower, e(0.95, 0.9, 1.01, 8), true),
             "undecided: the interval holds 1 where upstream saw a change (about 12 runs a side \
              would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Expect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), false),
+            v(Lower, e(0.95, 0.9, 1.01, 8), false),
             "undecided: the interval holds 1 where the claim expects a change (about 12 runs a \
              side would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Expect::NoChange, effect(&e(0.99, 0.9, 1.1, 8)), false),
+            v(NoChange, e(0.99, 0.9, 1.1, 8), false),
             "undecided: the interval holds 1, so no change is shown either way (none was \
              expected; about 968 runs a side would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Expect::NoChange, effect(&e(0.5, 0.4, 0.6, 8)), false),
+            v(NoChange, e(0.5, 0.4, 0.6, 8), false),
             "differs: a change where none was expected"
         );
         assert_eq!(
-            verdict(Expect::Lower, effect(&e(0.5, 0.5, 0.5, 2)), true),
+            v(Lower, e(0.5, 0.5, 0.5, 2), true),
             "undecided: 2 runs a side, fewer than the 6 a 95% interval needs"
         );
         assert_eq!(
-            verdict(
-                Expect::Lower,
-                effect(&e(f64::INFINITY, f64::NAN, f64::NAN, 8)),
-                true
-            ),
+            v(Lower, e(f64::INFINITY, f64::NAN, f64::NAN, 8), true),
             "undecided: not measured"
         );
         // A count that is 0 in every run without the feature and not with it: the ratio
@@ -1423,9 +1415,6 @@ mod tests {
             row_effect(&row(e(0.0, 0.0, 0.0, 2), e(1.0, 1.0, 1.0, 2))),
             Verdict::TooFew { have: 2 }
         );
-        assert_eq!(
-            verdict(Expect::Lower, effect(&None), true),
-            "undecided: not measured"
-        );
+        assert_eq!(v(Lower, None, true), "undecided: not measured");
     }
 }

@@ -714,25 +714,21 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         let share = w.map_or("-".into(), |w| {
             format!("{:.1}%", w.runtime_ns as f64 / SIM_DURATION_NS * 100.0)
         });
+        let dash = || "-".to_string();
         let (avg, ratio, max) = match w {
             // Over its share the simulator's periodic task runs its overruns back to back
             // and counts each late from its due time: its waits are a backlog, not the
             // kernel's run delay. Only the shares compare.
-            Some(_) if over => (
-                "not compared (over its share)".into(),
-                "-".into(),
-                "-".into(),
-            ),
-            Some(w) => (
-                fmt_num(w.wakeup_latency_avg_ns / 1e3),
-                rd_rust
-                    .filter(|_| w.wakeup_latency_avg_ns > 0.0)
-                    .map_or("-".into(), |r| {
-                        format!("{:.2}", r / (w.wakeup_latency_avg_ns / 1e3))
-                    }),
-                fmt_num(w.wakeup_latency_max_ns as f64 / 1e3),
-            ),
-            None => ("-".into(), "-".into(), "-".into()),
+            Some(_) if over => ("not compared (over its share)".into(), dash(), dash()),
+            Some(w) => {
+                let avg_us = w.wakeup_latency_avg_ns / 1e3;
+                let ratio = rd_rust
+                    .filter(|_| avg_us > 0.0)
+                    .map(|r| format!("{:.2}", r / avg_us));
+                let max = fmt_num(w.wakeup_latency_max_ns as f64 / 1e3);
+                (fmt_num(avg_us), ratio.unwrap_or_else(dash), max)
+            }
+            None => (dash(), dash(), dash()),
         };
         let _ = writeln!(
             body,
