@@ -383,24 +383,20 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
         })
         .flat_map(|row| {
             // After each cell's p99 of the runs, the p99 of all its wakeups pooled.
-            let pooled = (row.metric == "lat_p99_us")
-                .then(|| pooled_p99_row(raw, &row, &pools))
-                .flatten();
+            let pooled = pooled_p99_row(raw, &row, &pools);
             // After the ping-pong's guest instructions, the scheduler's own (insnprof).
-            let sched = (row.metric == "pingpong_insns_per_switch")
-                .then(|| insnprof_row(raw, &row))
-                .flatten();
+            let sched = insnprof_row(raw, &row);
             std::iter::once(row).chain(pooled).chain(sched)
         })
         .collect()
 }
 
 /// The fair class's instructions per switch of the ping-pong, as tools/insnprof counted
-/// them after the run's boots (`bar`), beside `pp_row` (the ping-pong's guest
-/// instructions): one deterministic count a kernel (its interval is the count itself), and
+/// them after the run's boots (`bar`), beside `pp_row` if that is the ping-pong's guest
+/// instructions: one deterministic count a kernel (its interval is the count itself), and
 /// their ratio, whose bar is rust <= stock.
 fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
-    if raw.insnprof.is_empty() {
+    if raw.insnprof.is_empty() || pp_row.metric != "pingpong_insns_per_switch" {
         return None;
     }
     let kernels: BTreeMap<Kernel, Estimate> = raw
@@ -417,10 +413,13 @@ fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
 }
 
 /// The p99 of all the wakeups of a latency cell's runs pooled (`lat_p99_pooled_us`), from
-/// the waker's histograms, beside `p99_row` (the median of the runs' p99s): each kernel's
-/// value with a bootstrap interval over its runs, and their ratio. A tail is judged on a pool
-/// of [`BAR_WAKEUPS`] wakeups a kernel, or not at all.
+/// the waker's histograms, beside `p99_row` if it is the median of the runs' p99s: each
+/// kernel's value with a bootstrap interval over its runs, and their ratio. A tail is judged
+/// on a pool of [`BAR_WAKEUPS`] wakeups a kernel, or not at all.
 fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
+    if p99_row.metric != "lat_p99_us" {
+        return None;
+    }
     let ci = p99_row.cell;
     let runs = |k| pools.get(&(ci, k)).map_or(&[][..], |p| p.hists.as_slice());
     let seed = raw.seed.wrapping_add(0x9001).wrapping_add(ci as u64);
@@ -587,13 +586,11 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
         }
         s.push('\n');
         if e == Experiment::Latency {
-            s.push_str(&crate::readback::table(
-                &raw.cells,
-                raw.cpus,
-                raw.boots
-                    .iter()
-                    .map(|b| (b.kernel, &b.info, b.outcomes.as_slice())),
-            ));
+            let boots = raw
+                .boots
+                .iter()
+                .map(|b| (b.kernel, &b.info, b.outcomes.as_slice()));
+            s.push_str(&crate::readback::table(&raw.cells, raw.cpus, boots));
             s.push_str(&regimes(raw, &rs));
             if raw.matrix == MatrixKind::Bar {
                 s.push_str(&pools(raw));
@@ -1190,18 +1187,15 @@ pub fn preamble(raw: &Raw, title: &str) -> String {
     let mut s = format!("# {title}\n\n");
     // Cells with their own vCPU count (`@Ncpu` in their IDs) ran on guests of that size.
     let own: BTreeSet<u32> = raw.cells.iter().filter_map(|c| c.cpus).collect();
-    let cpus = if own.is_empty() {
-        format!("{} vCPUs", raw.cpus)
-    } else {
-        format!(
-            "{} vCPUs ({} for the cells marked `@Ncpu`)",
-            raw.cpus,
-            own.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(" and ")
-        )
-    };
+    let own: Vec<String> = own.iter().map(u32::to_string).collect();
+    let mut cpus = format!("{} vCPUs", raw.cpus);
+    if !own.is_empty() {
+        let _ = write!(
+            cpus,
+            " ({} for the cells marked `@Ncpu`)",
+            own.join(" and ")
+        );
+    }
     if raw.merged.is_empty() {
         let _ = writeln!(
             s,
@@ -1233,17 +1227,12 @@ pub fn preamble(raw: &Raw, title: &str) -> String {
     } else {
         s.push_str(&merged_kernels(raw));
     }
-    let failed_boots: Vec<String> = raw
-        .boots
-        .iter()
-        .filter(|b| b.exit != Some(0))
+    let failed_boots: Vec<String> = (raw.boots.iter().filter(|b| b.exit != Some(0)))
         .map(|b| {
+            let build = raw.pair.build(b.kernel);
             format!(
-                "{} rep {} batch {} (exit {:?})",
-                raw.pair.build(b.kernel),
-                b.rep,
-                b.batch,
-                b.exit
+                "{build} rep {} batch {} (exit {:?})",
+                b.rep, b.batch, b.exit
             )
         })
         .collect();
