@@ -340,22 +340,17 @@ mod tests {
         }
         assert_eq!(writes(NB_OFF.0, true).len(), 5);
         assert!(f3.iter().all(|c| c.cpus == Some(NB_CPUS)));
-        let sync: Vec<&&Cell> = f3
-            .iter()
-            .filter(|c| c.ab.as_ref().unwrap().context == NB_SYNC.0)
-            .collect();
+        let ctx = |c: &Cell| c.ab.as_ref().unwrap().context.clone();
+        let (sync, others): (Vec<&Cell>, Vec<&Cell>) = f3.iter().partition(|c| ctx(c) == NB_SYNC.0);
         assert_eq!(sync.len(), 4);
         assert!(sync.iter().all(
             |c| c.features.tunables()[0].write() == "migration_cost_ns=0"
                 && c.command().starts_with("hackbench")
         ));
-        assert!(f3
-            .iter()
-            .filter(|c| c.ab.as_ref().unwrap().context != NB_SYNC.0)
-            .all(|c| c.features.tunables().is_empty()));
+        assert!(others.iter().all(|c| c.features.tunables().is_empty()));
         let hb: Vec<u32> = f3
             .iter()
-            .filter(|c| c.ab.as_ref().unwrap().context == NB_ON.0)
+            .filter(|c| ctx(c) == NB_ON.0)
             .filter_map(|c| match c.workload {
                 Workload::Hackbench {
                     groups,

@@ -1197,18 +1197,11 @@ mod tests {
         assert!(md.contains("**Our measurement.** On 4 vCPUs."));
     }
 
-    /// A storm record of `change` whose T runs at most `run` µs (C waits 50 µs more).
+    /// A storm record of `change` whose T runs `run` µs (C waits 50 µs more).
     fn storm(change: &str, runs_span_changes: bool, run: f64) -> eevdf_guest::Record {
         use eevdf_guest::{Quantiles, Record, StormResult, TaskAttr};
-        let q = |max_us: f64| Quantiles {
-            samples: 100,
-            avg_us: max_us / 2.0,
-            p50_us: max_us / 2.0,
-            p90_us: max_us / 2.0,
-            p99_us: max_us,
-            p999_us: max_us,
-            max_us,
-        };
+        // One duration of `us`: every quantile is it.
+        let q = |us: f64| Quantiles::of_ns(&mut [(us * 1e3) as u64]);
         let attr = TaskAttr {
             policy: "other".into(),
             nice: 0,
@@ -1229,9 +1222,9 @@ mod tests {
             competitor: attr,
             gap_threshold_us: 200,
             duration_s: 2.0,
-            target_runs: Some(q(run)),
-            competitor_waits: Some(q(run + 50.0)),
-            competitor_runs: Some(q(700.0)),
+            target_runs: q(run),
+            competitor_waits: q(run + 50.0),
+            competitor_runs: q(700.0),
             target_share: 0.5,
             competitor_share: 0.5,
         }))

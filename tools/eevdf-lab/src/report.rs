@@ -1282,19 +1282,13 @@ fn merged_runs(raw: &Raw, cpus: &str) -> String {
         TimingInfo::describe(raw.timing)
     );
     for (n, m) in raw.merged.iter().enumerate() {
-        let cells = if m.cells.len() == m.n_cells {
-            format!("all {} of its cells", m.n_cells)
-        } else if m.cells.is_empty() {
-            format!(
-                "none of its {} cells (later runs replaced them all)",
-                m.n_cells
-            )
+        let (kept, of) = (m.cells.len(), m.n_cells);
+        let cells = if kept == of {
+            format!("all {of} of its cells")
+        } else if kept == 0 {
+            format!("none of its {of} cells (later runs replaced them all)")
         } else {
-            format!(
-                "{} of its {} cells (a later run replaced the others)",
-                m.cells.len(),
-                m.n_cells
-            )
+            format!("{kept} of its {of} cells (a later run replaced the others)")
         };
         let ids = if n > 0 && !m.cells.is_empty() && m.cells.len() <= 12 {
             let ids: Vec<String> = m.cells.iter().map(|c| format!("`{c}`")).collect();
