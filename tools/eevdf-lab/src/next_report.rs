@@ -516,7 +516,8 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
          [95%] | agreement |\n|---|---|---|---|\n",
     );
     use Expect::{Higher, Lower};
-    let claims: [(&str, &str, f64, f64, Expect); 6] = [
+    let keys = pair_keys(rows);
+    for (metric, what, a, b, expect) in [
         ("msgr_rps", "requests/s", 1.0, 1.012, Higher),
         ("msgr_p50_us", "wakeup p50", 7.17, 6.00, Lower),
         ("msgr_p90_us", "wakeup p90", 46.56, 19.78, Lower),
@@ -529,9 +530,7 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
             3.9197,
             Higher,
         ),
-    ];
-    let keys = pair_keys(rows);
-    for (metric, what, a, b, expect) in claims {
+    ] {
         let up = match metric {
             "msgr_rps" => "+1.2% to +3.1%".to_string(),
             "hackbench_s" => format!("up to {a} → {b} s ({:.3}, 48 groups)", b / a),
@@ -918,13 +917,10 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
         if s.counters_seen.is_empty() {
             "This kernel has no counters file, so every counter shows as -.".to_string()
         } else {
+            let seen: Vec<String> = s.counters_seen.iter().map(|c| format!("`{c}`")).collect();
             format!(
                 "This kernel has: {}. A counter it lacks shows as -.",
-                s.counters_seen
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                seen.join(", ")
             )
         }
     );
