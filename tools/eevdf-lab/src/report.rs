@@ -1611,36 +1611,24 @@ mod tests {
     /// bar judges it in --bar only on a pool of BAR_WAKEUPS wakeups a kernel.
     #[test]
     fn pooled_p99_rows() {
-        let cells: Vec<Cell> = matrix(MatrixKind::Bar, &[Experiment::Latency]);
-        let id = cells[0].id();
-        let run = |scale: f64, samples: u64| {
-            let ns: Vec<u64> = (1..=samples)
-                .map(|i| (i as f64 * 400.0 * scale) as u64)
-                .collect();
-            let mut w = waker(37.0);
-            if let Record::Waker(r) = &mut w {
-                r.samples = samples;
-                r.hist = eevdf_guest::latency_histogram(&ns);
-            }
-            let mut o = Outcome::new(&id, 0);
-            o.records.push(w);
-            o
+        // Twelve runs a kernel of `samples` wakeups each, rust's 2% earlier.
+        let raw_of = |samples: u64| {
+            latency_run(MatrixKind::Bar, 12, |k, _, _| {
+                let scale = if k == Kernel::Rust { 0.98 } else { 1.0 };
+                let ns: Vec<u64> = (1..=samples)
+                    .map(|i| (i as f64 * 400.0 * scale) as u64)
+                    .collect();
+                let mut w = waker(37.0);
+                if let Record::Waker(r) = &mut w {
+                    r.samples = samples;
+                    r.hist = eevdf_guest::latency_histogram(&ns);
+                }
+                w
+            })
         };
-        let raw_of = |samples: u64| Raw {
-            command: "eevdf-lab --bar".into(),
-            boots_per_kernel: 6,
-            inner_reps: 2,
-            boots: (0..12)
-                .flat_map(|_| {
-                    [
-                        BootRun::for_test(Kernel::Rust, vec![run(0.98, samples)]),
-                        BootRun::for_test(Kernel::Stock, vec![run(1.0, samples)]),
-                    ]
-                })
-                .collect(),
-            ..Raw::for_test(MatrixKind::Bar, cells.clone())
-        };
-        let rows = summarise(&raw_of(5000));
+        let raw = raw_of(5000);
+        let id = raw.cells[0].id();
+        let rows = summarise(&raw);
         let i = rows
             .iter()
             .position(|r| r.cell_id == id && r.metric == "lat_p99_us")
@@ -1669,23 +1657,26 @@ mod tests {
         })
     }
 
-    /// A two-vCPU quick run of the EEVDF latency cells, six boots a kernel (the fewest whose
-    /// intervals have their 95%), every boot running each cell once with the waker's record
-    /// `record(cell, boot)`.
-    fn latency_run(record: impl Fn(&Cell, u32) -> Record) -> Raw {
-        let cells: Vec<Cell> = matrix(MatrixKind::Quick, &[Experiment::Latency])
+    /// A two-vCPU run of `kind`'s EEVDF latency cells, `boots` boots a kernel, every boot
+    /// running each cell once with the waker's record `record(kernel, cell, boot)`.
+    fn latency_run(
+        kind: MatrixKind,
+        boots: u32,
+        record: impl Fn(Kernel, &Cell, u32) -> Record,
+    ) -> Raw {
+        let cells: Vec<Cell> = matrix(kind, &[Experiment::Latency])
             .into_iter()
             .filter(|c| c.features == FeatureSet::eevdf())
             .collect();
         let boots = [Kernel::Rust, Kernel::Stock]
             .into_iter()
-            .flat_map(|k| (0..6).map(move |i| (k, i)))
+            .flat_map(|k| (0..boots).map(move |i| (k, i)))
             .map(|(k, i)| {
                 let outcomes = cells
                     .iter()
                     .map(|c| {
                         let mut o = Outcome::new(&c.id(), 0);
-                        o.records.push(record(c, i));
+                        o.records.push(record(k, c, i));
                         o
                     })
                     .collect();
@@ -1695,7 +1686,7 @@ mod tests {
         Raw {
             cpus: 2,
             boots,
-            ..Raw::for_test(MatrixKind::Quick, cells)
+            ..Raw::for_test(kind, cells)
         }
     }
 
@@ -1704,7 +1695,8 @@ mod tests {
     #[test]
     fn the_slice_moves_the_latency_only_where_the_rows_say() {
         let raw_with = |short_avg_us: f64| {
-            latency_run(|c, i| {
+            // Six boots a kernel: the fewest whose intervals have their 95%.
+            latency_run(MatrixKind::Quick, 6, |_, c, i| {
                 let Workload::Latency { slice_x, .. } = c.workload else {
                     unreachable!()
                 };
@@ -1740,7 +1732,7 @@ mod tests {
     fn regimes_say_which_side_of_the_share() {
         // Six boots a kernel: the fewest whose interval has its 95% (one boot leaves the
         // regime undecided, checked at the end).
-        let mut raw = latency_run(|_, _| waker(37.0));
+        let mut raw = latency_run(MatrixKind::Quick, 6, |_, _, _| waker(37.0));
         let t = tables(&raw, &summarise(&raw));
         let line = |label: &str| {
             t.lines()
