@@ -132,13 +132,13 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
             || only.contains(&Experiment::Next(f))
     };
     let mut cells = Vec::new();
+    // Smoke runs a feature's first context alone.
+    let n_ctx = if smoke { 1 } else { 2 };
     if wanted(N::RunToParityMinSlice) {
         for w in lag_cases(smoke) {
             // The context is the write itself.
-            for (ctx, short) in [("RUN_TO_PARITY", "RTP"), ("NO_RUN_TO_PARITY", "NO_RTP")] {
-                if smoke && ctx == "NO_RUN_TO_PARITY" {
-                    continue;
-                }
+            let ctxs = [("RUN_TO_PARITY", "RTP"), ("NO_RUN_TO_PARITY", "NO_RTP")];
+            for (ctx, short) in &ctxs[..n_ctx] {
                 cells.extend(pair(N::RunToParityMinSlice, (ctx, short), &[ctx], &w));
             }
         }
@@ -220,10 +220,7 @@ pub fn matrix(smoke: bool, only: &[Experiment]) -> Vec<Cell> {
                 duration_ms: if smoke { 500 } else { 2000 },
             };
             // RUN_TO_PARITY_MIN_SLICE on (`MS`) and off (`NO_MS`).
-            for (side, no) in [("on", ""), ("off", "NO_")] {
-                if smoke && side == "off" {
-                    continue;
-                }
+            for (side, no) in &[("on", ""), ("off", "NO_")][..n_ctx] {
                 let ms = N::RunToParityMinSlice.name();
                 let (ctx, short) = (format!("{ms} {side}"), format!("{no}MS"));
                 cells.extend(pair(
@@ -343,22 +340,17 @@ mod tests {
         }
         assert_eq!(writes(NB_OFF.0, true).len(), 5);
         assert!(f3.iter().all(|c| c.cpus == Some(NB_CPUS)));
-        let sync: Vec<&&Cell> = f3
-            .iter()
-            .filter(|c| c.ab.as_ref().unwrap().context == NB_SYNC.0)
-            .collect();
+        let ctx = |c: &Cell| c.ab.as_ref().unwrap().context.clone();
+        let (sync, others): (Vec<&Cell>, Vec<&Cell>) = f3.iter().partition(|c| ctx(c) == NB_SYNC.0);
         assert_eq!(sync.len(), 4);
         assert!(sync.iter().all(
             |c| c.features.tunables()[0].write() == "migration_cost_ns=0"
                 && c.command().starts_with("hackbench")
         ));
-        assert!(f3
-            .iter()
-            .filter(|c| c.ab.as_ref().unwrap().context != NB_SYNC.0)
-            .all(|c| c.features.tunables().is_empty()));
+        assert!(others.iter().all(|c| c.features.tunables().is_empty()));
         let hb: Vec<u32> = f3
             .iter()
-            .filter(|c| c.ab.as_ref().unwrap().context == NB_ON.0)
+            .filter(|c| ctx(c) == NB_ON.0)
             .filter_map(|c| match c.workload {
                 Workload::Hackbench {
                     groups,

@@ -10,8 +10,8 @@
 use crate::metrics;
 use crate::next::{NextFeature, NB_OFF, NB_ON, NB_SYNC};
 use crate::parse::{self, ctr, Status, COUNTER_PREFIX};
-use crate::plan::{Experiment, Kernel};
-use crate::report::{cell_outcomes, fmt_est, fmt_num, Raw, TimingInfo};
+use crate::plan::{Experiment, Kernel, Workload};
+use crate::report::{cell_outcomes, fmt_est, fmt_num, with_unit, Raw, TimingInfo};
 use crate::stats::{self, Estimate};
 use crate::verdict::{self, Verdict};
 use anyhow::Result;
@@ -108,18 +108,13 @@ pub fn summarise(raw: &Raw) -> Summary {
     }
     problems.sort();
     problems.dedup();
-    let mut rows = Vec::new();
+    let (mut rows, none) = (Vec::new(), Vec::new());
     for (feature, off, on, context) in pairs(raw) {
         let c = &raw.cells[off];
         let workload_id = c.id().split('/').next().unwrap_or("").to_string();
-        let metric_names = |ci: usize| -> Vec<String> {
-            samples
-                .keys()
-                .filter(|(c, _)| *c == ci)
-                .map(|(_, m)| m.clone())
-                .collect()
-        };
-        let present = stats::first_seen(metric_names(off).into_iter().chain(metric_names(on)));
+        // The pair's metrics, the off cell's first (it precedes the on cell in the matrix).
+        let keys = samples.keys().filter(|(ci, _)| *ci == off || *ci == on);
+        let present = stats::first_seen(keys.map(|(_, m)| m.clone()));
         // The feature's metrics, then (long sleepers) each task's, then its counters (also
         // the missing ones, shown as "-"), then every other counter.
         let mut wanted: Vec<(String, bool)> = feature
@@ -150,29 +145,24 @@ pub fn summarise(raw: &Raw) -> Summary {
             );
         }
         for (metric, primary) in wanted {
-            let get = |ci: usize| {
-                samples
-                    .get(&(ci, metric.clone()))
-                    .cloned()
-                    .unwrap_or_default()
-            };
+            let get = |ci| samples.get(&(ci, metric.clone())).unwrap_or(&none);
             let (a, b) = (get(off), get(on));
             let est = |v: &[f64]| (!v.is_empty()).then(|| stats::median_ci(v, raw.confidence));
             let nz = |v: &[f64]| (v.iter().filter(|x| **x > 0.0).count(), v.len());
             let seed = raw.seed.wrapping_add(rows.len() as u64);
             let ratio = (!a.is_empty() && !b.is_empty())
-                .then(|| stats::ratio_ci(&b, &a, raw.confidence, raw.bootstrap_resamples, seed));
+                .then(|| stats::ratio_ci(b, a, raw.confidence, raw.bootstrap_resamples, seed));
             rows.push(PairRow {
                 feature,
                 workload: c.label(),
                 workload_id: workload_id.clone(),
                 context: context.clone(),
                 unit: unit_of(&metric).to_string(),
-                off: est(&a),
-                on: est(&b),
+                off: est(a),
+                on: est(b),
                 ratio,
-                off_nonzero: nz(&a),
-                on_nonzero: nz(&b),
+                off_nonzero: nz(a),
+                on_nonzero: nz(b),
                 primary,
                 metric,
             });
@@ -233,20 +223,14 @@ fn pairs(raw: &Raw) -> Vec<(NextFeature, usize, usize, String)> {
     v
 }
 
-/// The cell of `feature`'s pairs with `workload`, `context` and side `on`.
-fn cell_of(
-    raw: &Raw,
-    feature: NextFeature,
-    workload: &crate::plan::Workload,
-    context: &str,
-    on: bool,
-) -> Option<usize> {
+/// The cell of feature `f`'s pairs with workload `w`, context `ctx` and side `on`.
+fn cell_of(raw: &Raw, f: NextFeature, w: &Workload, ctx: &str, on: bool) -> Option<usize> {
     raw.cells.iter().position(|o| {
-        o.experiment == Experiment::Next(feature)
-            && &o.workload == workload
+        o.experiment == Experiment::Next(f)
+            && &o.workload == w
             && o.ab
                 .as_ref()
-                .is_some_and(|x| x.on == on && x.context == context)
+                .is_some_and(|x| x.on == on && x.context == ctx)
     })
 }
 
@@ -377,20 +361,13 @@ fn verdict(expected: Expect, observed: Verdict, measured: bool) -> String {
     }
 }
 
-/// A row of a claims table: the claim, what it expects, the pair's medians off → on (in
+/// A row of a claims table: the claim, what it expects (`says`), the pair's medians off → on (in
 /// `unit`) with on/off, and the verdict on an implied (not measured by upstream) `expect`.
-fn claim_row(
-    t: &mut String,
-    claim: &str,
-    expect_txt: &str,
-    r: &PairRow,
-    unit: &str,
-    expect: Expect,
-) {
+fn claim_row(t: &mut String, claim: &str, says: &str, r: &PairRow, unit: &str, expect: Expect) {
     let median = |e: &Option<Estimate>| e.as_ref().map_or("-".into(), |e| fmt_num(e.value));
     let _ = writeln!(
         t,
-        "| {claim} | {expect_txt} | {} → {}{unit} ({}) | {} |",
+        "| {claim} | {says} | {} → {}{unit} ({}) | {} |",
         median(&r.off),
         median(&r.on),
         fmt_ratio(&r.ratio),
@@ -398,16 +375,11 @@ fn claim_row(
     );
 }
 
-/// `metric` of the pair (workload_id, context).
-fn find<'a>(
-    rows: &[&'a PairRow],
-    workload_id: &str,
-    context: &str,
-    metric: &str,
-) -> Option<&'a PairRow> {
+/// `metric` of the pair (workload ID `wid`, context `ctx`).
+fn find<'a>(rows: &[&'a PairRow], wid: &str, ctx: &str, metric: &str) -> Option<&'a PairRow> {
     rows.iter()
         .copied()
-        .find(|r| r.workload_id == workload_id && r.context == context && r.metric == metric)
+        .find(|r| r.workload_id == wid && r.context == ctx && r.metric == metric)
 }
 
 /// The pairs (workload ID, label, context) of a feature, in order.
@@ -499,32 +471,26 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
     let mut t = String::from(
         "| claim | upstream | ours: off → on (on/off) | agreement |\n|---|---|---|---|\n",
     );
-    let fewer = "fewer (no undue clamping)";
+    let fewer = |c: &str, what: &str| {
+        (
+            ctr(c),
+            format!("{what} (`{c}`)"),
+            "fewer (no undue clamping)",
+        )
+    };
     for (wid, _, ctx) in pair_keys(rows) {
         for (metric, what, expect) in [
-            (
-                ctr("lag_clamped"),
-                "lag clamps at dequeue (`lag_clamped`)",
-                fewer,
-            ),
-            (
-                ctr("lag_clamped_pos"),
-                "positive lags clamped (`lag_clamped_pos`)",
-                fewer,
-            ),
-            (
-                ctr("lag_clamped_neg"),
-                "negative lags clamped (`lag_clamped_neg`)",
-                fewer,
-            ),
+            fewer("lag_clamped", "lag clamps at dequeue"),
+            fewer("lag_clamped_pos", "positive lags clamped"),
+            fewer("lag_clamped_neg", "negative lags clamped"),
             (
                 "share_err_pp".to_string(),
-                "largest share error",
+                "largest share error".to_string(),
                 "smaller (implied: lag kept, service nearer fair)",
             ),
             (
                 ctr("lag_error"),
-                "lag errors (`lag_error`, outside ±(slice + tick))",
+                "lag errors (`lag_error`, outside ±(slice + tick))".to_string(),
                 "fewer (implied: no undue clamping, so lags nearer their bounds)",
             ),
         ] {
@@ -534,7 +500,7 @@ fn agreement_lag_clamp(rows: &[&PairRow]) -> String {
             else {
                 continue;
             };
-            claim_row(&mut t, what, expect, r, "", Expect::Lower);
+            claim_row(&mut t, &what, expect, r, "", Expect::Lower);
         }
     }
     t
@@ -550,7 +516,8 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
          [95%] | agreement |\n|---|---|---|---|\n",
     );
     use Expect::{Higher, Lower};
-    let claims: [(&str, &str, f64, f64, Expect); 6] = [
+    let keys = pair_keys(rows);
+    for (metric, what, a, b, expect) in [
         ("msgr_rps", "requests/s", 1.0, 1.012, Higher),
         ("msgr_p50_us", "wakeup p50", 7.17, 6.00, Lower),
         ("msgr_p90_us", "wakeup p90", 46.56, 19.78, Lower),
@@ -563,9 +530,7 @@ fn agreement_next_buddy(rows: &[&PairRow]) -> String {
             3.9197,
             Higher,
         ),
-    ];
-    let keys = pair_keys(rows);
-    for (metric, what, a, b, expect) in claims {
+    ] {
         let up = match metric {
             "msgr_rps" => "+1.2% to +3.1%".to_string(),
             "hackbench_s" => format!("up to {a} → {b} s ({:.3}, 48 groups)", b / a),
@@ -663,14 +628,21 @@ fn sync_fired(rows: &[&PairRow]) -> String {
     }
 }
 
-/// Feature 4: the storm's runs and waits, with and without RUN_TO_PARITY_MIN_SLICE.
+/// Feature 4: the storm's runs and waits, with and without RUN_TO_PARITY_MIN_SLICE: shorter
+/// with it, unchanged without it.
+const SHORTER: &str = "shorter: changes no longer restart T's window";
+const UNCHANGED: &str = "unchanged: without MIN_SLICE, T is protected to its deadline either way";
 fn agreement_protect(rows: &[&PairRow]) -> String {
     let mut t = String::from(
         "| claim | expected with the feature | ours: off → on (on/off) | agreement |\n\
          |---|---|---|---|\n",
     );
     for (wid, label, ctx) in pair_keys(rows) {
-        let min_slice_on = !ctx.contains("off");
+        let (says, expect) = if ctx.contains("off") {
+            (UNCHANGED, Expect::NoChange)
+        } else {
+            (SHORTER, Expect::Lower)
+        };
         for (metric, what) in [
             ("t_run_max_us", "T's longest uninterrupted run"),
             ("c_wait_max_us", "C's longest wait"),
@@ -678,19 +650,8 @@ fn agreement_protect(rows: &[&PairRow]) -> String {
             let Some(r) = find(rows, &wid, &ctx, metric) else {
                 continue;
             };
-            let (expect_txt, expect) = if min_slice_on {
-                (
-                    "shorter: changes no longer restart T's window",
-                    Expect::Lower,
-                )
-            } else {
-                (
-                    "unchanged: without MIN_SLICE, T is protected to its deadline either way",
-                    Expect::NoChange,
-                )
-            };
             let claim = format!("{what}, {label}, {ctx}");
-            claim_row(&mut t, &claim, expect_txt, r, " µs", expect);
+            claim_row(&mut t, &claim, says, r, " µs", expect);
         }
     }
     t.push_str(&storm_picks(rows));
@@ -722,25 +683,19 @@ fn storm_picks(rows: &[&PairRow]) -> String {
             .and_then(|p| p.off.as_ref())
             .map_or(0.0, |p| p.value);
         let share = if picks > 0.0 { off.value / picks } else { 0.0 };
+        let (kept, pct, picks) = (fmt_num(off.value), 100.0 * share, fmt_num(picks));
         let how = if runs < MIN_RUNS {
             Verdict::TooFew { have: runs }.to_string()
         } else if share >= PARITY_SHARE {
+            let (lo, hi) = (fmt_num(off.lo), fmt_num(off.hi));
             format!(
-                "RUN_TO_PARITY kept T at {} [{}, {}] picks a run, {:.0}% of its {} picks ({with} \
-                 of {runs} runs above 0), so T's runs end at its parity with C",
-                fmt_num(off.value),
-                fmt_num(off.lo),
-                fmt_num(off.hi),
-                100.0 * share,
-                fmt_num(picks)
+                "RUN_TO_PARITY kept T at {kept} [{lo}, {hi}] picks a run, {pct:.0}% of its {picks} \
+                 picks ({with} of {runs} runs above 0), so T's runs end at its parity with C"
             )
         } else {
             format!(
-                "RUN_TO_PARITY kept T at {} picks a run, {:.1}% of its {} picks ({with} of \
-                 {runs} runs above 0), so T's runs end where its protection does",
-                fmt_num(off.value),
-                100.0 * share,
-                fmt_num(picks)
+                "RUN_TO_PARITY kept T at {kept} picks a run, {pct:.1}% of its {picks} picks \
+                 ({with} of {runs} runs above 0), so T's runs end where its protection does"
             )
         };
         lines.push(format!("- {label}, {ctx}, without the feature: {how}."));
@@ -846,21 +801,16 @@ fn measured_table(rows: &[&PairRow]) -> String {
         if ctx_col { "---|" } else { "" }
     );
     for r in rows.iter().filter(|r| r.primary) {
-        let unit = if r.unit.is_empty() {
-            String::new()
+        let ctx = if ctx_col {
+            format!(" {} |", r.context)
         } else {
-            format!(" ({})", r.unit)
+            String::new()
         };
         let _ = writeln!(
             t,
-            "| {} |{} {}{unit} | {} | {} | {} |",
+            "| {} |{ctx} {} | {} | {} | {} |",
             r.workload,
-            if ctx_col {
-                format!(" {} |", r.context)
-            } else {
-                String::new()
-            },
-            metric_title(&r.metric),
+            with_unit(&metric_title(&r.metric), &r.unit),
             fmt_side(&r.off, r.off_nonzero, r.is_counter()),
             fmt_side(&r.on, r.on_nonzero, r.is_counter()),
             fmt_ratio(&r.ratio)
@@ -967,13 +917,10 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
         if s.counters_seen.is_empty() {
             "This kernel has no counters file, so every counter shows as -.".to_string()
         } else {
+            let seen: Vec<String> = s.counters_seen.iter().map(|c| format!("`{c}`")).collect();
             format!(
                 "This kernel has: {}. A counter it lacks shows as -.",
-                s.counters_seen
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                seen.join(", ")
             )
         }
     );
@@ -994,12 +941,12 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
     }
     for f in NextFeature::ALL {
         let rows: Vec<&PairRow> = s.rows.iter().filter(|r| r.feature == f).collect();
-        if rows.is_empty()
-            && !raw
-                .cells
+        let cells = || {
+            raw.cells
                 .iter()
-                .any(|c| c.experiment == Experiment::Next(f))
-        {
+                .filter(move |c| c.experiment == Experiment::Next(f))
+        };
+        if rows.is_empty() && cells().next().is_none() {
             continue;
         }
         let _ = writeln!(out, "## {} (bit {})\n", f.name(), f.bit());
@@ -1011,12 +958,7 @@ pub fn markdown(raw: &Raw, s: &Summary) -> String {
             let _ = writeln!(out, "**Our measurement.** No run of its cells measured.\n");
             continue;
         }
-        let own_cpus = stats::first_seen(
-            raw.cells
-                .iter()
-                .filter(|c| c.experiment == Experiment::Next(f))
-                .filter_map(|c| c.cpus),
-        );
+        let own_cpus = stats::first_seen(cells().filter_map(|c| c.cpus));
         let on = match own_cpus.as_slice() {
             [] => String::new(),
             [n] => format!(" On {n} vCPUs."),
@@ -1166,7 +1108,7 @@ mod tests {
     fn next_buddy_verdicts_follow_the_intervals() {
         let cells = matrix(false, &[Experiment::Next(NextFeature::NextBuddyEevdf)]);
         let r = raw(cells, 6, |b, c| {
-            let crate::plan::Workload::Hackbench { groups, .. } = c.workload else {
+            let Workload::Hackbench { groups, .. } = c.workload else {
                 return None;
             };
             let (on, ctx) = side(c);
@@ -1251,18 +1193,11 @@ mod tests {
         assert!(md.contains("**Our measurement.** On 4 vCPUs."));
     }
 
-    /// A storm record of `change` whose T runs at most `run` µs (C waits 50 µs more).
+    /// A storm record of `change` whose T runs `run` µs (C waits 50 µs more).
     fn storm(change: &str, runs_span_changes: bool, run: f64) -> eevdf_guest::Record {
         use eevdf_guest::{Quantiles, Record, StormResult, TaskAttr};
-        let q = |max_us: f64| Quantiles {
-            samples: 100,
-            avg_us: max_us / 2.0,
-            p50_us: max_us / 2.0,
-            p90_us: max_us / 2.0,
-            p99_us: max_us,
-            p999_us: max_us,
-            max_us,
-        };
+        // One duration of `us`: every quantile is it.
+        let q = |us: f64| Quantiles::of_ns(&mut [(us * 1e3) as u64]);
         let attr = TaskAttr {
             policy: "other".into(),
             nice: 0,
@@ -1283,9 +1218,9 @@ mod tests {
             competitor: attr,
             gap_threshold_us: 200,
             duration_s: 2.0,
-            target_runs: Some(q(run)),
-            competitor_waits: Some(q(run + 50.0)),
-            competitor_runs: Some(q(700.0)),
+            target_runs: q(run),
+            competitor_waits: q(run + 50.0),
+            competitor_runs: q(700.0),
             target_share: 0.5,
             competitor_share: 0.5,
         }))
@@ -1401,43 +1336,41 @@ mod tests {
     #[test]
     fn verdicts() {
         let e = |value, lo, hi, n| Some(verdict::est(value, lo, hi, n));
+        use Expect::{Lower, NoChange};
+        let v = |x, r: Option<Estimate>, measured| verdict(x, effect(&r), measured);
         assert_eq!(
-            verdict(Expect::Lower, effect(&e(0.8, 0.7, 0.9, 8)), true),
+            v(Lower, e(0.8, 0.7, 0.9, 8), true),
             "agrees: same direction"
         );
         assert_eq!(
-            verdict(Expect::Lower, effect(&e(1.2, 1.1, 1.3, 8)), true),
+            v(Lower, e(1.2, 1.1, 1.3, 8), true),
             "disagrees: the opposite direction"
         );
         assert_eq!(
-            verdict(Expect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), true),
+            v(Lower, e(0.95, 0.9, 1.01, 8), true),
             "undecided: the interval holds 1 where upstream saw a change (about 12 runs a side \
              would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Expect::Lower, effect(&e(0.95, 0.9, 1.01, 8)), false),
+            v(Lower, e(0.95, 0.9, 1.01, 8), false),
             "undecided: the interval holds 1 where the claim expects a change (about 12 runs a \
              side would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Expect::NoChange, effect(&e(0.99, 0.9, 1.1, 8)), false),
+            v(NoChange, e(0.99, 0.9, 1.1, 8), false),
             "undecided: the interval holds 1, so no change is shown either way (none was \
              expected; about 968 runs a side would decide a difference this size)"
         );
         assert_eq!(
-            verdict(Expect::NoChange, effect(&e(0.5, 0.4, 0.6, 8)), false),
+            v(NoChange, e(0.5, 0.4, 0.6, 8), false),
             "differs: a change where none was expected"
         );
         assert_eq!(
-            verdict(Expect::Lower, effect(&e(0.5, 0.5, 0.5, 2)), true),
+            v(Lower, e(0.5, 0.5, 0.5, 2), true),
             "undecided: 2 runs a side, fewer than the 6 a 95% interval needs"
         );
         assert_eq!(
-            verdict(
-                Expect::Lower,
-                effect(&e(f64::INFINITY, f64::NAN, f64::NAN, 8)),
-                true
-            ),
+            v(Lower, e(f64::INFINITY, f64::NAN, f64::NAN, 8), true),
             "undecided: not measured"
         );
         // A count that is 0 in every run without the feature and not with it: the ratio
@@ -1471,9 +1404,6 @@ mod tests {
             row_effect(&row(e(0.0, 0.0, 0.0, 2), e(1.0, 1.0, 1.0, 2))),
             Verdict::TooFew { have: 2 }
         );
-        assert_eq!(
-            verdict(Expect::Lower, effect(&None), true),
-            "undecided: not measured"
-        );
+        assert_eq!(v(Lower, None, true), "undecided: not measured");
     }
 }

@@ -32,6 +32,21 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// The frame from pixel `(x0, y0)` to `(x1, y1)`, showing x in `xs` and y in `ys`.
+    fn new((x0, y0): (f64, f64), (x1, y1): (f64, f64), xs: (f64, f64), ys: (f64, f64)) -> Frame {
+        let ((xmin, xmax), (ymin, ymax)) = (xs, ys);
+        Frame {
+            x0,
+            y0,
+            x1,
+            y1,
+            xmin,
+            xmax,
+            ymin,
+            ymax,
+        }
+    }
+
     pub fn px(&self, x: f64, y: f64) -> (f64, f64) {
         let fx = (x - self.xmin) / (self.xmax - self.xmin);
         let fy = (y - self.ymin) / (self.ymax - self.ymin);
@@ -169,16 +184,8 @@ pub fn latency_panels(title: &str, panels: &[(String, Vec<Curve>)], path: &Path)
     let (lo, hi) = log_decades(&all);
     let mut legend: Vec<&Curve> = Vec::new();
     for (i, (ptitle, curves)) in panels.iter().enumerate() {
-        let f = Frame {
-            x0: 70.0 + i as f64 * pw,
-            y0: 60.0,
-            x1: 70.0 + i as f64 * pw + pw - 80.0,
-            y1: 60.0 + ph - 40.0,
-            xmin: 0.0,
-            xmax: 3.5,
-            ymin: lo,
-            ymax: hi,
-        };
+        let (x0, y1) = (70.0 + i as f64 * pw, 60.0 + ph - 40.0);
+        let f = Frame::new((x0, 60.0), (x0 + pw - 80.0, y1), (0.0, 3.5), (lo, hi));
         text(&mut c, f.x0 as i64, 40, ptitle);
         for e in (lo as i64..=hi as i64).map(|e| e as f64) {
             y_decade(&mut c, &f, e);
@@ -246,16 +253,8 @@ pub fn xy_plot(
         .find(|st| ymax_raw / st <= 8.0)
         .unwrap_or(ymax_raw / 8.0);
     let ymax = (ymax_raw / step).ceil() * step;
-    let f = Frame {
-        x0: 70.0,
-        y0: 50.0,
-        x1: w as f64 - 30.0,
-        y1: h as f64 - 80.0,
-        xmin: 0.0,
-        xmax,
-        ymin: 0.0,
-        ymax,
-    };
+    let (x1, y1) = (w as f64 - 30.0, h as f64 - 80.0);
+    let f = Frame::new((70.0, 50.0), (x1, y1), (0.0, xmax), (0.0, ymax));
     let mut t = 0.0;
     while t <= ymax + 1e-9 {
         y_grid(&mut c, &f, t, &format!("{t}"));
@@ -298,16 +297,8 @@ pub fn qq_panels(title: &str, panels: &[QqPanel], path: &Path) -> Result<()> {
     for (i, (ptitle, pts)) in panels.iter().enumerate() {
         let vals: Vec<f64> = pts.iter().flat_map(|&(_, s, r)| [s, r]).collect();
         let (lo, hi) = log_decades(&vals);
-        let f = Frame {
-            x0: 70.0 + i as f64 * pw,
-            y0: 60.0,
-            x1: 70.0 + i as f64 * pw + side,
-            y1: 60.0 + side,
-            xmin: lo,
-            xmax: hi,
-            ymin: lo,
-            ymax: hi,
-        };
+        let x0 = 70.0 + i as f64 * pw;
+        let f = Frame::new((x0, 60.0), (x0 + side, 60.0 + side), (lo, hi), (lo, hi));
         text(&mut c, f.x0 as i64, 40, ptitle);
         for e in (lo as i64..=hi as i64).map(|e| e as f64) {
             y_decade(&mut c, &f, e);
@@ -356,16 +347,8 @@ pub fn ratio_plot(title: &str, rows: &[RatioRow], path: &Path) -> Result<()> {
     // At most 0.5..2: beyond that an interval says "noise", and its end is clipped.
     let xmin = vals.iter().copied().fold(0.95, f64::min).max(0.5);
     let xmax = vals.iter().copied().fold(1.05, f64::max).min(2.0);
-    let f = Frame {
-        x0: label_w as f64,
-        y0: 40.0,
-        x1: w as f64 - 20.0,
-        y1: h as f64 - 30.0,
-        xmin,
-        xmax,
-        ymin: 0.0,
-        ymax: rows.len().max(1) as f64,
-    };
+    let (x1, y1, ymax) = (w as f64 - 20.0, h as f64 - 30.0, rows.len().max(1) as f64);
+    let f = Frame::new((label_w as f64, 40.0), (x1, y1), (xmin, xmax), (0.0, ymax));
     let step = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
         .into_iter()
         .find(|st| (xmax - xmin) / st <= 10.0)

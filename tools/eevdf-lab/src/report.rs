@@ -383,24 +383,20 @@ pub fn summarise(raw: &Raw) -> Vec<Row> {
         })
         .flat_map(|row| {
             // After each cell's p99 of the runs, the p99 of all its wakeups pooled.
-            let pooled = (row.metric == "lat_p99_us")
-                .then(|| pooled_p99_row(raw, &row, &pools))
-                .flatten();
+            let pooled = pooled_p99_row(raw, &row, &pools);
             // After the ping-pong's guest instructions, the scheduler's own (insnprof).
-            let sched = (row.metric == "pingpong_insns_per_switch")
-                .then(|| insnprof_row(raw, &row))
-                .flatten();
+            let sched = insnprof_row(raw, &row);
             std::iter::once(row).chain(pooled).chain(sched)
         })
         .collect()
 }
 
 /// The fair class's instructions per switch of the ping-pong, as tools/insnprof counted
-/// them after the run's boots (`bar`), beside `pp_row` (the ping-pong's guest
-/// instructions): one deterministic count a kernel (its interval is the count itself), and
+/// them after the run's boots (`bar`), beside `pp_row` if that is the ping-pong's guest
+/// instructions: one deterministic count a kernel (its interval is the count itself), and
 /// their ratio, whose bar is rust <= stock.
 fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
-    if raw.insnprof.is_empty() {
+    if raw.insnprof.is_empty() || pp_row.metric != "pingpong_insns_per_switch" {
         return None;
     }
     let kernels: BTreeMap<Kernel, Estimate> = raw
@@ -417,10 +413,13 @@ fn insnprof_row(raw: &Raw, pp_row: &Row) -> Option<Row> {
 }
 
 /// The p99 of all the wakeups of a latency cell's runs pooled (`lat_p99_pooled_us`), from
-/// the waker's histograms, beside `p99_row` (the median of the runs' p99s): each kernel's
-/// value with a bootstrap interval over its runs, and their ratio. A tail is judged on a pool
-/// of [`BAR_WAKEUPS`] wakeups a kernel, or not at all.
+/// the waker's histograms, beside `p99_row` if it is the median of the runs' p99s: each
+/// kernel's value with a bootstrap interval over its runs, and their ratio. A tail is judged
+/// on a pool of [`BAR_WAKEUPS`] wakeups a kernel, or not at all.
 fn pooled_p99_row(raw: &Raw, p99_row: &Row, pools: &WakerPools) -> Option<Row> {
+    if p99_row.metric != "lat_p99_us" {
+        return None;
+    }
     let ci = p99_row.cell;
     let runs = |k| pools.get(&(ci, k)).map_or(&[][..], |p| p.hists.as_slice());
     let seed = raw.seed.wrapping_add(0x9001).wrapping_add(ci as u64);
@@ -517,6 +516,15 @@ pub(crate) fn fmt_ratio(r: &Row) -> String {
     })
 }
 
+/// `name (unit)`, or `name` without a unit.
+pub(crate) fn with_unit(name: &str, unit: &str) -> String {
+    if unit.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} ({unit})")
+    }
+}
+
 fn kernel_cell(row: &Row, k: Kernel) -> String {
     if let Some(e) = row.kernels.get(&k) {
         let f = row.failed.get(&k).copied().unwrap_or(0);
@@ -560,11 +568,7 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
         );
         for r in &rs {
             let c = &raw.cells[r.cell];
-            let metric = if r.unit.is_empty() {
-                r.metric.clone()
-            } else {
-                format!("{} ({})", r.metric, r.unit)
-            };
+            let metric = with_unit(&r.metric, &r.unit);
             let _ = write!(
                 s,
                 "| {} | {} | {metric} | {} | {} | {} | {} |",
@@ -582,13 +586,11 @@ pub fn tables(raw: &Raw, rows: &[Row]) -> String {
         }
         s.push('\n');
         if e == Experiment::Latency {
-            s.push_str(&crate::readback::table(
-                &raw.cells,
-                raw.cpus,
-                raw.boots
-                    .iter()
-                    .map(|b| (b.kernel, &b.info, b.outcomes.as_slice())),
-            ));
+            let boots = raw
+                .boots
+                .iter()
+                .map(|b| (b.kernel, &b.info, b.outcomes.as_slice()));
+            s.push_str(&crate::readback::table(&raw.cells, raw.cpus, boots));
             s.push_str(&regimes(raw, &rs));
             if raw.matrix == MatrixKind::Bar {
                 s.push_str(&pools(raw));
@@ -709,25 +711,21 @@ fn simulated(raw: &Raw, rs: &[&Row]) -> String {
         let share = w.map_or("-".into(), |w| {
             format!("{:.1}%", w.runtime_ns as f64 / SIM_DURATION_NS * 100.0)
         });
+        let dash = || "-".to_string();
         let (avg, ratio, max) = match w {
             // Over its share the simulator's periodic task runs its overruns back to back
             // and counts each late from its due time: its waits are a backlog, not the
             // kernel's run delay. Only the shares compare.
-            Some(_) if over => (
-                "not compared (over its share)".into(),
-                "-".into(),
-                "-".into(),
-            ),
-            Some(w) => (
-                fmt_num(w.wakeup_latency_avg_ns / 1e3),
-                rd_rust
-                    .filter(|_| w.wakeup_latency_avg_ns > 0.0)
-                    .map_or("-".into(), |r| {
-                        format!("{:.2}", r / (w.wakeup_latency_avg_ns / 1e3))
-                    }),
-                fmt_num(w.wakeup_latency_max_ns as f64 / 1e3),
-            ),
-            None => ("-".into(), "-".into(), "-".into()),
+            Some(_) if over => ("not compared (over its share)".into(), dash(), dash()),
+            Some(w) => {
+                let avg_us = w.wakeup_latency_avg_ns / 1e3;
+                let ratio = rd_rust
+                    .filter(|_| avg_us > 0.0)
+                    .map(|r| format!("{:.2}", r / avg_us));
+                let max = fmt_num(w.wakeup_latency_max_ns as f64 / 1e3);
+                (fmt_num(avg_us), ratio.unwrap_or_else(dash), max)
+            }
+            None => (dash(), dash(), dash()),
         };
         let _ = writeln!(
             body,
@@ -1189,18 +1187,15 @@ pub fn preamble(raw: &Raw, title: &str) -> String {
     let mut s = format!("# {title}\n\n");
     // Cells with their own vCPU count (`@Ncpu` in their IDs) ran on guests of that size.
     let own: BTreeSet<u32> = raw.cells.iter().filter_map(|c| c.cpus).collect();
-    let cpus = if own.is_empty() {
-        format!("{} vCPUs", raw.cpus)
-    } else {
-        format!(
-            "{} vCPUs ({} for the cells marked `@Ncpu`)",
-            raw.cpus,
-            own.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(" and ")
-        )
-    };
+    let own: Vec<String> = own.iter().map(u32::to_string).collect();
+    let mut cpus = format!("{} vCPUs", raw.cpus);
+    if !own.is_empty() {
+        let _ = write!(
+            cpus,
+            " ({} for the cells marked `@Ncpu`)",
+            own.join(" and ")
+        );
+    }
     if raw.merged.is_empty() {
         let _ = writeln!(
             s,
@@ -1232,17 +1227,12 @@ pub fn preamble(raw: &Raw, title: &str) -> String {
     } else {
         s.push_str(&merged_kernels(raw));
     }
-    let failed_boots: Vec<String> = raw
-        .boots
-        .iter()
-        .filter(|b| b.exit != Some(0))
+    let failed_boots: Vec<String> = (raw.boots.iter().filter(|b| b.exit != Some(0)))
         .map(|b| {
+            let build = raw.pair.build(b.kernel);
             format!(
-                "{} rep {} batch {} (exit {:?})",
-                raw.pair.build(b.kernel),
-                b.rep,
-                b.batch,
-                b.exit
+                "{build} rep {} batch {} (exit {:?})",
+                b.rep, b.batch, b.exit
             )
         })
         .collect();
@@ -1292,19 +1282,13 @@ fn merged_runs(raw: &Raw, cpus: &str) -> String {
         TimingInfo::describe(raw.timing)
     );
     for (n, m) in raw.merged.iter().enumerate() {
-        let cells = if m.cells.len() == m.n_cells {
-            format!("all {} of its cells", m.n_cells)
-        } else if m.cells.is_empty() {
-            format!(
-                "none of its {} cells (later runs replaced them all)",
-                m.n_cells
-            )
+        let (kept, of) = (m.cells.len(), m.n_cells);
+        let cells = if kept == of {
+            format!("all {of} of its cells")
+        } else if kept == 0 {
+            format!("none of its {of} cells (later runs replaced them all)")
         } else {
-            format!(
-                "{} of its {} cells (a later run replaced the others)",
-                m.cells.len(),
-                m.n_cells
-            )
+            format!("{kept} of its {of} cells (a later run replaced the others)")
         };
         let ids = if n > 0 && !m.cells.is_empty() && m.cells.len() <= 12 {
             let ids: Vec<String> = m.cells.iter().map(|c| format!("`{c}`")).collect();
@@ -1407,115 +1391,86 @@ fn median_quantiles(raw: &Raw, cell: usize, k: Kernel) -> Vec<(f64, f64)> {
 /// Write the PNGs into `dir`; returns their file names.
 pub fn plots(raw: &Raw, rows: &[Row], dir: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
-    // A panel a pair of slices (the waker's, the load's).
-    let slices = stats::first_seen(raw.cells.iter().filter_map(|c| match c.workload {
-        Workload::Latency {
-            slice_x,
-            load_slice_x,
-            hogs: None,
-            ..
-        } => Some((slice_x, load_slice_x)),
-        _ => None,
-    }));
+    let mut latency_png = |name: String, title: &str, panels: &[(String, Vec<plot::Curve>)]| {
+        plot::latency_panels(title, panels, &dir.join(&name))?;
+        names.push(name);
+        anyhow::Ok(())
+    };
+    // Kernel `k`'s curve `i`, `name`, of latency cell `ci`: none where it has no quantiles.
+    let curve = |i, name: String, ci, k| {
+        let points = median_quantiles(raw, ci, k);
+        (!points.is_empty()).then(|| plot::Curve::nth(i, name, points))
+    };
+    // The latency cells: index, slices (the waker's, the load's) and whether beside hogs.
+    let lat: Vec<(usize, (f64, Option<f64>), bool)> = (raw.cells.iter().enumerate())
+        .filter_map(|(i, c)| match c.workload {
+            Workload::Latency {
+                slice_x,
+                load_slice_x,
+                hogs,
+                ..
+            } => Some((i, (slice_x, load_slice_x), hogs.is_some())),
+            _ => None,
+        })
+        .collect();
+    let booted = |k: Kernel| raw.boots.iter().any(|b| b.kernel == k);
+    // A panel a pair of slices, a curve a feature set.
+    let slices = stats::first_seen(lat.iter().filter(|l| !l.2).map(|l| l.1));
     for k in [Kernel::Rust, Kernel::Stock] {
-        if slices.is_empty() || !raw.boots.iter().any(|b| b.kernel == k) {
+        if slices.is_empty() || !booted(k) {
             continue;
         }
-        let panels: Vec<(String, Vec<plot::Curve>)> = slices
-            .iter()
+        let panels: Vec<(String, Vec<plot::Curve>)> = (slices.iter())
             .map(|&(x, l)| {
-                let curves = FeatureSet::seeds()
-                    .iter()
-                    .enumerate()
+                let curves = (FeatureSet::seeds().iter().enumerate())
                     .filter_map(|(fi, f)| {
-                        let ci = raw.cells.iter().position(|c| {
-                            let at_x = matches!(
-                                c.workload,
-                                Workload::Latency { slice_x, load_slice_x, hogs: None, .. }
-                                    if slice_x == x && load_slice_x == l
-                            );
-                            &c.features == f && at_x
-                        })?;
-                        let points = median_quantiles(raw, ci, k);
-                        (!points.is_empty())
-                            .then(|| plot::Curve::nth(fi, f.name().to_string(), points))
+                        let at = |c: &&(usize, _, bool)| {
+                            !c.2 && c.1 == (x, l) && &raw.cells[c.0].features == f
+                        };
+                        curve(fi, f.name().to_string(), lat.iter().find(at)?.0, k)
                     })
                     .collect();
                 (format!("{} (x the base slice)", slices_name(x, l)), curves)
             })
             .collect();
-        let name = format!("latency_{}.png", k.name());
-        plot::latency_panels(
-            &format!(
-                "{} kernel ({}): waker wakeup latency under hackbench (median of runs)",
-                k.name(),
-                raw.pair.build(k)
-            ),
-            &panels,
-            &dir.join(&name),
-        )?;
-        names.push(name);
+        let title = format!(
+            "{} kernel ({}): waker wakeup latency under hackbench (median of runs)",
+            k.name(),
+            raw.pair.build(k)
+        );
+        latency_png(format!("latency_{}.png", k.name()), &title, &panels)?;
     }
     // The in-share cells (the waker pinned beside hogs): one panel a kernel, a curve a slice.
-    let in_share: Vec<(usize, String)> = raw
-        .cells
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| match c.workload {
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                hogs: Some(_),
-                ..
-            } => Some((i, slices_name(slice_x, load_slice_x))),
-            _ => None,
-        })
-        .collect();
     let panels: Vec<(String, Vec<plot::Curve>)> = [Kernel::Stock, Kernel::Rust]
         .into_iter()
-        .filter(|&k| raw.boots.iter().any(|b| b.kernel == k))
+        .filter(|&k| booted(k))
         .map(|k| {
-            let curves = in_share
-                .iter()
-                .enumerate()
-                .filter_map(|(j, (ci, name))| {
-                    let points = median_quantiles(raw, *ci, k);
-                    (!points.is_empty()).then(|| plot::Curve::nth(j, name.clone(), points))
-                })
+            let in_share = lat.iter().filter(|l| l.2).enumerate();
+            let curves: Vec<plot::Curve> = in_share
+                .filter_map(|(j, &(ci, (x, l), _))| curve(j, slices_name(x, l), ci, k))
                 .collect();
             (
                 format!("{} kernel ({})", k.name(), raw.pair.build(k)),
                 curves,
             )
         })
-        .filter(|(_, curves): &(String, Vec<plot::Curve>)| !curves.is_empty())
+        .filter(|(_, curves)| !curves.is_empty())
         .collect();
     if !panels.is_empty() {
-        let name = "latency_in_share.png".to_string();
-        plot::latency_panels(
-            "the waker inside its share, beside 2 hogs on CPU 0: wakeup latency by slices",
-            &panels,
-            &dir.join(&name),
-        )?;
-        names.push(name);
+        let title = "the waker inside its share, beside 2 hogs on CPU 0: wakeup latency by slices";
+        latency_png("latency_in_share.png".into(), title, &panels)?;
     }
     // Quantile-quantile: every latency cell both kernels ran, stock's quantiles against
     // rust's (medians over the runs at each percentile).
-    let qq: Vec<plot::QqPanel> = raw
-        .cells
+    let qq: Vec<plot::QqPanel> = lat
         .iter()
-        .enumerate()
-        .filter(|(_, c)| matches!(c.workload, Workload::Latency { .. }))
-        .filter_map(|(ci, c)| {
-            let stock = median_quantiles(raw, ci, Kernel::Stock);
+        .filter_map(|&(ci, _, _)| {
             let rust = median_quantiles(raw, ci, Kernel::Rust);
-            let pts: Vec<(f64, f64, f64)> = stock
-                .iter()
-                .filter_map(|&(p, s)| {
-                    let r = rust.iter().find(|q| (q.0 - p).abs() < 1e-9)?.1;
-                    Some((p, s, r))
-                })
+            let pts: Vec<(f64, f64, f64)> = median_quantiles(raw, ci, Kernel::Stock)
+                .into_iter()
+                .filter_map(|(p, s)| Some((p, s, rust.iter().find(|q| (q.0 - p).abs() < 1e-9)?.1)))
                 .collect();
+            let c = &raw.cells[ci];
             (!pts.is_empty()).then(|| (format!("{} {}", c.label(), c.features.name()), pts))
         })
         .collect();
@@ -1656,36 +1611,24 @@ mod tests {
     /// bar judges it in --bar only on a pool of BAR_WAKEUPS wakeups a kernel.
     #[test]
     fn pooled_p99_rows() {
-        let cells: Vec<Cell> = matrix(MatrixKind::Bar, &[Experiment::Latency]);
-        let id = cells[0].id();
-        let run = |scale: f64, samples: u64| {
-            let ns: Vec<u64> = (1..=samples)
-                .map(|i| (i as f64 * 400.0 * scale) as u64)
-                .collect();
-            let mut w = waker(37.0);
-            if let Record::Waker(r) = &mut w {
-                r.samples = samples;
-                r.hist = eevdf_guest::latency_histogram(&ns);
-            }
-            let mut o = Outcome::new(&id, 0);
-            o.records.push(w);
-            o
+        // Twelve runs a kernel of `samples` wakeups each, rust's 2% earlier.
+        let raw_of = |samples: u64| {
+            latency_run(MatrixKind::Bar, 12, |k, _, _| {
+                let scale = if k == Kernel::Rust { 0.98 } else { 1.0 };
+                let ns: Vec<u64> = (1..=samples)
+                    .map(|i| (i as f64 * 400.0 * scale) as u64)
+                    .collect();
+                let mut w = waker(37.0);
+                if let Record::Waker(r) = &mut w {
+                    r.samples = samples;
+                    r.hist = eevdf_guest::latency_histogram(&ns);
+                }
+                w
+            })
         };
-        let raw_of = |samples: u64| Raw {
-            command: "eevdf-lab --bar".into(),
-            boots_per_kernel: 6,
-            inner_reps: 2,
-            boots: (0..12)
-                .flat_map(|_| {
-                    [
-                        BootRun::for_test(Kernel::Rust, vec![run(0.98, samples)]),
-                        BootRun::for_test(Kernel::Stock, vec![run(1.0, samples)]),
-                    ]
-                })
-                .collect(),
-            ..Raw::for_test(MatrixKind::Bar, cells.clone())
-        };
-        let rows = summarise(&raw_of(5000));
+        let raw = raw_of(5000);
+        let id = raw.cells[0].id();
+        let rows = summarise(&raw);
         let i = rows
             .iter()
             .position(|r| r.cell_id == id && r.metric == "lat_p99_us")
@@ -1714,23 +1657,26 @@ mod tests {
         })
     }
 
-    /// A two-vCPU quick run of the EEVDF latency cells, six boots a kernel (the fewest whose
-    /// intervals have their 95%), every boot running each cell once with the waker's record
-    /// `record(cell, boot)`.
-    fn latency_run(record: impl Fn(&Cell, u32) -> Record) -> Raw {
-        let cells: Vec<Cell> = matrix(MatrixKind::Quick, &[Experiment::Latency])
+    /// A two-vCPU run of `kind`'s EEVDF latency cells, `boots` boots a kernel, every boot
+    /// running each cell once with the waker's record `record(kernel, cell, boot)`.
+    fn latency_run(
+        kind: MatrixKind,
+        boots: u32,
+        record: impl Fn(Kernel, &Cell, u32) -> Record,
+    ) -> Raw {
+        let cells: Vec<Cell> = matrix(kind, &[Experiment::Latency])
             .into_iter()
             .filter(|c| c.features == FeatureSet::eevdf())
             .collect();
         let boots = [Kernel::Rust, Kernel::Stock]
             .into_iter()
-            .flat_map(|k| (0..6).map(move |i| (k, i)))
+            .flat_map(|k| (0..boots).map(move |i| (k, i)))
             .map(|(k, i)| {
                 let outcomes = cells
                     .iter()
                     .map(|c| {
                         let mut o = Outcome::new(&c.id(), 0);
-                        o.records.push(record(c, i));
+                        o.records.push(record(k, c, i));
                         o
                     })
                     .collect();
@@ -1740,7 +1686,7 @@ mod tests {
         Raw {
             cpus: 2,
             boots,
-            ..Raw::for_test(MatrixKind::Quick, cells)
+            ..Raw::for_test(kind, cells)
         }
     }
 
@@ -1749,7 +1695,8 @@ mod tests {
     #[test]
     fn the_slice_moves_the_latency_only_where_the_rows_say() {
         let raw_with = |short_avg_us: f64| {
-            latency_run(|c, i| {
+            // Six boots a kernel: the fewest whose intervals have their 95%.
+            latency_run(MatrixKind::Quick, 6, |_, c, i| {
                 let Workload::Latency { slice_x, .. } = c.workload else {
                     unreachable!()
                 };
@@ -1785,7 +1732,7 @@ mod tests {
     fn regimes_say_which_side_of_the_share() {
         // Six boots a kernel: the fewest whose interval has its 95% (one boot leaves the
         // regime undecided, checked at the end).
-        let mut raw = latency_run(|_, _| waker(37.0));
+        let mut raw = latency_run(MatrixKind::Quick, 6, |_, _, _| waker(37.0));
         let t = tables(&raw, &summarise(&raw));
         let line = |label: &str| {
             t.lines()
