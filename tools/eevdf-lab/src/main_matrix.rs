@@ -242,6 +242,19 @@ mod tests {
         }
         let only = cells(MatrixKind::Quick, &[Experiment::Scale]);
         assert!(only.iter().all(|c| c.experiment == Experiment::Scale) && !only.is_empty());
+        // --full's multi-CPU cells (studies::tests::ids_are_unique_and_spaceless checks that
+        // their IDs differ); --quick has none.
+        for n in [2, 4] {
+            for e in [Experiment::Latency, Experiment::Throughput] {
+                let found = full.iter().any(|c| c.cpus == Some(n) && c.experiment == e);
+                assert!(found, "{e:?} at {n} vCPUs");
+            }
+        }
+        assert!(quick.iter().all(|c| c.cpus.is_none()));
+        // Under 10 minutes: 10 boots x (cells x reps + ~15 s boot) with the rust kernel
+        // running every latency cell (once ELIGIBLE and BIAS_ELIGIBLE exist).
+        let per_boot: f64 = quick.iter().map(Cell::estimate_s).sum::<f64>() * 2.0 + 15.0;
+        assert!(per_boot * 10.0 < 600.0, "{per_boot}");
     }
 
     /// `bar` pools at least BAR_WAKEUPS wakeups a kernel in every latency cell: the hog
@@ -274,15 +287,6 @@ mod tests {
         assert!(cells
             .iter()
             .any(|c| matches!(c.workload, Workload::PingPong { .. })));
-    }
-
-    #[test]
-    fn quick_fits_its_budget() {
-        // Under 10 minutes: 10 boots x (cells x reps + ~15 s boot) with the rust kernel running
-        // every latency cell (once ELIGIBLE and BIAS_ELIGIBLE exist).
-        let cells = cells(MatrixKind::Quick, &[]);
-        let per_boot: f64 = cells.iter().map(Cell::estimate_s).sum::<f64>() * 2.0 + 15.0;
-        assert!(per_boot * 10.0 < 600.0, "{per_boot}");
     }
 
     #[test]
@@ -319,20 +323,5 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&n| n == 1));
-    }
-
-    #[test]
-    fn full_has_multi_cpu_cells() {
-        let cells = cells(MatrixKind::Full, &[]);
-        for n in [2, 4] {
-            for e in [Experiment::Latency, Experiment::Throughput] {
-                let found = cells.iter().any(|c| c.cpus == Some(n) && c.experiment == e);
-                assert!(found, "{e:?} at {n} vCPUs");
-            }
-        }
-        // (studies::tests::ids_are_unique_and_spaceless checks that their IDs differ.)
-        assert!(super::cells(MatrixKind::Quick, &[])
-            .iter()
-            .all(|c| c.cpus.is_none()));
     }
 }

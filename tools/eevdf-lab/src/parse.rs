@@ -121,6 +121,44 @@ pub(crate) fn waker_for_test() -> eevdf_guest::WakerResult {
     }
 }
 
+/// A seed 003 record for the tests' fixtures: `rounds` of the sleeper beside nice-0 hogs,
+/// no hogs read back; struct update syntax sets the rest.
+#[cfg(test)]
+pub(crate) fn migrate_for_test(
+    rounds: Vec<eevdf_guest::MigrateRound>,
+) -> eevdf_guest::MigrateResult {
+    eevdf_guest::MigrateResult {
+        policy: "other".into(),
+        mode: "affinity".into(),
+        sleep_ms: 1000,
+        after_ms: 500,
+        hog_nice: 0,
+        place_record: false,
+        rounds,
+        hogs: Vec::new(),
+    }
+}
+
+/// A seed 002 record for the tests' fixtures: 2 s of `groups`, its tasks read back as
+/// `readback`.
+#[cfg(test)]
+pub(crate) fn mixed_for_test(
+    groups: Vec<eevdf_guest::MixedGroup>,
+    readback: Vec<eevdf_guest::TaskReadback>,
+) -> Record {
+    Record::Mixed(eevdf_guest::MixedResult {
+        policy: "other".into(),
+        cpus: vec![0],
+        duration_s: 2.0,
+        compute_run_us: 8000,
+        compute_sleep_us: 1000,
+        frame_us: 16667,
+        burst_us: 5000,
+        groups,
+        readback,
+    })
+}
+
 /// `NAME=VALUE` pairs of an `@@counters` line; `None` if one is malformed.
 fn parse_counters(s: &str) -> Option<BTreeMap<String, u64>> {
     s.split_whitespace()
@@ -627,7 +665,25 @@ pub fn placement_metrics(rounds: &[eevdf_guest::MigrateRound]) -> Vec<(String, f
 mod tests {
     use super::*;
     use crate::plan::{Experiment, MatrixKind};
-    use eevdf_guest::{FrameLatency, MixedGroup, MixedResult};
+    use eevdf_guest::{FrameLatency, MixedGroup};
+
+    /// A round of seed 003's sleeper woken after `latency` µs, its lag read from the
+    /// vruntimes `lag_vr`.
+    fn round(
+        lag_vr: Option<f64>,
+        latency: f64,
+        placements: Vec<eevdf_guest::debugfs::Placement>,
+    ) -> eevdf_guest::MigrateRound {
+        eevdf_guest::MigrateRound {
+            woke_on: 1,
+            wake_latency_us: latency,
+            lag_us: None,
+            lag_vruntime_us: lag_vr,
+            placements,
+            share_first_100ms: 0.5,
+            share: 0.5,
+        }
+    }
 
     #[test]
     fn placement_metrics_take_each_rounds_wakeup() {
@@ -646,15 +702,7 @@ mod tests {
             vruntime: 0,
             deadline: 0,
         };
-        let round = |placements| eevdf_guest::MigrateRound {
-            woke_on: 1,
-            wake_latency_us: 1.0,
-            lag_us: None,
-            lag_vruntime_us: None,
-            placements,
-            share_first_100ms: 0.5,
-            share: 0.5,
-        };
+        let round = |placements| round(None, 1.0, placements);
         // -2000 + -2000 * 1024 / 15 = -138533 (truncating). The fork's placement (no
         // WAKEUP) is not the round's.
         let ok = round(vec![
@@ -678,25 +726,8 @@ mod tests {
 
     #[test]
     fn the_vruntime_read_loses_the_hogs_run_after_the_placement() {
-        let round = |lag_vr: f64, latency: f64| eevdf_guest::MigrateRound {
-            woke_on: 1,
-            wake_latency_us: latency,
-            lag_us: None,
-            lag_vruntime_us: Some(lag_vr),
-            placements: Vec::new(),
-            share_first_100ms: 0.5,
-            share: 0.5,
-        };
-        let mut x = eevdf_guest::MigrateResult {
-            policy: "other".into(),
-            mode: "affinity".into(),
-            sleep_ms: 1000,
-            after_ms: 500,
-            hog_nice: 0,
-            place_record: false,
-            rounds: vec![round(3000.0, 200.0), round(-2950.0, 100.0)],
-            hogs: Vec::new(),
-        };
+        let round = |lag_vr: f64, latency: f64| round(Some(lag_vr), latency, Vec::new());
+        let mut x = migrate_for_test(vec![round(3000.0, 200.0), round(-2950.0, 100.0)]);
         // Beside a nice-0 hog half the latency: max(3000 - 100, 2950 - 50).
         assert_eq!(lag_vr_net_us(&x), Some(2900.0));
         // Beside a nice-19 hog 1024 / 1039 of it: the second round is now the larger.
@@ -831,30 +862,12 @@ Time: 0.26
 
     #[test]
     fn bar_metrics_are_the_issues() {
-        let bar: Vec<&str> = [
-            "hackbench_s",
-            "lat_avg_us",
-            "lat_p99_us",
-            "pingpong_switches_per_s",
-            "lat_max_us",
-            "share_0",
-        ]
-        .into_iter()
-        .filter(|m| crate::metrics::meta(m).2)
-        .collect();
-        assert_eq!(
-            bar,
-            [
-                "hackbench_s",
-                "lat_avg_us",
-                "lat_p99_us",
-                "pingpong_switches_per_s"
-            ]
-        );
-        assert_eq!(
-            crate::metrics::meta("pingpong_switches_per_s").1,
-            crate::metrics::Better::Higher
-        );
+        use crate::metrics::{meta, Better};
+        for m in "hackbench_s lat_avg_us lat_p99_us pingpong_switches_per_s".split(' ') {
+            assert!(meta(m).2, "{m}");
+        }
+        assert!(!meta("lat_max_us").2 && !meta("share_0").2);
+        assert_eq!(meta("pingpong_switches_per_s").1, Better::Higher);
     }
 
     #[test]
@@ -938,20 +951,11 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
             latency: lat.then(|| FrameLatency::from_ns(&[1000, 2000])),
         };
         let mut o = Outcome::new("mixed-3c2i-over30pct/EEVDF", 0);
-        o.records.push(Record::Mixed(MixedResult {
-            policy: "other".into(),
-            cpus: vec![0],
-            duration_s: 2.0,
-            compute_run_us: 8000,
-            compute_sleep_us: 1000,
-            frame_us: 16667,
-            burst_us: 5000,
-            groups: vec![
-                group("massive_intr", 3, 3600.0, 500, 0, false),
-                group("interactive", 2, 800.0, 200, 50, true),
-            ],
-            readback: Vec::new(),
-        }));
+        let groups = vec![
+            group("massive_intr", 3, 3600.0, 500, 0, false),
+            group("interactive", 2, 800.0, 200, 50, true),
+        ];
+        o.records.push(mixed_for_test(groups, Vec::new()));
         let m = seeds_metrics(&o);
         assert_eq!(m["massive_intr_cpu_pct"], 60.0);
         assert_eq!(m["interactive_cpu_pct"], 20.0);

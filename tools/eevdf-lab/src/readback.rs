@@ -452,7 +452,6 @@ mod tests {
     /// A run whose tunables read back otherwise than planned, or not at all, fails.
     #[test]
     fn a_run_that_did_not_hold_its_tunables_fails() {
-        use crate::plan::{Experiment, FeatureSet};
         let c = Cell::new(
             Experiment::Throughput,
             FeatureSet::eevdf().with_tunable("EEVDF-mc0", "migration_cost_ns", 0),
@@ -475,7 +474,6 @@ mod tests {
     /// one); a task at another slice fails the run, and records without a read-back pass.
     #[test]
     fn a_mixed_run_is_held_to_its_base_slice() {
-        use eevdf_guest::MixedResult;
         let cells = crate::seeds::matrix(false, &[crate::plan::Experiment::Seed(2)]);
         let long = cells
             .iter()
@@ -483,21 +481,9 @@ mod tests {
             .unwrap()
             .clone();
         let rec = |slices: &[u64]| {
-            vec![Record::Mixed(MixedResult {
-                policy: "other".into(),
-                cpus: vec![0],
-                duration_s: 3.0,
-                compute_run_us: 8000,
-                compute_sleep_us: 1000,
-                frame_us: 16667,
-                burst_us: 3333,
-                groups: Vec::new(),
-                readback: slices
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &ns)| task("interactive", 100 + i as i32, "eevdf-mixed", 0, ns))
-                    .collect(),
-            })]
+            let tasks = slices.iter().zip(100..);
+            let t = tasks.map(|(&ns, pid)| task("interactive", pid, "eevdf-mixed", 0, ns));
+            vec![crate::parse::mixed_for_test(Vec::new(), t.collect())]
         };
         let info = base_info();
         let mut outcomes: Vec<Outcome> = (0..3).map(|r| Outcome::new(&long.id(), r)).collect();
@@ -517,22 +503,16 @@ mod tests {
     /// Seed 003's nice-19 cell fails a run whose hogs did not run at nice 19.
     #[test]
     fn a_migrate_run_is_held_to_its_hogs_nice() {
-        use eevdf_guest::MigrateResult;
         let cells = crate::seeds::matrix(false, &[crate::plan::Experiment::Seed(3)]);
         let c = cells
             .iter()
             .find(|c| matches!(c.workload, Workload::Migrate { hog_nice: 19, .. }))
             .unwrap();
         let rec = |nice: i32| {
-            vec![Record::Migrate(MigrateResult {
-                policy: "other".into(),
-                mode: "affinity".into(),
-                sleep_ms: 1000,
-                after_ms: 500,
+            vec![Record::Migrate(eevdf_guest::MigrateResult {
                 hog_nice: 19,
-                place_record: true,
-                rounds: Vec::new(),
                 hogs: vec![task("hog", 7, "eevdf-migrate", nice, BASE)],
+                ..crate::parse::migrate_for_test(Vec::new())
             })]
         };
         assert_eq!(mismatch(c, BASE, &rec(19)), None);
