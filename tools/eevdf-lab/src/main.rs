@@ -1051,11 +1051,7 @@ mod tests {
         let a = parse("run --only latency,scale --kernels stock").unwrap();
         assert_eq!(
             only_experiments(&a.only),
-            vec![Experiment::Latency, Experiment::Scale]
-        );
-        assert_eq!(
-            plan::resolve_kernels(&a.kernels),
-            Ok((Pair::Tiny, vec![Kernel::Stock]))
+            [Experiment::Latency, Experiment::Scale]
         );
         assert!(parse("run --quick --full").is_err());
         assert!(parse("run --only nope").is_err());
@@ -1064,6 +1060,20 @@ mod tests {
         assert!(parse("").is_err());
         // The old mode flags are gone.
         assert!(parse("--bar").is_err());
+        // --kernels names one pair; a mix parses item by item, and resolving it is the
+        // error (exit 2, before any build).
+        let pair_of = |line: &str| plan::resolve_kernels(&parse(line).unwrap().kernels);
+        use Kernel::{Rust, Stock};
+        for (line, pair, kernels) in [
+            ("run", Pair::Tiny, &[Rust, Stock][..]),
+            ("run --kernels distro", Pair::Distro, &[Rust, Stock]),
+            ("run --kernels distro-stock", Pair::Distro, &[Stock]),
+            ("run --only scale --kernels stock", Pair::Tiny, &[Stock]),
+        ] {
+            assert_eq!(pair_of(line), Ok((pair, kernels.to_vec())), "{line}");
+        }
+        let e = pair_of("run --kernels rust,distro-stock").unwrap_err();
+        assert!(e.contains("mixes the tiny pair (rust) with the distro pair (distro-stock)"));
     }
 
     #[test]
@@ -1101,16 +1111,10 @@ mod tests {
             Some(Path::new("Documentation/reports/next.md"))
         );
         assert!(parse("next --feature-stand-in a=b").is_err());
-        // `report` names its raw.json.
-        assert_eq!(
-            parse("report results/x/raw.json").unwrap_err(),
-            "report results/x/raw.json"
-        );
-        // Several, to merge; none is an error.
-        assert_eq!(
-            parse("report a/raw.json b/raw.json").unwrap_err(),
-            "report a/raw.json b/raw.json"
-        );
+        // `report` names its raw.json, or several to merge; none is an error.
+        for line in ["report x/raw.json", "report a/raw.json b/raw.json"] {
+            assert_eq!(parse(line).unwrap_err(), line);
+        }
         assert!(parse("report").unwrap_err().contains("required"));
     }
 
@@ -1160,12 +1164,7 @@ mod tests {
             "--only latency@2cpu: this matrix has no cell of that experiment"
         );
         // Bad shapes.
-        for bad in [
-            "seed000@2",
-            "seed000@0cpu",
-            "seed000@twocpu",
-            "seed000@2cpus",
-        ] {
+        for bad in "seed000@2 seed000@0cpu seed000@twocpu seed000@2cpus".split(' ') {
             let e = parse_args(&["seeds", "--only", bad]).unwrap_err();
             assert!(e.contains("bad guest shape"), "{bad}: {e}");
         }
@@ -1234,25 +1233,6 @@ mod tests {
         // A prefix is not the feature.
         let m = missing_features(&cells, "RUN_TO_PARITY NEXT_BUDDY PLACE_LAG PREEMPT_SHORT");
         assert!(m.iter().any(|(f, _)| f == "NEXT_BUDDY_EEVDF"));
-    }
-
-    #[test]
-    fn cli_kernel_pairs() {
-        let pair_of = |line: &str| {
-            let a = parse(line).unwrap();
-            plan::resolve_kernels(&a.kernels)
-        };
-        use Kernel::{Rust, Stock};
-        for (line, pair, kernels) in [
-            ("run", Pair::Tiny, &[Rust, Stock][..]),
-            ("run --kernels distro", Pair::Distro, &[Rust, Stock]),
-            ("run --kernels distro-stock", Pair::Distro, &[Stock]),
-        ] {
-            assert_eq!(pair_of(line), Ok((pair, kernels.to_vec())), "{line}");
-        }
-        // A mix parses item by item; resolving it is the error (exit 2, before any build).
-        let e = pair_of("run --kernels rust,distro-stock").unwrap_err();
-        assert!(e.contains("mixes the tiny pair (rust) with the distro pair (distro-stock)"));
     }
 
     #[test]

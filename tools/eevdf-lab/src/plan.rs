@@ -127,12 +127,9 @@ pub fn resolve_kernels(choices: &[KernelChoice]) -> Result<(Pair, Vec<Kernel>), 
     let Some(first) = choices.first() else {
         return Err("--kernels is empty".into());
     };
-    if let Some(other) = choices.iter().find(|c| c.pair != first.pair) {
-        let (tiny, distro) = if first.pair == Pair::Tiny {
-            (first, other)
-        } else {
-            (other, first)
-        };
+    // Each pair's first item, for the error.
+    let first_of = |p| choices.iter().find(|c| c.pair == p);
+    if let (Some(tiny), Some(distro)) = (first_of(Pair::Tiny), first_of(Pair::Distro)) {
         let names = |c: &KernelChoice| {
             c.roles
                 .iter()
@@ -1420,25 +1417,24 @@ pub fn guest_script(boot: &Boot, cells: &[Cell]) -> String {
     s
 }
 
+/// A latency cell of the main matrices' shape for the tests' fixtures: the waker at `slice_x`
+/// against `hackbench -g 2 -l 70`, its load at `load_slice_x`.
+#[cfg(test)]
+pub(crate) fn latency_for_test(slice_x: f64, load_slice_x: Option<f64>, f: FeatureSet) -> Cell {
+    let (hb_groups, hb_loops, hogs) = (2, 70, None);
+    let w = Workload::Latency {
+        slice_x,
+        load_slice_x,
+        hb_groups,
+        hb_loops,
+        hogs,
+    };
+    Cell::new(Experiment::Latency, f, w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A latency cell of the main matrices' shape: the waker at `slice_x` against
-    /// `hackbench -g 2 -l 70` at the base slice.
-    fn latency(slice_x: f64, features: FeatureSet) -> Cell {
-        Cell::new(
-            Experiment::Latency,
-            features,
-            Workload::Latency {
-                slice_x,
-                load_slice_x: Some(1.0),
-                hb_groups: 2,
-                hb_loops: 70,
-                hogs: None,
-            },
-        )
-    }
 
     /// The script of one boot that runs `cells` `reps` times.
     fn script(cells: &[Cell], reps: u32) -> String {
@@ -1525,7 +1521,7 @@ mod tests {
         );
         assert!(!c.command().contains("--load-slice-base-x"));
         // A new cell writes its load slice into raw.json and reads it back.
-        let new = latency(0.1, FeatureSet::eevdf()).workload;
+        let new = latency_for_test(0.1, Some(1.0), FeatureSet::eevdf()).workload;
         let json = serde_json::to_string(&new).unwrap();
         assert!(json.contains(r#""load_slice_x":1.0"#), "{json}");
         assert_eq!(serde_json::from_str::<Workload>(&json).unwrap(), new);
@@ -1534,8 +1530,8 @@ mod tests {
     #[test]
     fn script_guards_features_and_brackets_cells() {
         let cells = vec![
-            latency(0.1, FeatureSet::eevdf()),
-            latency(0.1, FeatureSet::evdf()),
+            latency_for_test(0.1, Some(1.0), FeatureSet::eevdf()),
+            latency_for_test(0.1, Some(1.0), FeatureSet::evdf()),
         ];
         let s = script(&cells, 2);
         // The EEVDF cell's ID and the EVDF one's.

@@ -351,17 +351,7 @@ mod tests {
     use eevdf_guest::WakerResult;
 
     fn cell(slice_x: f64, load_slice_x: Option<f64>) -> Cell {
-        Cell::new(
-            Experiment::Latency,
-            FeatureSet::eevdf(),
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                hb_groups: 2,
-                hb_loops: 70,
-                hogs: None,
-            },
-        )
+        crate::plan::latency_for_test(slice_x, load_slice_x, FeatureSet::eevdf())
     }
 
     fn task(role: &str, pid: i32, comm: &str, nice: i32, slice_ns: u64) -> TaskReadback {
@@ -412,15 +402,13 @@ mod tests {
 
     #[test]
     fn the_plan_of_a_cell() {
-        let (w, l) = planned(&cell(0.1, Some(1.0)), BASE).unwrap();
-        assert_eq!((w.slice_ns, l.slice_ns), (100_000, 700_000));
+        let (plan, other) = (|x, l| planned(&cell(x, l), BASE), Planned::other);
+        assert_eq!(plan(0.1, Some(1.0)), Some((other(100_000), other(700_000))));
         assert_eq!(
-            (w.policy, w.nice, l.policy, l.nice),
-            ("other", 0, "other", 0)
+            plan(10.0, Some(10.0)),
+            Some((other(7_000_000), other(7_000_000)))
         );
-        let (w, l) = planned(&cell(10.0, Some(10.0)), BASE).unwrap();
-        assert_eq!((w.slice_ns, l.slice_ns), (7_000_000, 7_000_000));
-        assert_eq!(planned(&cell(0.1, None), BASE), None);
+        assert_eq!(plan(0.1, None), None);
         let hb = matrix(MatrixKind::Quick, &[Experiment::Throughput]);
         assert_eq!(planned(&hb[0], BASE), None);
     }
