@@ -290,6 +290,13 @@ fn close(mut o: Outcome, rc: Option<String>) -> Outcome {
     o
 }
 
+/// `put!(m; NAME => VALUE, ...)`: pushes each named metric onto `m`, in order.
+macro_rules! put {
+    ($m:expr; $($k:expr => $v:expr),+ $(,)?) => {
+        $($m.push(($k.into(), $v));)+
+    };
+}
+
 /// The named metrics of one successful outcome, in display order.
 pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
     let mut m: Vec<(String, f64)> = Vec::new();
@@ -300,11 +307,9 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
     for r in &o.records {
         match r {
             Record::Waker(w) => {
-                m.push(("lat_min_us".into(), w.min_us));
-                m.push(("lat_avg_us".into(), w.avg_us));
-                m.push(("lat_p99_us".into(), w.p99_us));
-                m.push(("lat_max_us".into(), w.max_us));
-                m.push(("run_delay_avg_us".into(), w.run_delay_avg_us));
+                put!(m; "lat_min_us" => w.min_us, "lat_avg_us" => w.avg_us,
+                    "lat_p99_us" => w.p99_us, "lat_max_us" => w.max_us,
+                    "run_delay_avg_us" => w.run_delay_avg_us);
                 // The waker's need: its CPU time per wakeup over its period (the report
                 // puts it beside its share: which regime the cell is in).
                 if w.interval_us > 0 && w.run_avg_us > 0.0 {
@@ -332,15 +337,13 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 }
             }
             Record::Scale(s) => {
-                m.push(("switches_per_s".into(), s.switches_per_s));
-                m.push(("ns_per_switch".into(), s.ns_per_switch));
+                put!(m; "switches_per_s" => s.switches_per_s, "ns_per_switch" => s.ns_per_switch);
             }
             Record::ForkJob(j) => m.push(("forkjob_s".into(), j.elapsed_s)),
             Record::PipeJob(j) => {
                 m.push(("pipejob_alone_s".into(), j.alone.elapsed_s));
                 if let (Some(l), Some(s)) = (&j.loaded, j.slowdown) {
-                    m.push(("pipejob_loaded_s".into(), l.elapsed_s));
-                    m.push(("pipejob_slowdown".into(), s));
+                    put!(m; "pipejob_loaded_s" => l.elapsed_s, "pipejob_slowdown" => s);
                 }
             }
             Record::Migrate(x) => {
@@ -368,33 +371,28 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                     m.push((format!("{}_avg_delay_ms", g.name), g.avg_delay_ms));
                     if x.duration_s > 0.0 {
                         let loops_per_s = g.loops as f64 / x.duration_s;
-                        m.push((format!("{}_loops_per_s", g.name), loops_per_s));
                         // A task's CPU time over the window, against its fair share.
-                        m.push((
-                            format!("{}_cpu_pct", g.name),
-                            100.0 * g.runtime_ms
-                                / 1000.0
-                                / x.duration_s
-                                / f64::from(g.tasks.max(1)),
-                        ));
+                        let tasks = f64::from(g.tasks.max(1));
+                        let cpu_pct = 100.0 * g.runtime_ms / 1000.0 / x.duration_s / tasks;
+                        put!(m; format!("{}_loops_per_s", g.name) => loops_per_s,
+                            format!("{}_cpu_pct", g.name) => cpu_pct);
                     }
                     if g.latency.is_some() && g.loops > 0 {
                         let missed_pct = 100.0 * g.missed as f64 / g.loops as f64;
                         m.push((format!("{}_missed_pct", g.name), missed_pct));
                     }
                     if let Some(l) = &g.latency {
-                        m.push((format!("{}_p50_us", g.name), l.p50_us));
-                        m.push((format!("{}_p99_us", g.name), l.p99_us));
+                        let n = &g.name;
+                        put!(m; format!("{n}_p50_us") => l.p50_us,
+                            format!("{n}_p99_us") => l.p99_us);
                     }
                 }
             }
             Record::RtApp(r) => rtapp_metrics(r, &mut m),
             Record::Msgr(r) => {
                 if let Some(q) = &r.wakeup {
-                    m.push(("msgr_p50_us".into(), q.p50_us));
-                    m.push(("msgr_p90_us".into(), q.p90_us));
-                    m.push(("msgr_p99_us".into(), q.p99_us));
-                    m.push(("msgr_p999_us".into(), q.p999_us));
+                    put!(m; "msgr_p50_us" => q.p50_us, "msgr_p90_us" => q.p90_us);
+                    put!(m; "msgr_p99_us" => q.p99_us, "msgr_p999_us" => q.p999_us);
                 }
                 m.push(("msgr_rps".into(), r.requests_per_s));
             }
@@ -403,13 +401,11 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 // runs measure the move, not the protection.
                 let runs_measured = r.runs_span_changes || r.change != "cgroup";
                 if let Some(q) = r.target_runs.as_ref().filter(|_| runs_measured) {
-                    m.push(("t_run_max_us".into(), q.max_us));
-                    m.push(("t_run_p99_us".into(), q.p99_us));
-                    m.push(("t_run_p50_us".into(), q.p50_us));
+                    put!(m; "t_run_max_us" => q.max_us, "t_run_p99_us" => q.p99_us,
+                        "t_run_p50_us" => q.p50_us);
                 }
                 if let Some(q) = &r.competitor_waits {
-                    m.push(("c_wait_p99_us".into(), q.p99_us));
-                    m.push(("c_wait_max_us".into(), q.max_us));
+                    put!(m; "c_wait_p99_us" => q.p99_us, "c_wait_max_us" => q.max_us);
                 }
                 m.push(("t_share".into(), r.target_share));
                 if r.duration_s > 0.0 {
@@ -433,11 +429,11 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
         .filter(|r| matches!(r.task.as_str(), "massive_intr" | "interactive"))
     {
         let g = &r.task;
-        m.push((format!("perf_{g}_runtime_ms"), r.runtime_ms));
-        m.push((format!("perf_{g}_switches"), r.switches as f64));
-        m.push((format!("perf_{g}_avg_delay_ms"), r.avg_delay_ms));
-        m.push((format!("perf_{g}_max_delay_ms"), r.max_delay_ms));
-        m.push((format!("perf_{g}_sum_delay_ms"), r.sum_delay_ms()));
+        put!(m; format!("perf_{g}_runtime_ms") => r.runtime_ms,
+            format!("perf_{g}_switches") => r.switches as f64,
+            format!("perf_{g}_avg_delay_ms") => r.avg_delay_ms,
+            format!("perf_{g}_max_delay_ms") => r.max_delay_ms,
+            format!("perf_{g}_sum_delay_ms") => r.sum_delay_ms());
     }
     // Seed 004: cyclictest's threads, its mean average and its largest maximum.
     let cyc: Vec<(f64, f64, f64)> = o
@@ -449,8 +445,7 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
     if !cyc.is_empty() {
         let avg = cyc.iter().map(|c| c.1).sum::<f64>() / cyc.len() as f64;
         let max = cyc.iter().map(|c| c.2).fold(0.0, f64::max);
-        m.push(("cyc_avg_us".into(), avg));
-        m.push(("cyc_max_us".into(), max));
+        put!(m; "cyc_avg_us" => avg, "cyc_max_us" => max);
     }
     for (k, &v) in o.counters.iter().flatten() {
         m.push((ctr(k), v as f64));
@@ -552,9 +547,7 @@ pub fn cyclictest_line(line: &str) -> Option<(f64, f64, f64)> {
 /// maximum, and for a sleeper its slowdown (seed 001).
 fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
     if let Some(q) = &r.wakeup {
-        m.push(("wake_p50_us".into(), q.p50_us));
-        m.push(("wake_p99_us".into(), q.p99_us));
-        m.push(("wake_max_us".into(), q.max_us));
+        put!(m; "wake_p50_us" => q.p50_us, "wake_p99_us" => q.p99_us, "wake_max_us" => q.max_us);
     }
     let periods: u64 = r.tasks.iter().map(|t| t.periods).sum();
     if periods > 0 {
@@ -566,11 +559,10 @@ fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
         let share_err_pp = (t.share - t.fair_share) * 100.0;
         m.push((format!("{}.share_err_pp", t.name), share_err_pp));
         if let Some(q) = &t.wakeup {
-            m.push((format!("{}.p99_us", t.name), q.p99_us));
-            m.push((format!("{}.max_us", t.name), q.max_us));
+            let n = &t.name;
+            put!(m; format!("{n}.p99_us") => q.p99_us, format!("{n}.max_us") => q.max_us);
             if t.kind == "sleeper" {
-                m.push((format!("{}.p90_us", t.name), q.p90_us));
-                m.push((format!("{}.p999_us", t.name), q.p999_us));
+                put!(m; format!("{n}.p90_us") => q.p90_us, format!("{n}.p999_us") => q.p999_us);
             }
         }
         // How long an activation (run and sleep) took, against its length alone: seed

@@ -239,8 +239,8 @@ pub fn table<'a>(
         };
         let id = c.id();
         for k in [Kernel::Stock, Kernel::Rust] {
-            let (mut planned_w, mut planned_l) = (BTreeSet::new(), BTreeSet::new());
-            let (mut read_w, mut read_l) = (BTreeSet::new(), BTreeSet::new());
+            // The slices planned for the waker and the load, then those read back.
+            let mut sets: [BTreeSet<u64>; 4] = Default::default();
             let (mut runs, mut bad) = (0, 0);
             for (_, info, outcomes) in boots.clone().into_iter().filter(|b| b.0 == k) {
                 for o in outcomes.iter().filter(|o| o.id == id) {
@@ -249,35 +249,26 @@ pub fn table<'a>(
                     };
                     runs += 1;
                     if let Some((pw, pl)) = planned(c, info.base_slice_ns) {
-                        planned_w.insert(pw.slice_ns);
-                        planned_l.insert(pl.slice_ns);
+                        sets[0].insert(pw.slice_ns);
+                        sets[1].insert(pl.slice_ns);
                     }
                     for r in &w.readback {
-                        let set = if r.role == "waker" {
-                            &mut read_w
-                        } else {
-                            &mut read_l
-                        };
-                        set.extend(r.slice_ns);
+                        sets[2 + usize::from(r.role != "waker")].extend(r.slice_ns);
                     }
-                    if mismatch(c, info.base_slice_ns, &o.records).is_some() {
-                        bad += 1;
-                    }
+                    bad += usize::from(mismatch(c, info.base_slice_ns, &o.records).is_some());
                 }
             }
             if runs == 0 {
                 continue;
             }
+            let sets: Vec<String> = sets.iter().map(us).collect();
             let _ = writeln!(
                 t,
-                "| {} | {} | {} | {} | {} | {} | {} | {runs} | {bad} |",
+                "| {} | {} | {} | {} | {runs} | {bad} |",
                 c.label(),
                 c.features.name(),
                 k.name(),
-                us(&planned_w),
-                us(&planned_l),
-                us(&read_w),
-                us(&read_l),
+                sets.join(" | "),
             );
         }
     }
