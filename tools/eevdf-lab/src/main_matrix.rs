@@ -77,33 +77,23 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         MatrixKind::Bar => (slices, BAR_RUN_MS),
         _ => (slices, 1000),
     };
+    let duration_ms = hog_ms;
     for &slice_x in in_share {
-        let hogs = Hogs {
-            n: 2,
-            duration_ms: hog_ms,
-        };
+        let hogs = Hogs { n: 2, duration_ms };
         cells.push(eevdf(E::Latency, waker(slice_x, (0, 0), Some(hogs))));
     }
     let hb_cells: Vec<(bool, bool, u32, u32)> = match kind {
         MatrixKind::Smoke => vec![(false, true, 1, 20)],
         MatrixKind::Quick | MatrixKind::Bar => vec![(false, true, 2, 70), (true, false, 2, 70)],
-        _ => {
-            let mut v = Vec::new();
-            for threads in [false, true] {
-                for pipe in [true, false] {
-                    for g in [1, 2, 4, 8] {
-                        v.push((threads, pipe, g, 200 / g));
-                    }
-                }
-            }
-            v
-        }
+        // Threads and processes, each over pipes and sockets, at 1 to 8 groups.
+        _ => [false, true]
+            .into_iter()
+            .flat_map(|threads| [(threads, true), (threads, false)])
+            .flat_map(|(threads, pipe)| [1, 2, 4, 8].map(|g| (threads, pipe, g, 200 / g)))
+            .collect(),
     };
-    for (threads, pipe, groups, loops) in hb_cells {
-        cells.push(eevdf(
-            E::Throughput,
-            hackbench(threads, pipe, groups, loops),
-        ));
+    for (t, p, g, l) in hb_cells {
+        cells.push(eevdf(E::Throughput, hackbench(t, p, g, l)));
     }
     // --full: the latency and throughput experiments again at 2 and 4 vCPUs, where wakeups
     // migrate and the load balancer runs (the same C code in both kernels); each shape
@@ -123,10 +113,8 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         MatrixKind::Quick | MatrixKind::Bar => (600, 600, 600),
         _ => (2000, 2000, 1000),
     };
-    cells.push(eevdf(
-        E::Throughput,
-        Workload::PingPong { duration_ms: pp_ms },
-    ));
+    let duration_ms = pp_ms;
+    cells.push(eevdf(E::Throughput, Workload::PingPong { duration_ms }));
     let shares: Vec<(ShareKind, F)> = match kind {
         // Shares have an ideal, not a bar.
         MatrixKind::Bar => vec![],
@@ -143,23 +131,18 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
             (ShareKind::Cgroups, F::eevdf()),
         ],
     };
-    for (k, f) in shares {
-        cells.push(Cell::new(
-            E::Fairness,
-            f,
-            Workload::Share {
-                kind: k,
-                duration_ms: share_ms,
-            },
-        ));
+    let duration_ms = share_ms;
+    for (kind, f) in shares {
+        let share = Workload::Share { kind, duration_ms };
+        cells.push(Cell::new(E::Fairness, f, share));
     }
     let tasks: &[u32] = match kind {
         MatrixKind::Smoke => &[10],
         MatrixKind::Quick | MatrixKind::Bar => &[10, 100],
         _ => &[10, 100, 1000],
     };
+    let duration_ms = scale_ms;
     for &tasks in tasks {
-        let duration_ms = scale_ms;
         cells.push(eevdf(E::Scale, Workload::Scale { tasks, duration_ms }));
     }
     cells.retain(|c| only.is_empty() || only.contains(&c.experiment));
