@@ -906,15 +906,10 @@ fn real_main() -> Result<bool> {
             );
         }
         for c in &cells {
-            let writes: Vec<String> = c
-                .features
-                .writes()
-                .iter()
-                .cloned()
-                .chain(c.features.tunables().iter().map(|t| t.write()))
-                .collect();
-            let writes = writes.join(" ");
-            println!("  {:<28} [{writes}] {}", c.id(), c.command());
+            let f = &c.features;
+            let tunables = f.tunables().iter().map(|t| t.write());
+            let writes: Vec<String> = f.writes().iter().cloned().chain(tunables).collect();
+            println!("  {:<28} [{}] {}", c.id(), writes.join(" "), c.command());
         }
         return Ok(true);
     }
@@ -1122,6 +1117,7 @@ mod tests {
     /// experiment has no cell on, is an error that says so.
     #[test]
     fn only_takes_a_guest_shape() {
+        use crate::verdict::has;
         let a = parse("seeds --only seed000@2cpu").unwrap();
         assert_eq!(a.only[0].cpus, Some(2));
         let cells_of = |only: &[Only], cpus: u32| {
@@ -1152,10 +1148,8 @@ mod tests {
         // No cell on that shape.
         let a = parse("seeds --only seed000@4cpu").unwrap();
         let e = cells_of(&a.only, 1).unwrap_err().to_string();
-        assert!(
-            e.contains("--only seed000@4cpu") && e.contains("1, 2 vCPUs"),
-            "{e}"
-        );
+        has(&e, "--only seed000@4cpu");
+        has(&e, "1, 2 vCPUs");
         // An experiment of another study.
         let a = parse("seeds --only latency@2cpu,seed001").unwrap();
         let e = cells_of(&a.only, 1).unwrap_err().to_string();
@@ -1197,10 +1191,8 @@ mod tests {
         // A set the experiment does not have, and a set and shape that meet in no cell.
         let a = parse("seeds --only seed000@2cpu/CFS").unwrap();
         let e = cells_of(&a.only, 1).unwrap_err().to_string();
-        assert!(
-            e.contains("no feature set 'CFS'") && e.contains("BIAS_ELIGIBLE, EEVDF, EVDF"),
-            "{e}"
-        );
+        has(&e, "no feature set 'CFS'");
+        has(&e, "BIAS_ELIGIBLE, EEVDF, EVDF");
         for bad in ["seed000/", "seed000@2cpu/ EVDF"] {
             let e = parse_args(&["seeds", "--only", bad]).unwrap_err();
             assert!(e.contains("bad feature set"), "{bad}: {e}");

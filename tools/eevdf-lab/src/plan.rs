@@ -1668,11 +1668,8 @@ mod tests {
 
     #[test]
     fn a_feature_set_with_tunables_writes_them_after_its_features() {
-        let f = FeatureSet::new("NB/on", &["NEXT_BUDDY"]).with_tunable(
-            "NB+sync/on",
-            "migration_cost_ns",
-            0,
-        );
+        let f = FeatureSet::new("NB/on", &["NEXT_BUDDY"]);
+        let f = f.with_tunable("NB+sync/on", "migration_cost_ns", 0);
         assert_eq!(f.name(), "NB+sync/on");
         assert_eq!(f.tunables()[0].write(), "migration_cost_ns=0");
         let pp = |f: FeatureSet| {

@@ -543,19 +543,11 @@ mod tests {
         let one = cell(1.0, Some(1.0));
         assert_eq!(clamped(std::slice::from_ref(&one), info.cpus, [&info]), "");
         // A base slice reported at another vCPU count says nothing of this cell.
-        assert_eq!(
-            clamped(std::slice::from_ref(&c), info.cpus + 1, [&info]),
-            ""
-        );
+        let cs = std::slice::from_ref(&c);
+        assert_eq!(clamped(cs, info.cpus + 1, [&info]), "");
         // Runs from before the load-slice fix plan no load slice: no table.
-        assert_eq!(
-            table(
-                &[cell(0.1, None)],
-                info.cpus,
-                [(Kernel::Rust, &info, &rust[..])]
-            ),
-            ""
-        );
+        let (old, boots) = ([cell(0.1, None)], [(Kernel::Rust, &info, &rust[..])]);
+        assert_eq!(table(&old, info.cpus, boots), "");
     }
 
     #[test]
