@@ -536,7 +536,8 @@ fn build(root: &Path, pair: Pair, kernels: &[Kernel], perf: bool) -> Result<()> 
 fn config_inputs(root: &Path, cache: &Path, pair: Pair, k: Kernel) -> Option<Vec<PathBuf>> {
     let pin = |name| hostkit::paths::lib_sh_value(root, name).ok();
     let mut files = Vec::new();
-    if pair.starts_from_debian() {
+    // tools/build-kernel.sh starts the distro pair's builds from Debian's config.
+    if pair == Pair::Distro {
         files.push(PathBuf::from(pin("DEBIAN_CONFIG")?));
     }
     files.extend(
@@ -905,15 +906,10 @@ fn real_main() -> Result<bool> {
             );
         }
         for c in &cells {
-            let writes: Vec<String> = c
-                .features
-                .writes()
-                .iter()
-                .cloned()
-                .chain(c.features.tunables().iter().map(|t| t.write()))
-                .collect();
-            let writes = writes.join(" ");
-            println!("  {:<28} [{writes}] {}", c.id(), c.command());
+            let f = &c.features;
+            let tunables = f.tunables().iter().map(|t| t.write());
+            let writes: Vec<String> = f.writes().iter().cloned().chain(tunables).collect();
+            println!("  {:<28} [{}] {}", c.id(), writes.join(" "), c.command());
         }
         return Ok(true);
     }
@@ -1050,11 +1046,7 @@ mod tests {
         let a = parse("run --only latency,scale --kernels stock").unwrap();
         assert_eq!(
             only_experiments(&a.only),
-            vec![Experiment::Latency, Experiment::Scale]
-        );
-        assert_eq!(
-            plan::resolve_kernels(&a.kernels),
-            Ok((Pair::Tiny, vec![Kernel::Stock]))
+            [Experiment::Latency, Experiment::Scale]
         );
         assert!(parse("run --quick --full").is_err());
         assert!(parse("run --only nope").is_err());
@@ -1063,6 +1055,20 @@ mod tests {
         assert!(parse("").is_err());
         // The old mode flags are gone.
         assert!(parse("--bar").is_err());
+        // --kernels names one pair; a mix parses item by item, and resolving it is the
+        // error (exit 2, before any build).
+        let pair_of = |line: &str| plan::resolve_kernels(&parse(line).unwrap().kernels);
+        use Kernel::{Rust, Stock};
+        for (line, pair, kernels) in [
+            ("run", Pair::Tiny, &[Rust, Stock][..]),
+            ("run --kernels distro", Pair::Distro, &[Rust, Stock]),
+            ("run --kernels distro-stock", Pair::Distro, &[Stock]),
+            ("run --only scale --kernels stock", Pair::Tiny, &[Stock]),
+        ] {
+            assert_eq!(pair_of(line), Ok((pair, kernels.to_vec())), "{line}");
+        }
+        let e = pair_of("run --kernels rust,distro-stock").unwrap_err();
+        assert!(e.contains("mixes the tiny pair (rust) with the distro pair (distro-stock)"));
     }
 
     #[test]
@@ -1100,16 +1106,10 @@ mod tests {
             Some(Path::new("Documentation/reports/next.md"))
         );
         assert!(parse("next --feature-stand-in a=b").is_err());
-        // `report` names its raw.json.
-        assert_eq!(
-            parse("report results/x/raw.json").unwrap_err(),
-            "report results/x/raw.json"
-        );
-        // Several, to merge; none is an error.
-        assert_eq!(
-            parse("report a/raw.json b/raw.json").unwrap_err(),
-            "report a/raw.json b/raw.json"
-        );
+        // `report` names its raw.json, or several to merge; none is an error.
+        for line in ["report x/raw.json", "report a/raw.json b/raw.json"] {
+            assert_eq!(parse(line).unwrap_err(), line);
+        }
         assert!(parse("report").unwrap_err().contains("required"));
     }
 
@@ -1117,6 +1117,7 @@ mod tests {
     /// experiment has no cell on, is an error that says so.
     #[test]
     fn only_takes_a_guest_shape() {
+        use crate::verdict::has;
         let a = parse("seeds --only seed000@2cpu").unwrap();
         assert_eq!(a.only[0].cpus, Some(2));
         let cells_of = |only: &[Only], cpus: u32| {
@@ -1147,10 +1148,8 @@ mod tests {
         // No cell on that shape.
         let a = parse("seeds --only seed000@4cpu").unwrap();
         let e = cells_of(&a.only, 1).unwrap_err().to_string();
-        assert!(
-            e.contains("--only seed000@4cpu") && e.contains("1, 2 vCPUs"),
-            "{e}"
-        );
+        has(&e, "--only seed000@4cpu");
+        has(&e, "1, 2 vCPUs");
         // An experiment of another study.
         let a = parse("seeds --only latency@2cpu,seed001").unwrap();
         let e = cells_of(&a.only, 1).unwrap_err().to_string();
@@ -1159,12 +1158,7 @@ mod tests {
             "--only latency@2cpu: this matrix has no cell of that experiment"
         );
         // Bad shapes.
-        for bad in [
-            "seed000@2",
-            "seed000@0cpu",
-            "seed000@twocpu",
-            "seed000@2cpus",
-        ] {
+        for bad in "seed000@2 seed000@0cpu seed000@twocpu seed000@2cpus".split(' ') {
             let e = parse_args(&["seeds", "--only", bad]).unwrap_err();
             assert!(e.contains("bad guest shape"), "{bad}: {e}");
         }
@@ -1197,10 +1191,8 @@ mod tests {
         // A set the experiment does not have, and a set and shape that meet in no cell.
         let a = parse("seeds --only seed000@2cpu/CFS").unwrap();
         let e = cells_of(&a.only, 1).unwrap_err().to_string();
-        assert!(
-            e.contains("no feature set 'CFS'") && e.contains("BIAS_ELIGIBLE, EEVDF, EVDF"),
-            "{e}"
-        );
+        has(&e, "no feature set 'CFS'");
+        has(&e, "BIAS_ELIGIBLE, EEVDF, EVDF");
         for bad in ["seed000/", "seed000@2cpu/ EVDF"] {
             let e = parse_args(&["seeds", "--only", bad]).unwrap_err();
             assert!(e.contains("bad feature set"), "{bad}: {e}");
@@ -1236,25 +1228,6 @@ mod tests {
     }
 
     #[test]
-    fn cli_kernel_pairs() {
-        let pair_of = |line: &str| {
-            let a = parse(line).unwrap();
-            plan::resolve_kernels(&a.kernels)
-        };
-        use Kernel::{Rust, Stock};
-        for (line, pair, kernels) in [
-            ("run", Pair::Tiny, &[Rust, Stock][..]),
-            ("run --kernels distro", Pair::Distro, &[Rust, Stock]),
-            ("run --kernels distro-stock", Pair::Distro, &[Stock]),
-        ] {
-            assert_eq!(pair_of(line), Ok((pair, kernels.to_vec())), "{line}");
-        }
-        // A mix parses item by item; resolving it is the error (exit 2, before any build).
-        let e = pair_of("run --kernels rust,distro-stock").unwrap_err();
-        assert!(e.contains("mixes the tiny pair (rust) with the distro pair (distro-stock)"));
-    }
-
-    #[test]
     fn config_inputs_follow_build_kernel_sh() {
         // A repository whose tools/lib.sh pins the versions, as the real one does.
         let dir = std::env::temp_dir().join(format!("eevdf-lab-pins-{}", std::process::id()));
@@ -1274,28 +1247,12 @@ mod tests {
                 .map(|p| p.display().to_string())
                 .collect()
         };
-        assert_eq!(
-            names(Pair::Tiny, Kernel::Rust),
-            [r("base.config"), r("eevdf.config"), series.to_string()]
-        );
-        assert_eq!(
-            names(Pair::Distro, Kernel::Rust),
-            [
-                "/d/config.xz".to_string(),
-                r("distro.config"),
-                r("eevdf.config"),
-                series.to_string()
-            ]
-        );
-        assert_eq!(
-            names(Pair::Distro, Kernel::Stock),
-            [
-                "/d/config.xz".to_string(),
-                r("distro.config"),
-                r("stock.config"),
-                series.to_string()
-            ]
-        );
+        let (deb, series) = ("/d/config.xz".to_string(), series.to_string());
+        let tiny = [r("base.config"), r("eevdf.config"), series.clone()];
+        assert_eq!(names(Pair::Tiny, Kernel::Rust), tiny);
+        let distro = |f: &str| [deb.clone(), r("distro.config"), r(f), series.clone()];
+        assert_eq!(names(Pair::Distro, Kernel::Rust), distro("eevdf.config"));
+        assert_eq!(names(Pair::Distro, Kernel::Stock), distro("stock.config"));
         // Without the pins there are no inputs to compare, and no claim of currency.
         std::fs::write(dir.join("tools/lib.sh"), "KSRC=$HOME\n").unwrap();
         assert_eq!(config_inputs(root, cache, Pair::Tiny, Kernel::Rust), None);

@@ -77,33 +77,23 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         MatrixKind::Bar => (slices, BAR_RUN_MS),
         _ => (slices, 1000),
     };
+    let duration_ms = hog_ms;
     for &slice_x in in_share {
-        let hogs = Hogs {
-            n: 2,
-            duration_ms: hog_ms,
-        };
+        let hogs = Hogs { n: 2, duration_ms };
         cells.push(eevdf(E::Latency, waker(slice_x, (0, 0), Some(hogs))));
     }
     let hb_cells: Vec<(bool, bool, u32, u32)> = match kind {
         MatrixKind::Smoke => vec![(false, true, 1, 20)],
         MatrixKind::Quick | MatrixKind::Bar => vec![(false, true, 2, 70), (true, false, 2, 70)],
-        _ => {
-            let mut v = Vec::new();
-            for threads in [false, true] {
-                for pipe in [true, false] {
-                    for g in [1, 2, 4, 8] {
-                        v.push((threads, pipe, g, 200 / g));
-                    }
-                }
-            }
-            v
-        }
+        // Threads and processes, each over pipes and sockets, at 1 to 8 groups.
+        _ => [false, true]
+            .into_iter()
+            .flat_map(|threads| [(threads, true), (threads, false)])
+            .flat_map(|(threads, pipe)| [1, 2, 4, 8].map(|g| (threads, pipe, g, 200 / g)))
+            .collect(),
     };
-    for (threads, pipe, groups, loops) in hb_cells {
-        cells.push(eevdf(
-            E::Throughput,
-            hackbench(threads, pipe, groups, loops),
-        ));
+    for (t, p, g, l) in hb_cells {
+        cells.push(eevdf(E::Throughput, hackbench(t, p, g, l)));
     }
     // --full: the latency and throughput experiments again at 2 and 4 vCPUs, where wakeups
     // migrate and the load balancer runs (the same C code in both kernels); each shape
@@ -123,10 +113,8 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
         MatrixKind::Quick | MatrixKind::Bar => (600, 600, 600),
         _ => (2000, 2000, 1000),
     };
-    cells.push(eevdf(
-        E::Throughput,
-        Workload::PingPong { duration_ms: pp_ms },
-    ));
+    let duration_ms = pp_ms;
+    cells.push(eevdf(E::Throughput, Workload::PingPong { duration_ms }));
     let shares: Vec<(ShareKind, F)> = match kind {
         // Shares have an ideal, not a bar.
         MatrixKind::Bar => vec![],
@@ -143,23 +131,18 @@ pub fn cells(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
             (ShareKind::Cgroups, F::eevdf()),
         ],
     };
-    for (k, f) in shares {
-        cells.push(Cell::new(
-            E::Fairness,
-            f,
-            Workload::Share {
-                kind: k,
-                duration_ms: share_ms,
-            },
-        ));
+    let duration_ms = share_ms;
+    for (kind, f) in shares {
+        let share = Workload::Share { kind, duration_ms };
+        cells.push(Cell::new(E::Fairness, f, share));
     }
     let tasks: &[u32] = match kind {
         MatrixKind::Smoke => &[10],
         MatrixKind::Quick | MatrixKind::Bar => &[10, 100],
         _ => &[10, 100, 1000],
     };
+    let duration_ms = scale_ms;
     for &tasks in tasks {
-        let duration_ms = scale_ms;
         cells.push(eevdf(E::Scale, Workload::Scale { tasks, duration_ms }));
     }
     cells.retain(|c| only.is_empty() || only.contains(&c.experiment));
@@ -242,6 +225,19 @@ mod tests {
         }
         let only = cells(MatrixKind::Quick, &[Experiment::Scale]);
         assert!(only.iter().all(|c| c.experiment == Experiment::Scale) && !only.is_empty());
+        // --full's multi-CPU cells (studies::tests::ids_are_unique_and_spaceless checks that
+        // their IDs differ); --quick has none.
+        for n in [2, 4] {
+            for e in [Experiment::Latency, Experiment::Throughput] {
+                let found = full.iter().any(|c| c.cpus == Some(n) && c.experiment == e);
+                assert!(found, "{e:?} at {n} vCPUs");
+            }
+        }
+        assert!(quick.iter().all(|c| c.cpus.is_none()));
+        // Under 10 minutes: 10 boots x (cells x reps + ~15 s boot) with the rust kernel
+        // running every latency cell (once ELIGIBLE and BIAS_ELIGIBLE exist).
+        let per_boot: f64 = quick.iter().map(Cell::estimate_s).sum::<f64>() * 2.0 + 15.0;
+        assert!(per_boot * 10.0 < 600.0, "{per_boot}");
     }
 
     /// `bar` pools at least BAR_WAKEUPS wakeups a kernel in every latency cell: the hog
@@ -274,15 +270,6 @@ mod tests {
         assert!(cells
             .iter()
             .any(|c| matches!(c.workload, Workload::PingPong { .. })));
-    }
-
-    #[test]
-    fn quick_fits_its_budget() {
-        // Under 10 minutes: 10 boots x (cells x reps + ~15 s boot) with the rust kernel running
-        // every latency cell (once ELIGIBLE and BIAS_ELIGIBLE exist).
-        let cells = cells(MatrixKind::Quick, &[]);
-        let per_boot: f64 = cells.iter().map(Cell::estimate_s).sum::<f64>() * 2.0 + 15.0;
-        assert!(per_boot * 10.0 < 600.0, "{per_boot}");
     }
 
     #[test]
@@ -319,20 +306,5 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&n| n == 1));
-    }
-
-    #[test]
-    fn full_has_multi_cpu_cells() {
-        let cells = cells(MatrixKind::Full, &[]);
-        for n in [2, 4] {
-            for e in [Experiment::Latency, Experiment::Throughput] {
-                let found = cells.iter().any(|c| c.cpus == Some(n) && c.experiment == e);
-                assert!(found, "{e:?} at {n} vCPUs");
-            }
-        }
-        // (studies::tests::ids_are_unique_and_spaceless checks that their IDs differ.)
-        assert!(super::cells(MatrixKind::Quick, &[])
-            .iter()
-            .all(|c| c.cpus.is_none()));
     }
 }

@@ -279,20 +279,19 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        let mut b = a.clone();
-        b.matrix = MatrixKind::SeedsSmoke;
-        let e = refused(b);
+        let changed = |f: &dyn Fn(&mut Raw)| {
+            let mut b = a.clone();
+            f(&mut b);
+            refused(b)
+        };
+        let e = changed(&|b| b.matrix = MatrixKind::SeedsSmoke);
         has(
             &e,
             "cannot merge b into a: they differ in matrix Seeds against SeedsSmoke",
         );
-        let mut b = a.clone();
-        b.pair = crate::plan::Pair::Distro;
-        assert!(refused(b).contains("kernel pair tiny against distro"));
-        let mut b = a.clone();
-        b.cpus = 2;
-        b.seed = 7;
-        let e = refused(b);
+        let e = changed(&|b| b.pair = crate::plan::Pair::Distro);
+        assert!(e.contains("kernel pair tiny against distro"));
+        let e = changed(&|b| (b.cpus, b.seed) = (2, 7));
         has(&e, "vCPUs (--cpus) 1 against 2, bootstrap seed 1 against 7");
         let mut b = Raw::for_test(MatrixKind::Quick, vec![]);
         b.started_utc = "x".into();

@@ -121,6 +121,44 @@ pub(crate) fn waker_for_test() -> eevdf_guest::WakerResult {
     }
 }
 
+/// A seed 003 record for the tests' fixtures: `rounds` of the sleeper beside nice-0 hogs,
+/// no hogs read back; struct update syntax sets the rest.
+#[cfg(test)]
+pub(crate) fn migrate_for_test(
+    rounds: Vec<eevdf_guest::MigrateRound>,
+) -> eevdf_guest::MigrateResult {
+    eevdf_guest::MigrateResult {
+        policy: "other".into(),
+        mode: "affinity".into(),
+        sleep_ms: 1000,
+        after_ms: 500,
+        hog_nice: 0,
+        place_record: false,
+        rounds,
+        hogs: Vec::new(),
+    }
+}
+
+/// A seed 002 record for the tests' fixtures: 2 s of `groups`, its tasks read back as
+/// `readback`.
+#[cfg(test)]
+pub(crate) fn mixed_for_test(
+    groups: Vec<eevdf_guest::MixedGroup>,
+    readback: Vec<eevdf_guest::TaskReadback>,
+) -> Record {
+    Record::Mixed(eevdf_guest::MixedResult {
+        policy: "other".into(),
+        cpus: vec![0],
+        duration_s: 2.0,
+        compute_run_us: 8000,
+        compute_sleep_us: 1000,
+        frame_us: 16667,
+        burst_us: 5000,
+        groups,
+        readback,
+    })
+}
+
 /// `NAME=VALUE` pairs of an `@@counters` line; `None` if one is malformed.
 fn parse_counters(s: &str) -> Option<BTreeMap<String, u64>> {
     s.split_whitespace()
@@ -252,6 +290,13 @@ fn close(mut o: Outcome, rc: Option<String>) -> Outcome {
     o
 }
 
+/// `put!(m; NAME => VALUE, ...)`: pushes each named metric onto `m`, in order.
+macro_rules! put {
+    ($m:expr; $($k:expr => $v:expr),+ $(,)?) => {
+        $($m.push(($k.into(), $v));)+
+    };
+}
+
 /// The named metrics of one successful outcome, in display order.
 pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
     let mut m: Vec<(String, f64)> = Vec::new();
@@ -262,11 +307,9 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
     for r in &o.records {
         match r {
             Record::Waker(w) => {
-                m.push(("lat_min_us".into(), w.min_us));
-                m.push(("lat_avg_us".into(), w.avg_us));
-                m.push(("lat_p99_us".into(), w.p99_us));
-                m.push(("lat_max_us".into(), w.max_us));
-                m.push(("run_delay_avg_us".into(), w.run_delay_avg_us));
+                put!(m; "lat_min_us" => w.min_us, "lat_avg_us" => w.avg_us,
+                    "lat_p99_us" => w.p99_us, "lat_max_us" => w.max_us,
+                    "run_delay_avg_us" => w.run_delay_avg_us);
                 // The waker's need: its CPU time per wakeup over its period (the report
                 // puts it beside its share: which regime the cell is in).
                 if w.interval_us > 0 && w.run_avg_us > 0.0 {
@@ -294,15 +337,13 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 }
             }
             Record::Scale(s) => {
-                m.push(("switches_per_s".into(), s.switches_per_s));
-                m.push(("ns_per_switch".into(), s.ns_per_switch));
+                put!(m; "switches_per_s" => s.switches_per_s, "ns_per_switch" => s.ns_per_switch);
             }
             Record::ForkJob(j) => m.push(("forkjob_s".into(), j.elapsed_s)),
             Record::PipeJob(j) => {
                 m.push(("pipejob_alone_s".into(), j.alone.elapsed_s));
                 if let (Some(l), Some(s)) = (&j.loaded, j.slowdown) {
-                    m.push(("pipejob_loaded_s".into(), l.elapsed_s));
-                    m.push(("pipejob_slowdown".into(), s));
+                    put!(m; "pipejob_loaded_s" => l.elapsed_s, "pipejob_slowdown" => s);
                 }
             }
             Record::Migrate(x) => {
@@ -330,33 +371,28 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                     m.push((format!("{}_avg_delay_ms", g.name), g.avg_delay_ms));
                     if x.duration_s > 0.0 {
                         let loops_per_s = g.loops as f64 / x.duration_s;
-                        m.push((format!("{}_loops_per_s", g.name), loops_per_s));
                         // A task's CPU time over the window, against its fair share.
-                        m.push((
-                            format!("{}_cpu_pct", g.name),
-                            100.0 * g.runtime_ms
-                                / 1000.0
-                                / x.duration_s
-                                / f64::from(g.tasks.max(1)),
-                        ));
+                        let tasks = f64::from(g.tasks.max(1));
+                        let cpu_pct = 100.0 * g.runtime_ms / 1000.0 / x.duration_s / tasks;
+                        put!(m; format!("{}_loops_per_s", g.name) => loops_per_s,
+                            format!("{}_cpu_pct", g.name) => cpu_pct);
                     }
                     if g.latency.is_some() && g.loops > 0 {
                         let missed_pct = 100.0 * g.missed as f64 / g.loops as f64;
                         m.push((format!("{}_missed_pct", g.name), missed_pct));
                     }
                     if let Some(l) = &g.latency {
-                        m.push((format!("{}_p50_us", g.name), l.p50_us));
-                        m.push((format!("{}_p99_us", g.name), l.p99_us));
+                        let n = &g.name;
+                        put!(m; format!("{n}_p50_us") => l.p50_us,
+                            format!("{n}_p99_us") => l.p99_us);
                     }
                 }
             }
             Record::RtApp(r) => rtapp_metrics(r, &mut m),
             Record::Msgr(r) => {
                 if let Some(q) = &r.wakeup {
-                    m.push(("msgr_p50_us".into(), q.p50_us));
-                    m.push(("msgr_p90_us".into(), q.p90_us));
-                    m.push(("msgr_p99_us".into(), q.p99_us));
-                    m.push(("msgr_p999_us".into(), q.p999_us));
+                    put!(m; "msgr_p50_us" => q.p50_us, "msgr_p90_us" => q.p90_us);
+                    put!(m; "msgr_p99_us" => q.p99_us, "msgr_p999_us" => q.p999_us);
                 }
                 m.push(("msgr_rps".into(), r.requests_per_s));
             }
@@ -365,13 +401,11 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
                 // runs measure the move, not the protection.
                 let runs_measured = r.runs_span_changes || r.change != "cgroup";
                 if let Some(q) = r.target_runs.as_ref().filter(|_| runs_measured) {
-                    m.push(("t_run_max_us".into(), q.max_us));
-                    m.push(("t_run_p99_us".into(), q.p99_us));
-                    m.push(("t_run_p50_us".into(), q.p50_us));
+                    put!(m; "t_run_max_us" => q.max_us, "t_run_p99_us" => q.p99_us,
+                        "t_run_p50_us" => q.p50_us);
                 }
                 if let Some(q) = &r.competitor_waits {
-                    m.push(("c_wait_p99_us".into(), q.p99_us));
-                    m.push(("c_wait_max_us".into(), q.max_us));
+                    put!(m; "c_wait_p99_us" => q.p99_us, "c_wait_max_us" => q.max_us);
                 }
                 m.push(("t_share".into(), r.target_share));
                 if r.duration_s > 0.0 {
@@ -395,11 +429,11 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
         .filter(|r| matches!(r.task.as_str(), "massive_intr" | "interactive"))
     {
         let g = &r.task;
-        m.push((format!("perf_{g}_runtime_ms"), r.runtime_ms));
-        m.push((format!("perf_{g}_switches"), r.switches as f64));
-        m.push((format!("perf_{g}_avg_delay_ms"), r.avg_delay_ms));
-        m.push((format!("perf_{g}_max_delay_ms"), r.max_delay_ms));
-        m.push((format!("perf_{g}_sum_delay_ms"), r.sum_delay_ms()));
+        put!(m; format!("perf_{g}_runtime_ms") => r.runtime_ms,
+            format!("perf_{g}_switches") => r.switches as f64,
+            format!("perf_{g}_avg_delay_ms") => r.avg_delay_ms,
+            format!("perf_{g}_max_delay_ms") => r.max_delay_ms,
+            format!("perf_{g}_sum_delay_ms") => r.sum_delay_ms());
     }
     // Seed 004: cyclictest's threads, its mean average and its largest maximum.
     let cyc: Vec<(f64, f64, f64)> = o
@@ -411,8 +445,7 @@ pub fn metrics(cell: &Cell, o: &Outcome) -> Vec<(String, f64)> {
     if !cyc.is_empty() {
         let avg = cyc.iter().map(|c| c.1).sum::<f64>() / cyc.len() as f64;
         let max = cyc.iter().map(|c| c.2).fold(0.0, f64::max);
-        m.push(("cyc_avg_us".into(), avg));
-        m.push(("cyc_max_us".into(), max));
+        put!(m; "cyc_avg_us" => avg, "cyc_max_us" => max);
     }
     for (k, &v) in o.counters.iter().flatten() {
         m.push((ctr(k), v as f64));
@@ -514,9 +547,7 @@ pub fn cyclictest_line(line: &str) -> Option<(f64, f64, f64)> {
 /// maximum, and for a sleeper its slowdown (seed 001).
 fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
     if let Some(q) = &r.wakeup {
-        m.push(("wake_p50_us".into(), q.p50_us));
-        m.push(("wake_p99_us".into(), q.p99_us));
-        m.push(("wake_max_us".into(), q.max_us));
+        put!(m; "wake_p50_us" => q.p50_us, "wake_p99_us" => q.p99_us, "wake_max_us" => q.max_us);
     }
     let periods: u64 = r.tasks.iter().map(|t| t.periods).sum();
     if periods > 0 {
@@ -528,11 +559,10 @@ fn rtapp_metrics(r: &RtAppResult, m: &mut Vec<(String, f64)>) {
         let share_err_pp = (t.share - t.fair_share) * 100.0;
         m.push((format!("{}.share_err_pp", t.name), share_err_pp));
         if let Some(q) = &t.wakeup {
-            m.push((format!("{}.p99_us", t.name), q.p99_us));
-            m.push((format!("{}.max_us", t.name), q.max_us));
+            let n = &t.name;
+            put!(m; format!("{n}.p99_us") => q.p99_us, format!("{n}.max_us") => q.max_us);
             if t.kind == "sleeper" {
-                m.push((format!("{}.p90_us", t.name), q.p90_us));
-                m.push((format!("{}.p999_us", t.name), q.p999_us));
+                put!(m; format!("{n}.p90_us") => q.p90_us, format!("{n}.p999_us") => q.p999_us);
             }
         }
         // How long an activation (run and sleep) took, against its length alone: seed
@@ -627,7 +657,25 @@ pub fn placement_metrics(rounds: &[eevdf_guest::MigrateRound]) -> Vec<(String, f
 mod tests {
     use super::*;
     use crate::plan::{Experiment, MatrixKind};
-    use eevdf_guest::{FrameLatency, MixedGroup, MixedResult};
+    use eevdf_guest::{FrameLatency, MixedGroup};
+
+    /// A round of seed 003's sleeper woken after `latency` µs, its lag read from the
+    /// vruntimes `lag_vr`.
+    fn round(
+        lag_vr: Option<f64>,
+        latency: f64,
+        placements: Vec<eevdf_guest::debugfs::Placement>,
+    ) -> eevdf_guest::MigrateRound {
+        eevdf_guest::MigrateRound {
+            woke_on: 1,
+            wake_latency_us: latency,
+            lag_us: None,
+            lag_vruntime_us: lag_vr,
+            placements,
+            share_first_100ms: 0.5,
+            share: 0.5,
+        }
+    }
 
     #[test]
     fn placement_metrics_take_each_rounds_wakeup() {
@@ -646,15 +694,7 @@ mod tests {
             vruntime: 0,
             deadline: 0,
         };
-        let round = |placements| eevdf_guest::MigrateRound {
-            woke_on: 1,
-            wake_latency_us: 1.0,
-            lag_us: None,
-            lag_vruntime_us: None,
-            placements,
-            share_first_100ms: 0.5,
-            share: 0.5,
-        };
+        let round = |placements| round(None, 1.0, placements);
         // -2000 + -2000 * 1024 / 15 = -138533 (truncating). The fork's placement (no
         // WAKEUP) is not the round's.
         let ok = round(vec![
@@ -678,25 +718,8 @@ mod tests {
 
     #[test]
     fn the_vruntime_read_loses_the_hogs_run_after_the_placement() {
-        let round = |lag_vr: f64, latency: f64| eevdf_guest::MigrateRound {
-            woke_on: 1,
-            wake_latency_us: latency,
-            lag_us: None,
-            lag_vruntime_us: Some(lag_vr),
-            placements: Vec::new(),
-            share_first_100ms: 0.5,
-            share: 0.5,
-        };
-        let mut x = eevdf_guest::MigrateResult {
-            policy: "other".into(),
-            mode: "affinity".into(),
-            sleep_ms: 1000,
-            after_ms: 500,
-            hog_nice: 0,
-            place_record: false,
-            rounds: vec![round(3000.0, 200.0), round(-2950.0, 100.0)],
-            hogs: Vec::new(),
-        };
+        let round = |lag_vr: f64, latency: f64| round(Some(lag_vr), latency, Vec::new());
+        let mut x = migrate_for_test(vec![round(3000.0, 200.0), round(-2950.0, 100.0)]);
         // Beside a nice-0 hog half the latency: max(3000 - 100, 2950 - 50).
         assert_eq!(lag_vr_net_us(&x), Some(2900.0));
         // Beside a nice-19 hog 1024 / 1039 of it: the second round is now the larger.
@@ -720,11 +743,15 @@ mod tests {
         }
     }
 
+    /// The metrics of `o`, a run of a cell of the matrix of `kind`.
+    fn metrics_of(kind: MatrixKind, o: &Outcome) -> Vec<(String, f64)> {
+        let cells = matrix(kind, &[]);
+        metrics(cells.iter().find(|c| c.id() == o.id).unwrap(), o)
+    }
+
     /// The metrics of `o`, a run of a cell of the seeds' matrix.
     fn seeds_metrics(o: &Outcome) -> BTreeMap<String, f64> {
-        let cells = matrix(MatrixKind::Seeds, &[]);
-        let c = cells.iter().find(|c| c.id() == o.id).unwrap();
-        metrics(c, o).into_iter().collect()
+        metrics_of(MatrixKind::Seeds, o).into_iter().collect()
     }
 
     const OUT: &str = "\
@@ -767,16 +794,14 @@ Time: 0.75
     #[test]
     fn metrics_by_workload() {
         let (_, o) = parse_boot(OUT);
-        let cells = matrix(MatrixKind::Quick, &[]);
-        let find = |id: &str| cells.iter().find(|c| c.id() == id).unwrap();
-        let m = metrics(find("lat-w1x-l1x/EEVDF"), &o[0]);
+        let m = metrics_of(MatrixKind::Quick, &o[0]);
         let get = |m: &[(String, f64)], k: &str| m.iter().find(|(n, _)| n == k).map(|x| x.1);
         assert_eq!(get(&m, "lat_avg_us"), Some(899.7));
         assert_eq!(get(&m, "hackbench_s"), Some(1.509));
         assert_eq!(get(&m, "ctxsw_per_s"), Some(3753.0 / 1.5));
-        let m = metrics(find("hb-process-pipe-g2/EEVDF"), &o[2]);
+        let m = metrics_of(MatrixKind::Quick, &o[2]);
         assert_eq!(m, vec![("hackbench_s".to_string(), 0.75)]);
-        assert!(metrics(find("pingpong/EEVDF"), &o[3]).is_empty());
+        assert!(metrics_of(MatrixKind::Quick, &o[3]).is_empty());
         let shares = matrix(MatrixKind::Quick, &[Experiment::Fairness]);
         let (_, o2) = parse_boot(&format!("{OUT}@@cell share-nice/EEVDF end rc=0\n"));
         let m = metrics(&shares[0], &o2[4]);
@@ -802,24 +827,17 @@ Time: 0.26
 ";
         let (_, o) = parse_boot(out);
         let c = o[0].counters.as_ref().unwrap();
-        assert_eq!(c["picks"], 50);
-        // Went down: reset in between, so it counted its whole value since.
-        assert_eq!(c["lag_clamped"], 3);
-        assert_eq!(c["preempt_buddy"], 12);
+        // lag_clamped went down: reset in between, so it counted its whole value since.
+        assert_eq!(
+            (c["picks"], c["lag_clamped"], c["preempt_buddy"]),
+            (50, 3, 12)
+        );
         assert_eq!(o[0].tunables["migration_cost_ns"], 0);
         assert!(o[1].tunables.is_empty());
         // A cell without counter lines (stock, or no stats file) has none.
-        assert_eq!(
-            (o[1].status.clone(), o[1].counters.clone()),
-            (Status::Ok, None)
-        );
+        assert!(o[1].status == Status::Ok && o[1].counters.is_none());
         assert!(matches!(o[2].status, Status::Failed(ref w) if w.contains("bad counters")));
-        let cells = matrix(MatrixKind::NextSmoke, &[]);
-        let hb = cells
-            .iter()
-            .find(|c| c.id() == "hb-process-pipe-g1@4cpu/NB1/on")
-            .unwrap();
-        let m = metrics(hb, &o[0]);
+        let m = metrics_of(MatrixKind::NextSmoke, &o[0]);
         assert!(m.contains(&("hackbench_s".to_string(), 0.25)));
         assert!(m.contains(&("ctr:preempt_buddy".to_string(), 12.0)));
         // Old raw.json outcomes have no counters field.
@@ -831,30 +849,12 @@ Time: 0.26
 
     #[test]
     fn bar_metrics_are_the_issues() {
-        let bar: Vec<&str> = [
-            "hackbench_s",
-            "lat_avg_us",
-            "lat_p99_us",
-            "pingpong_switches_per_s",
-            "lat_max_us",
-            "share_0",
-        ]
-        .into_iter()
-        .filter(|m| crate::metrics::meta(m).2)
-        .collect();
-        assert_eq!(
-            bar,
-            [
-                "hackbench_s",
-                "lat_avg_us",
-                "lat_p99_us",
-                "pingpong_switches_per_s"
-            ]
-        );
-        assert_eq!(
-            crate::metrics::meta("pingpong_switches_per_s").1,
-            crate::metrics::Better::Higher
-        );
+        use crate::metrics::{meta, Better};
+        for m in "hackbench_s lat_avg_us lat_p99_us pingpong_switches_per_s".split(' ') {
+            assert!(meta(m).2, "{m}");
+        }
+        assert!(!meta("lat_max_us").2 && !meta("share_0").2);
+        assert_eq!(meta("pingpong_switches_per_s").1, Better::Higher);
     }
 
     #[test]
@@ -938,20 +938,11 @@ T: 0 (  181) P: 0 I:1000 C:    912 Min:      7 Act:   55 Avg:   87 Max:    2052
             latency: lat.then(|| FrameLatency::from_ns(&[1000, 2000])),
         };
         let mut o = Outcome::new("mixed-3c2i-over30pct/EEVDF", 0);
-        o.records.push(Record::Mixed(MixedResult {
-            policy: "other".into(),
-            cpus: vec![0],
-            duration_s: 2.0,
-            compute_run_us: 8000,
-            compute_sleep_us: 1000,
-            frame_us: 16667,
-            burst_us: 5000,
-            groups: vec![
-                group("massive_intr", 3, 3600.0, 500, 0, false),
-                group("interactive", 2, 800.0, 200, 50, true),
-            ],
-            readback: Vec::new(),
-        }));
+        let groups = vec![
+            group("massive_intr", 3, 3600.0, 500, 0, false),
+            group("interactive", 2, 800.0, 200, 50, true),
+        ];
+        o.records.push(mixed_for_test(groups, Vec::new()));
         let m = seeds_metrics(&o);
         assert_eq!(m["massive_intr_cpu_pct"], 60.0);
         assert_eq!(m["interactive_cpu_pct"], 20.0);

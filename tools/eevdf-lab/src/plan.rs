@@ -79,12 +79,6 @@ impl Pair {
         }
     }
 
-    /// Whether tools/build-kernel.sh starts the pair's builds from Debian's config (else
-    /// from tinyconfig).
-    pub fn starts_from_debian(self) -> bool {
-        self == Pair::Distro
-    }
-
     /// The config fragments (kernel/configs/NAME.config) of `role`'s build, in
     /// tools/build-kernel.sh's order.
     pub fn fragments(self, role: Kernel) -> [&'static str; 2] {
@@ -133,12 +127,9 @@ pub fn resolve_kernels(choices: &[KernelChoice]) -> Result<(Pair, Vec<Kernel>), 
     let Some(first) = choices.first() else {
         return Err("--kernels is empty".into());
     };
-    if let Some(other) = choices.iter().find(|c| c.pair != first.pair) {
-        let (tiny, distro) = if first.pair == Pair::Tiny {
-            (first, other)
-        } else {
-            (other, first)
-        };
+    // Each pair's first item, for the error.
+    let first_of = |p| choices.iter().find(|c| c.pair == p);
+    if let (Some(tiny), Some(distro)) = (first_of(Pair::Tiny), first_of(Pair::Distro)) {
         let names = |c: &KernelChoice| {
             c.roles
                 .iter()
@@ -360,10 +351,6 @@ impl FeatureSet {
         FeatureSet::new("NO_RUN_TO_PARITY", &["NO_RUN_TO_PARITY"])
     }
 
-    pub fn no_place_lag() -> FeatureSet {
-        FeatureSet::new("NO_PLACE_LAG", &["NO_PLACE_LAG"])
-    }
-
     /// The seeds' five sets, in the latency tables' order.
     pub fn seeds() -> [FeatureSet; 5] {
         [
@@ -371,7 +358,7 @@ impl FeatureSet {
             FeatureSet::evdf(),
             FeatureSet::bias(),
             FeatureSet::no_run_to_parity(),
-            FeatureSet::no_place_lag(),
+            FeatureSet::new("NO_PLACE_LAG", &["NO_PLACE_LAG"]),
         ]
     }
 
@@ -1430,85 +1417,82 @@ pub fn guest_script(boot: &Boot, cells: &[Cell]) -> String {
     s
 }
 
+/// A latency cell of the main matrices' shape for the tests' fixtures: the waker at `slice_x`
+/// against `hackbench -g 2 -l 70`, its load at `load_slice_x`.
+#[cfg(test)]
+pub(crate) fn latency_for_test(slice_x: f64, load_slice_x: Option<f64>, f: FeatureSet) -> Cell {
+    let (hb_groups, hb_loops, hogs) = (2, 70, None);
+    let w = Workload::Latency {
+        slice_x,
+        load_slice_x,
+        hb_groups,
+        hb_loops,
+        hogs,
+    };
+    Cell::new(Experiment::Latency, f, w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A latency cell of the main matrices' shape: the waker at `slice_x` against
-    /// `hackbench -g 2 -l 70` at the base slice.
-    fn latency(slice_x: f64, features: FeatureSet) -> Cell {
-        Cell::new(
-            Experiment::Latency,
-            features,
-            Workload::Latency {
-                slice_x,
-                load_slice_x: Some(1.0),
-                hb_groups: 2,
-                hb_loops: 70,
-                hogs: None,
-            },
-        )
+    /// The script of one boot that runs `cells` `reps` times.
+    fn script(cells: &[Cell], reps: u32) -> String {
+        guest_script(&plan_boots(cells, &[Kernel::Rust], 1, reps, 1e9)[0], cells)
     }
 
-    fn kernels(list: &[&str]) -> Result<(Pair, Vec<Kernel>), String> {
-        let choices = list
-            .iter()
-            .map(|s| KernelChoice::parse(s))
-            .collect::<Result<Vec<_>, _>>()?;
-        resolve_kernels(&choices)
+    /// The pair and roles of `--kernels LIST`.
+    fn kernels(list: &str) -> Result<(Pair, Vec<Kernel>), String> {
+        let items = list.split(',').filter(|s| !s.is_empty());
+        resolve_kernels(
+            &items
+                .map(KernelChoice::parse)
+                .collect::<Result<Vec<_>, _>>()?,
+        )
     }
 
     #[test]
     fn kernel_lists_resolve_to_one_pair() {
         use Kernel::{Rust, Stock};
-        assert_eq!(
-            kernels(&["rust", "stock"]),
-            Ok((Pair::Tiny, vec![Rust, Stock]))
-        );
-        assert_eq!(kernels(&["stock"]), Ok((Pair::Tiny, vec![Stock])));
-        assert_eq!(kernels(&["distro"]), Ok((Pair::Distro, vec![Rust, Stock])));
-        assert_eq!(kernels(&["distro-stock"]), Ok((Pair::Distro, vec![Stock])));
-        assert_eq!(
-            kernels(&["distro-stock", "distro-rust", "distro"]),
-            Ok((Pair::Distro, vec![Stock, Rust])),
-            "each role once, first mention first"
-        );
-        assert_eq!(
-            kernels(&["rust", "stock", "rust"]),
-            Ok((Pair::Tiny, vec![Rust, Stock]))
-        );
-        for mix in [
-            &["rust", "distro"][..],
-            &["distro-rust", "stock"],
-            &["distro", "rust", "stock"],
+        use Pair::{Distro, Tiny};
+        // Each role once, first mention first.
+        for (list, pair, roles) in [
+            ("rust,stock", Tiny, &[Rust, Stock][..]),
+            ("stock", Tiny, &[Stock]),
+            ("distro", Distro, &[Rust, Stock]),
+            ("distro-stock", Distro, &[Stock]),
+            ("distro-stock,distro-rust,distro", Distro, &[Stock, Rust]),
+            ("rust,stock,rust", Tiny, &[Rust, Stock]),
         ] {
+            assert_eq!(kernels(list), Ok((pair, roles.to_vec())), "{list}");
+        }
+        for mix in ["rust,distro", "distro,rust,stock"] {
             let e = kernels(mix).unwrap_err();
-            assert!(e.contains("mixes the tiny pair"), "{mix:?}: {e}");
+            assert!(e.contains("mixes the tiny pair"), "{mix}: {e}");
         }
         assert_eq!(
-            kernels(&["distro-rust", "stock"]).unwrap_err(),
+            kernels("distro-rust,stock").unwrap_err(),
             "--kernels mixes the tiny pair (stock) with the distro pair (distro): the two \
              roles must be builds of one configuration (--kernels rust,stock or --kernels distro)"
         );
-        assert!(kernels(&["debug"])
+        assert!(kernels("debug")
             .unwrap_err()
             .contains("unknown kernel 'debug'"));
-        assert!(kernels(&[]).is_err());
+        assert!(kernels("").is_err());
     }
 
     #[test]
     fn builds_per_role_and_pair() {
         use Kernel::{Rust, Stock};
-        assert_eq!(Pair::Tiny.build(Rust), "rust");
-        assert_eq!(Pair::Tiny.build(Stock), "stock");
-        assert_eq!(Pair::Distro.build(Rust), "distro");
-        assert_eq!(Pair::Distro.build(Stock), "distro-stock");
-        // tools/build-kernel.sh's configurations.
-        assert_eq!(Pair::Tiny.fragments(Rust), ["base", "eevdf"]);
-        assert_eq!(Pair::Tiny.fragments(Stock), ["base", "stock"]);
-        assert_eq!(Pair::Distro.fragments(Rust), ["distro", "eevdf"]);
-        assert_eq!(Pair::Distro.fragments(Stock), ["distro", "stock"]);
-        assert!(Pair::Distro.starts_from_debian() && !Pair::Tiny.starts_from_debian());
+        // The builds, and tools/build-kernel.sh's configurations.
+        for (pair, role, build, fragments) in [
+            (Pair::Tiny, Rust, "rust", ["base", "eevdf"]),
+            (Pair::Tiny, Stock, "stock", ["base", "stock"]),
+            (Pair::Distro, Rust, "distro", ["distro", "eevdf"]),
+            (Pair::Distro, Stock, "distro-stock", ["distro", "stock"]),
+        ] {
+            assert_eq!((pair.build(role), pair.fragments(role)), (build, fragments));
+        }
         assert_eq!(Pair::default(), Pair::Tiny);
         assert_eq!(serde_json::to_string(&Pair::Distro).unwrap(), "\"distro\"");
     }
@@ -1537,7 +1521,7 @@ mod tests {
         );
         assert!(!c.command().contains("--load-slice-base-x"));
         // A new cell writes its load slice into raw.json and reads it back.
-        let new = latency(0.1, FeatureSet::eevdf()).workload;
+        let new = latency_for_test(0.1, Some(1.0), FeatureSet::eevdf()).workload;
         let json = serde_json::to_string(&new).unwrap();
         assert!(json.contains(r#""load_slice_x":1.0"#), "{json}");
         assert_eq!(serde_json::from_str::<Workload>(&json).unwrap(), new);
@@ -1546,11 +1530,10 @@ mod tests {
     #[test]
     fn script_guards_features_and_brackets_cells() {
         let cells = vec![
-            latency(0.1, FeatureSet::eevdf()),
-            latency(0.1, FeatureSet::evdf()),
+            latency_for_test(0.1, Some(1.0), FeatureSet::eevdf()),
+            latency_for_test(0.1, Some(1.0), FeatureSet::evdf()),
         ];
-        let boots = plan_boots(&cells, &[Kernel::Stock], 1, 2, 1e9);
-        let s = guest_script(&boots[0], &cells);
+        let s = script(&cells, 2);
         // The EEVDF cell's ID and the EVDF one's.
         let (eid, id) = (cells[0].id(), cells[1].id());
         assert!(s.contains(&format!(
@@ -1570,53 +1553,55 @@ mod tests {
         assert!(!s[PRELUDE.len()..].contains("counters before"));
         // The scale cells run with schedstats off too, as the kernels boot: their
         // instructions a switch must not include the Rust kernel's counters.
-        let cells = vec![Cell::new(
-            Experiment::Scale,
-            FeatureSet::eevdf(),
-            Workload::Scale {
-                tasks: 10,
-                duration_ms: 300,
-            },
-        )];
-        let boots = plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9);
-        let s = guest_script(&boots[0], &cells);
+        let scale = Workload::Scale {
+            tasks: 10,
+            duration_ms: 300,
+        };
+        let s = script(
+            &[Cell::new(Experiment::Scale, FeatureSet::eevdf(), scale)],
+            1,
+        );
         assert!(!s.contains("echo 1 > $SS") && !s[PRELUDE.len()..].contains("counters before"));
     }
 
-    /// The script the prelude writes to `path` (`cat > path <<'EOF'` .. `EOF`), written to
-    /// `dir` on the host.
-    fn prelude_script(path: &str, dir: &std::path::Path) -> std::path::PathBuf {
-        let open = format!("cat > {path} <<'EOF'\n");
-        let start = PRELUDE.find(&open).unwrap() + open.len();
-        let len = PRELUDE[start..].find("\nEOF\n").unwrap() + 1;
-        let file = dir.join(path.rsplit('/').next().unwrap());
-        std::fs::write(&file, &PRELUDE[start..start + len]).unwrap();
-        file
+    /// The prelude from `start` through the first `end` after it.
+    fn prelude_part(start: &str, end: &str) -> &'static str {
+        let at = PRELUDE.find(start).unwrap();
+        &PRELUDE[at..at + PRELUDE[at..].find(end).unwrap() + end.len()]
     }
 
+    /// `sh -c script sh arg` with `ST` set to `st`: its standard output (it must succeed).
+    fn sh(script: &str, arg: &str, st: &str) -> String {
+        let out = std::process::Command::new("sh")
+            .args(["-c", script, "sh", arg])
+            .env("ST", st)
+            .output()
+            .expect("sh");
+        assert!(out.status.success(), "{script}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A scratch directory of this test process, named after `name`.
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("eevdf-lab-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// The script the prelude writes to /tmp/eevdf-counters reads the counters by name.
     #[test]
     fn prelude_reads_counters_by_name() {
-        let dir = std::env::temp_dir().join(format!("eevdf-lab-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("test");
         let st = dir.join("stats");
         std::fs::write(&st, "cpu picks lag_clamped\n0 10 1\n1 5 2\nall 15 3\n").unwrap();
-        let script = prelude_script("/tmp/eevdf-counters", &dir);
-        let run = |st: &str, when: &str| {
-            let out = std::process::Command::new("sh")
-                .arg(&script)
-                .arg(when)
-                .env("ST", st)
-                .output()
-                .expect("sh");
-            assert!(out.status.success());
-            String::from_utf8(out.stdout).unwrap()
-        };
+        let open = "cat > /tmp/eevdf-counters <<'EOF'\n";
+        let script = &prelude_part(open, "\nexit 0\n")[open.len()..];
         assert_eq!(
-            run(&st.display().to_string(), "before"),
+            sh(script, "before", &st.display().to_string()),
             "@@counters before picks=15 lag_clamped=3\n"
         );
         // No file (stock kernel, or stats off): nothing printed, and no failure.
-        assert_eq!(run("/nonexistent", "after"), "");
+        assert_eq!(sh(script, "after", "/nonexistent"), "");
         // The guest script's `counters` runs it with the script's ST.
         assert!(PRELUDE.contains("counters() { ST=$ST /tmp/eevdf-counters \"$1\"; }"));
         std::fs::remove_dir_all(&dir).unwrap();
@@ -1626,42 +1611,29 @@ mod tests {
     /// tunables reads them for the record; a file that is not there fails and names itself.
     #[test]
     fn prelude_writes_checks_and_restores_tunables() {
-        let dir = std::env::temp_dir().join(format!("eevdf-lab-tun-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("tun");
         std::fs::write(dir.join("migration_cost_ns"), "500000\n").unwrap();
         let _ = std::fs::remove_file("/tmp/eevdf-tunables.orig");
-        let fns: String = ["sett() {", "restoret() {", "tunables() {"]
-            .iter()
-            .map(|f| {
-                let start = PRELUDE.find(f).unwrap();
-                let end = PRELUDE[start..]
-                    .find("\n}\n")
-                    .map_or_else(|| PRELUDE[start..].find('\n').unwrap(), |e| e + 2);
-                format!("{}\n", &PRELUDE[start..start + end])
-            })
-            .collect();
-        let sh = |body: &str| {
-            let out = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!("T={}\n{fns}{body}", dir.display()))
-                .output()
-                .expect("sh");
-            String::from_utf8(out.stdout).unwrap()
-        };
-        let out = sh(
-            "sett migration_cost_ns=0 && tunables migration_cost_ns; restoret; \
-                      tunables migration_cost_ns",
-        );
+        let fns = [
+            ("sett() {", "\n}\n"),
+            ("restoret() {", "\n}\n"),
+            ("tunables() {", "; }\n"),
+        ]
+        .map(|(f, end)| prelude_part(f, end))
+        .concat();
+        let sh = |body: &str| sh(&format!("T={}\n{fns}{body}", dir.display()), "", "");
         assert_eq!(
-            out,
+            sh(
+                "sett migration_cost_ns=0 && tunables migration_cost_ns; restoret; \
+                tunables migration_cost_ns"
+            ),
             "@@tunables migration_cost_ns=0\n@@tunables migration_cost_ns=500000\n"
         );
-        let out = sh(
-            "sett migration_cost_ns=7 no_such_ns=1 || echo \"bad $BAD\"; restoret; \
-                      tunables migration_cost_ns",
-        );
         assert_eq!(
-            out,
+            sh(
+                "sett migration_cost_ns=7 no_such_ns=1 || echo \"bad $BAD\"; restoret; \
+                tunables migration_cost_ns"
+            ),
             "bad no_such_ns=1\n@@tunables migration_cost_ns=500000\n"
         );
         std::fs::remove_dir_all(&dir).unwrap();
@@ -1680,27 +1652,15 @@ mod tests {
         assert!(c.command().contains("--burst-us 2000 "));
         assert_eq!(mixed_load(&c.workload).unwrap().id(), "under12pct");
         // A new one names its load, and says it in its JSON.
+        let mut n = c.clone();
         let Workload::Mixed {
-            compute,
-            interactive,
-            duration_ms,
-            timehist_lines,
+            interactive_burst_us,
             ..
-        } = c.workload
+        } = &mut n.workload
         else {
             unreachable!()
         };
-        let n = Cell::new(
-            c.experiment,
-            c.features.clone(),
-            Workload::Mixed {
-                compute,
-                interactive,
-                interactive_burst_us: Some(5000),
-                duration_ms,
-                timehist_lines,
-            },
-        );
+        *interactive_burst_us = Some(5000);
         assert_eq!(n.id(), "mixed-3c2i-over30pct/EEVDF");
         let back: Cell = serde_json::from_str(&serde_json::to_string(&n).unwrap()).unwrap();
         assert_eq!(back, n);
@@ -1708,22 +1668,19 @@ mod tests {
 
     #[test]
     fn a_feature_set_with_tunables_writes_them_after_its_features() {
-        let f = FeatureSet::new("NB/on", &["NEXT_BUDDY"]).with_tunable(
-            "NB+sync/on",
-            "migration_cost_ns",
-            0,
-        );
+        let f = FeatureSet::new("NB/on", &["NEXT_BUDDY"]);
+        let f = f.with_tunable("NB+sync/on", "migration_cost_ns", 0);
         assert_eq!(f.name(), "NB+sync/on");
         assert_eq!(f.tunables()[0].write(), "migration_cost_ns=0");
-        let c = Cell::new(
-            Experiment::Throughput,
-            f.clone(),
-            Workload::PingPong { duration_ms: 100 },
-        );
-        let cells = [c];
-        let boots = plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9);
-        let s = guest_script(&boots[0], &cells);
-        let id = cells[0].id();
+        let pp = |f: FeatureSet| {
+            let c = Cell::new(
+                Experiment::Throughput,
+                f,
+                Workload::PingPong { duration_ms: 100 },
+            );
+            (c.id(), script(&[c], 1))
+        };
+        let (id, s) = pp(f);
         assert!(s.contains(&format!(
             "elif ! setf NEXT_BUDDY || ! sett migration_cost_ns=0; then\n\techo \"@@cell {id} \
              end rc=99 (writing $BAD failed)\""
@@ -1731,12 +1688,7 @@ mod tests {
         assert!(s.contains("\ttunables migration_cost_ns\n\techo \"@@cell "));
         // Tunables alone still guard the run.
         let t = FeatureSet::eevdf().with_tunable("EEVDF-bs3ms", "base_slice_ns", 3_000_000);
-        let cells = [Cell::new(
-            Experiment::Throughput,
-            t.clone(),
-            Workload::PingPong { duration_ms: 100 },
-        )];
-        let s = guest_script(&plan_boots(&cells, &[Kernel::Rust], 1, 1, 1e9)[0], &cells);
+        let s = pp(t.clone()).1;
         assert!(s.contains("if ! setf  || ! sett base_slice_ns=3000000; then"));
         // raw.json keeps them, and a run recorded without them reads as none.
         let back: FeatureSet = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();

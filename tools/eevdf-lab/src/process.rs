@@ -43,12 +43,8 @@ impl Vm {
     pub fn spawn(vc: &VmCommand<'_>) -> Result<Vm> {
         let mut child = Command::new(vc.root.join("target/release/eevdf-vm"))
             .args(["--kernel", vc.build, "--cpus", &vc.cpus.to_string()])
-            .args([
-                "--mem-mib",
-                &vc.mem_mib.to_string(),
-                "--timeout-s",
-                &vc.timeout_s.to_string(),
-            ])
+            .args(["--mem-mib", &vc.mem_mib.to_string()])
+            .args(["--timeout-s", &vc.timeout_s.to_string()])
             .args(match vc.icount_shift {
                 Some(shift) => vec!["--icount-shift".to_string(), shift.to_string()],
                 None => vec![],
@@ -63,12 +59,8 @@ impl Vm {
             .context("starting target/release/eevdf-vm (build it, or drop --no-build)")?;
         let stderr = child.stderr.take().context("eevdf-vm stderr")?;
         let stderr = std::thread::spawn(move || {
-            let mut s = String::new();
-            for l in BufReader::new(stderr).lines().map_while(Result::ok) {
-                s.push_str(&l);
-                s.push('\n');
-            }
-            s
+            let lines = BufReader::new(stderr).lines().map_while(Result::ok);
+            lines.map(|l| l + "\n").collect::<String>()
         });
         let stdout = BufReader::new(child.stdout.take().context("eevdf-vm stdout")?);
         Ok(Vm {

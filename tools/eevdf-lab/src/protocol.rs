@@ -83,32 +83,22 @@ mod tests {
 
     #[test]
     fn parses_what_guest_script_prints() {
-        let p = CellLine::parse;
-        assert_eq!(p("hello"), None);
-        assert_eq!(p("@@info uname=6.12"), None);
-        assert_eq!(
-            p("@@cell lat-w1x-l1x/EEVDF begin rep=1\r"),
-            Some(CellLine {
-                id: "lat-w1x-l1x/EEVDF",
-                event: CellEvent::Begin { rep: 1 }
-            })
-        );
-        assert_eq!(
-            p("@@cell a begin").map(|c| c.event),
-            Some(CellEvent::Begin { rep: 0 })
-        );
-        assert_eq!(
-            p("@@cell a end rc=99 (writing NO_ELIGIBLE failed)").map(|c| c.event),
-            Some(CellEvent::End {
-                rc: "99 (writing NO_ELIGIBLE failed)"
-            })
-        );
-        assert_eq!(
-            p("@@cell a unavailable ELIGIBLE").map(|c| c.event),
-            Some(CellEvent::Unavailable {
-                feature: "ELIGIBLE"
-            })
-        );
-        assert_eq!(p("@@cell a what").map(|c| c.event), Some(CellEvent::Other));
+        use CellEvent::{Begin, End, Other, Unavailable};
+        let c = |id, event| Some(CellLine { id, event });
+        for (line, want) in [
+            ("hello", None),
+            ("@@info uname=6.12", None),
+            ("@@cell x begin rep=1\r", c("x", Begin { rep: 1 })),
+            ("@@cell a begin", c("a", Begin { rep: 0 })),
+            ("@@cell a what", c("a", Other)),
+        ] {
+            assert_eq!(CellLine::parse(line), want, "{line:?}");
+        }
+        let feature = "ELIGIBLE";
+        let unavailable = CellLine::parse("@@cell a unavailable ELIGIBLE");
+        assert_eq!(unavailable, c("a", Unavailable { feature }));
+        let rc = "99 (writing NO_ELIGIBLE failed)";
+        let line = format!("@@cell a end rc={rc}");
+        assert_eq!(CellLine::parse(&line), c("a", End { rc }));
     }
 }

@@ -239,8 +239,8 @@ pub fn table<'a>(
         };
         let id = c.id();
         for k in [Kernel::Stock, Kernel::Rust] {
-            let (mut planned_w, mut planned_l) = (BTreeSet::new(), BTreeSet::new());
-            let (mut read_w, mut read_l) = (BTreeSet::new(), BTreeSet::new());
+            // The slices planned for the waker and the load, then those read back.
+            let mut sets: [BTreeSet<u64>; 4] = Default::default();
             let (mut runs, mut bad) = (0, 0);
             for (_, info, outcomes) in boots.clone().into_iter().filter(|b| b.0 == k) {
                 for o in outcomes.iter().filter(|o| o.id == id) {
@@ -249,35 +249,26 @@ pub fn table<'a>(
                     };
                     runs += 1;
                     if let Some((pw, pl)) = planned(c, info.base_slice_ns) {
-                        planned_w.insert(pw.slice_ns);
-                        planned_l.insert(pl.slice_ns);
+                        sets[0].insert(pw.slice_ns);
+                        sets[1].insert(pl.slice_ns);
                     }
                     for r in &w.readback {
-                        let set = if r.role == "waker" {
-                            &mut read_w
-                        } else {
-                            &mut read_l
-                        };
-                        set.extend(r.slice_ns);
+                        sets[2 + usize::from(r.role != "waker")].extend(r.slice_ns);
                     }
-                    if mismatch(c, info.base_slice_ns, &o.records).is_some() {
-                        bad += 1;
-                    }
+                    bad += usize::from(mismatch(c, info.base_slice_ns, &o.records).is_some());
                 }
             }
             if runs == 0 {
                 continue;
             }
+            let sets: Vec<String> = sets.iter().map(us).collect();
             let _ = writeln!(
                 t,
-                "| {} | {} | {} | {} | {} | {} | {} | {runs} | {bad} |",
+                "| {} | {} | {} | {} | {runs} | {bad} |",
                 c.label(),
                 c.features.name(),
                 k.name(),
-                us(&planned_w),
-                us(&planned_l),
-                us(&read_w),
-                us(&read_l),
+                sets.join(" | "),
             );
         }
     }
@@ -351,17 +342,7 @@ mod tests {
     use eevdf_guest::WakerResult;
 
     fn cell(slice_x: f64, load_slice_x: Option<f64>) -> Cell {
-        Cell::new(
-            Experiment::Latency,
-            FeatureSet::eevdf(),
-            Workload::Latency {
-                slice_x,
-                load_slice_x,
-                hb_groups: 2,
-                hb_loops: 70,
-                hogs: None,
-            },
-        )
+        crate::plan::latency_for_test(slice_x, load_slice_x, FeatureSet::eevdf())
     }
 
     fn task(role: &str, pid: i32, comm: &str, nice: i32, slice_ns: u64) -> TaskReadback {
@@ -412,15 +393,13 @@ mod tests {
 
     #[test]
     fn the_plan_of_a_cell() {
-        let (w, l) = planned(&cell(0.1, Some(1.0)), BASE).unwrap();
-        assert_eq!((w.slice_ns, l.slice_ns), (100_000, 700_000));
+        let (plan, other) = (|x, l| planned(&cell(x, l), BASE), Planned::other);
+        assert_eq!(plan(0.1, Some(1.0)), Some((other(100_000), other(700_000))));
         assert_eq!(
-            (w.policy, w.nice, l.policy, l.nice),
-            ("other", 0, "other", 0)
+            plan(10.0, Some(10.0)),
+            Some((other(7_000_000), other(7_000_000)))
         );
-        let (w, l) = planned(&cell(10.0, Some(10.0)), BASE).unwrap();
-        assert_eq!((w.slice_ns, l.slice_ns), (7_000_000, 7_000_000));
-        assert_eq!(planned(&cell(0.1, None), BASE), None);
+        assert_eq!(plan(0.1, None), None);
         let hb = matrix(MatrixKind::Quick, &[Experiment::Throughput]);
         assert_eq!(planned(&hb[0], BASE), None);
     }
@@ -452,7 +431,6 @@ mod tests {
     /// A run whose tunables read back otherwise than planned, or not at all, fails.
     #[test]
     fn a_run_that_did_not_hold_its_tunables_fails() {
-        use crate::plan::{Experiment, FeatureSet};
         let c = Cell::new(
             Experiment::Throughput,
             FeatureSet::eevdf().with_tunable("EEVDF-mc0", "migration_cost_ns", 0),
@@ -475,7 +453,6 @@ mod tests {
     /// one); a task at another slice fails the run, and records without a read-back pass.
     #[test]
     fn a_mixed_run_is_held_to_its_base_slice() {
-        use eevdf_guest::MixedResult;
         let cells = crate::seeds::matrix(false, &[crate::plan::Experiment::Seed(2)]);
         let long = cells
             .iter()
@@ -483,21 +460,9 @@ mod tests {
             .unwrap()
             .clone();
         let rec = |slices: &[u64]| {
-            vec![Record::Mixed(MixedResult {
-                policy: "other".into(),
-                cpus: vec![0],
-                duration_s: 3.0,
-                compute_run_us: 8000,
-                compute_sleep_us: 1000,
-                frame_us: 16667,
-                burst_us: 3333,
-                groups: Vec::new(),
-                readback: slices
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &ns)| task("interactive", 100 + i as i32, "eevdf-mixed", 0, ns))
-                    .collect(),
-            })]
+            let tasks = slices.iter().zip(100..);
+            let t = tasks.map(|(&ns, pid)| task("interactive", pid, "eevdf-mixed", 0, ns));
+            vec![crate::parse::mixed_for_test(Vec::new(), t.collect())]
         };
         let info = base_info();
         let mut outcomes: Vec<Outcome> = (0..3).map(|r| Outcome::new(&long.id(), r)).collect();
@@ -517,22 +482,16 @@ mod tests {
     /// Seed 003's nice-19 cell fails a run whose hogs did not run at nice 19.
     #[test]
     fn a_migrate_run_is_held_to_its_hogs_nice() {
-        use eevdf_guest::MigrateResult;
         let cells = crate::seeds::matrix(false, &[crate::plan::Experiment::Seed(3)]);
         let c = cells
             .iter()
             .find(|c| matches!(c.workload, Workload::Migrate { hog_nice: 19, .. }))
             .unwrap();
         let rec = |nice: i32| {
-            vec![Record::Migrate(MigrateResult {
-                policy: "other".into(),
-                mode: "affinity".into(),
-                sleep_ms: 1000,
-                after_ms: 500,
+            vec![Record::Migrate(eevdf_guest::MigrateResult {
                 hog_nice: 19,
-                place_record: true,
-                rounds: Vec::new(),
                 hogs: vec![task("hog", 7, "eevdf-migrate", nice, BASE)],
+                ..crate::parse::migrate_for_test(Vec::new())
             })]
         };
         assert_eq!(mismatch(c, BASE, &rec(19)), None);
@@ -584,19 +543,11 @@ mod tests {
         let one = cell(1.0, Some(1.0));
         assert_eq!(clamped(std::slice::from_ref(&one), info.cpus, [&info]), "");
         // A base slice reported at another vCPU count says nothing of this cell.
-        assert_eq!(
-            clamped(std::slice::from_ref(&c), info.cpus + 1, [&info]),
-            ""
-        );
+        let cs = std::slice::from_ref(&c);
+        assert_eq!(clamped(cs, info.cpus + 1, [&info]), "");
         // Runs from before the load-slice fix plan no load slice: no table.
-        assert_eq!(
-            table(
-                &[cell(0.1, None)],
-                info.cpus,
-                [(Kernel::Rust, &info, &rust[..])]
-            ),
-            ""
-        );
+        let (old, boots) = ([cell(0.1, None)], [(Kernel::Rust, &info, &rust[..])]);
+        assert_eq!(table(&old, info.cpus, boots), "");
     }
 
     #[test]
