@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Where hackbench's time goes on two kernels: each run's time beside its tasks' voluntary
+# and involuntary context switches (getrusage of the reaped tree, by `busybox time -v`),
+# the machine's context switches (/proc/stat ctxt) and its idle time (/proc/stat, USER_HZ
+# ticks summed over the CPUs). Under icount a run's time is the instructions both vCPUs
+# executed, so a kernel whose switches are cheaper but which switches more often can take
+# as long as one that switches less: this separates the two.
+#
+#   tools/hackbench-switches.sh [BOOTS] [CPUS] [RUNS] [KERNEL_A] [KERNEL_B]
+#   tools/hackbench-switches.sh --summary DIR [KERNEL_A] [KERNEL_B]   (the table again, from
+#                                                                     a measurement's logs)
+#
+# Defaults: 25 boots a kernel, 2 vCPUs, 4 runs of `hackbench -P -p -g 2 -l 70` (the lab's
+# processes/pipe cell) a boot, rust against stock. Boots alternate A, B, A, B, ... under
+# -icount shift=3. A kernel is an eevdf-vm --kernel name or a bzImage path. More boots
+# narrow the intervals (25 gave switches a run to about ±3%), at about 15 s of a host core
+# a boot. Every boot must print every run, or the whole measurement fails. Prints a table of
+# medians with A/B and a 95% bootstrap interval; the logs stay in
+# $EEVDF_CACHE/hackbench-switches/<stamp>/.
+source "$(dirname "$0")/lib.sh"
+# A kernel's label: its name, or for a bzImage path the O= directory it was built in.
+label() { case $1 in */arch/x86/boot/bzImage) basename "${1%/arch/x86/boot/bzImage}" ;; *) basename "$1" ;; esac; }
+# summary DIR A B: the table of medians from the logs in DIR.
+summary() {
+	python3 - "$1" "$(label "$2")" "$(label "$3")" <<'PY'
+import glob, random, statistics as st, sys
+
+out, a, b = sys.argv[1:]
+runs = {}
+for k in (a, b):
+    for path in glob.glob(f"{out}/{k}-*.log"):
+        for line in open(path):
+            if line.startswith("@@run "):
+                runs.setdefault(k, []).append(
+                    {f: float(v) for f, v in (w.split("=") for w in line.split()[1:])})
+if a not in runs or b not in runs:
+    sys.exit(f"error: no runs of {a} or {b} in {out}")
+metrics = ["time_s", "ctxt", "voluntary", "involuntary", "idle_ticks", "us_per_ctxt"]
+for r in runs[a] + runs[b]:
+    r["us_per_ctxt"] = r["time_s"] / r["ctxt"] * 1e6
+rng = random.Random(24301)
+show = lambda v: f"{v:,.0f}" if v >= 1000 else f"{v:.4g}"
+print(f"| {len(runs[a])} runs of {a}, {len(runs[b])} of {b} | {a} | {b} | {a}/{b} [95%] |")
+print("|---|---:|---:|---|")
+for m in metrics:
+    xa, xb = [r[m] for r in runs[a]], [r[m] for r in runs[b]]
+    ratio = lambda p, q: st.median(p) / st.median(q) if st.median(q) else float("nan")
+    bs = sorted(ratio(rng.choices(xa, k=len(xa)), rng.choices(xb, k=len(xb)))
+                for _ in range(2000))
+    print(f"| {m} | {show(st.median(xa))} | {show(st.median(xb))} | "
+          f"{ratio(xa, xb):.3f} [{bs[49]:.3f}, {bs[1949]:.3f}] |")
+PY
+}
+if [ "${1:-}" = --summary ]; then
+	[ -d "${2:-}" ] || die "--summary needs a measurement's directory of logs"
+	summary "$2" "${3:-rust}" "${4:-stock}"
+	exit
+fi
+boots=${1:-25}
+cpus=${2:-2}
+runs=${3:-4}
+a=${4:-rust}
+b=${5:-stock}
+for v in "$boots" "$cpus" "$runs"; do
+	[[ "$v" =~ ^[1-9][0-9]*$ ]] || die "BOOTS, CPUS and RUNS must be positive integers, not '$v'"
+done
+cd "$EEVDF_REPO"
+cargo build --quiet --release --locked -p eevdf-vm
+cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eevdf-guest
+
+out=$EEVDF_CACHE/hackbench-switches/$(date -u +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+cat >"$out/run.sh" <<GUEST
+echo "@@info uname=\$(uname -r) cpus=\$(grep -c ^processor /proc/cpuinfo)"
+echo "@@features \$(cat /sys/kernel/debug/sched/features)"
+for i in \$(seq $runs); do
+	set -- \$(grep '^ctxt' /proc/stat); c0=\$2
+	i0=\$(awk '/^cpu /{print \$5}' /proc/stat)
+	busybox time -v hackbench -P -p -g 2 -l 70 >/tmp/hb.out 2>&1 || { cat /tmp/hb.out; exit 1; }
+	set -- \$(grep '^ctxt' /proc/stat); c1=\$2
+	i1=\$(awk '/^cpu /{print \$5}' /proc/stat)
+	t=\$(awk '/^Time:/{print \$2}' /tmp/hb.out)
+	vol=\$(awk -F': ' '/Voluntary context/{print \$2}' /tmp/hb.out)
+	inv=\$(awk -F': ' '/Involuntary context/{print \$2}' /tmp/hb.out)
+	echo "@@run time_s=\$t ctxt=\$((c1 - c0)) idle_ticks=\$((i1 - i0)) voluntary=\$vol involuntary=\$inv"
+done
+GUEST
+step "hackbench-switches: $boots boots of $a and of $b, $cpus vCPUs, $runs runs a boot, logs in $out"
+t0=$(now)
+for i in $(seq "$boots"); do
+	for k in "$a" "$b"; do
+		log=$out/$(label "$k")-$i.log
+		target/release/eevdf-vm --kernel "$k" --cpus "$cpus" --icount-shift 3 "$out/run.sh" \
+			>"$log" 2>&1 || die "boot $i of $k failed: $log"
+		n=$(grep -c '^@@run time_s=[0-9]' "$log") || true
+		[ "$n" = "$runs" ] || die "boot $i of $k printed $n runs of $runs: $log"
+	done
+	el=$(($(now) - t0))
+	note "boot $i/$boots of each: ${el} s, about $((el * (boots - i) / i)) s left"
+done
+summary "$out" "$a" "$b"
