@@ -17,6 +17,13 @@
 # a boot. Every boot must print every run, or the whole measurement fails. Prints a table of
 # medians with A/B and a 95% bootstrap interval; the logs stay in
 # $EEVDF_CACHE/hackbench-switches/<stamp>/.
+#
+# SCHEDSTATS=1 turns schedstats on in the guest (which costs the rust kernel more than stock:
+# the times then compare the two with their statistics) and adds, from /proc/schedstat
+# summed over the CPUs and domains: the times a CPU went idle (`sched_goidle`), the idle
+# CPUs' load balancing (`lb_count` and `lb_nobusyg`, no busier group found, of CPU_IDLE),
+# the newly idle balancing (`lb_count` of CPU_NEWLY_IDLE) and the wakeups moved to the
+# waker's CPU (`ttwu_move_affine`).
 source "$(dirname "$0")/lib.sh"
 # A kernel's label: its name, or for a bzImage path the O= directory it was built in.
 label() { case $1 in */arch/x86/boot/bzImage) basename "${1%/arch/x86/boot/bzImage}" ;; *) basename "$1" ;; esac; }
@@ -36,6 +43,8 @@ for k in (a, b):
 if a not in runs or b not in runs:
     sys.exit(f"error: no runs of {a} or {b} in {out}")
 metrics = ["time_s", "ctxt", "voluntary", "involuntary", "idle_ticks", "us_per_ctxt"]
+metrics += [m for m in ["goidle", "idle_lb", "idle_lb_nobusyg", "newidle_lb", "move_affine"]
+            if m in runs[a][0]]
 for r in runs[a] + runs[b]:
     r["us_per_ctxt"] = r["time_s"] / r["ctxt"] * 1e6
 rng = random.Random(24301)
@@ -70,19 +79,33 @@ cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eev
 
 out=$EEVDF_CACHE/hackbench-switches/$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$out"
+ss=${SCHEDSTATS:-0}
+[[ "$ss" =~ ^[01]$ ]] || die "SCHEDSTATS must be 0 or 1, not '$ss'"
 cat >"$out/run.sh" <<GUEST
+[ $ss = 1 ] && echo 1 >/proc/sys/kernel/sched_schedstats
+# /proc/schedstat's totals (version 16): sched_goidle, then of the domains CPU_IDLE's
+# lb_count and lb_nobusyg, CPU_NEWLY_IDLE's lb_count and ttwu_move_affine.
+ss() { awk '\$1 ~ /^cpu/ { g += \$5 } \$1 ~ /^domain/ { a += \$11; b += \$18; c += \$19; d += \$37 }
+	END { print g, a, b, c, d }' /proc/schedstat; }
 echo "@@info uname=\$(uname -r) cpus=\$(grep -c ^processor /proc/cpuinfo)"
 echo "@@features \$(cat /sys/kernel/debug/sched/features)"
 for i in \$(seq $runs); do
 	set -- \$(grep '^ctxt' /proc/stat); c0=\$2
 	i0=\$(awk '/^cpu /{print \$5}' /proc/stat)
+	s0=\$(ss)
 	busybox time -v hackbench -P -p -g 2 -l 70 >/tmp/hb.out 2>&1 || { cat /tmp/hb.out; exit 1; }
 	set -- \$(grep '^ctxt' /proc/stat); c1=\$2
 	i1=\$(awk '/^cpu /{print \$5}' /proc/stat)
 	t=\$(awk '/^Time:/{print \$2}' /tmp/hb.out)
 	vol=\$(awk -F': ' '/Voluntary context/{print \$2}' /tmp/hb.out)
 	inv=\$(awk -F': ' '/Involuntary context/{print \$2}' /tmp/hb.out)
-	echo "@@run time_s=\$t ctxt=\$((c1 - c0)) idle_ticks=\$((i1 - i0)) voluntary=\$vol involuntary=\$inv"
+	x=
+	if [ $ss = 1 ]; then
+		set -- \$s0 \$(ss)
+		x=" goidle=\$((\$6 - \$1)) idle_lb=\$((\$7 - \$2)) idle_lb_nobusyg=\$((\$8 - \$3))"
+		x="\$x newidle_lb=\$((\$9 - \$4)) move_affine=\$((\${10} - \$5))"
+	fi
+	echo "@@run time_s=\$t ctxt=\$((c1 - c0)) idle_ticks=\$((i1 - i0)) voluntary=\$vol involuntary=\$inv\$x"
 done
 GUEST
 step "hackbench-switches: $boots boots of $a and of $b, $cpus vCPUs, $runs runs a boot, logs in $out"
