@@ -24,6 +24,9 @@
 # CPUs' load balancing (`lb_count` and `lb_nobusyg`, no busier group found, of CPU_IDLE),
 # the newly idle balancing (`lb_count` of CPU_NEWLY_IDLE) and the wakeups moved to the
 # waker's CPU (`ttwu_move_affine`).
+#
+# FEATURES="NO_DELAY_DEQUEUE ..." writes those sched features in every boot before the runs
+# (on both kernels; a write that does not take fails the boot).
 source "$(dirname "$0")/lib.sh"
 # A kernel's label: its name, or for a bzImage path the O= directory it was built in.
 label() { case $1 in */arch/x86/boot/bzImage) basename "${1%/arch/x86/boot/bzImage}" ;; *) basename "$1" ;; esac; }
@@ -87,6 +90,10 @@ cat >"$out/run.sh" <<GUEST
 # lb_count and lb_nobusyg, CPU_NEWLY_IDLE's lb_count and ttwu_move_affine.
 ss() { awk '\$1 ~ /^cpu/ { g += \$5 } \$1 ~ /^domain/ { a += \$11; b += \$18; c += \$19; d += \$37 }
 	END { print g, a, b, c, d }' /proc/schedstat; }
+for w in ${FEATURES:-}; do
+	echo \$w >/sys/kernel/debug/sched/features && grep -qw \$w /sys/kernel/debug/sched/features ||
+		{ echo "the feature write \$w did not take"; exit 1; }
+done
 echo "@@info uname=\$(uname -r) cpus=\$(grep -c ^processor /proc/cpuinfo)"
 echo "@@features \$(cat /sys/kernel/debug/sched/features)"
 for i in \$(seq $runs); do
@@ -108,7 +115,7 @@ for i in \$(seq $runs); do
 	echo "@@run time_s=\$t ctxt=\$((c1 - c0)) idle_ticks=\$((i1 - i0)) voluntary=\$vol involuntary=\$inv\$x"
 done
 GUEST
-step "hackbench-switches: $boots boots of $a and of $b, $cpus vCPUs, $runs runs a boot, logs in $out"
+step "hackbench-switches: $boots boots of $a and of $b, $cpus vCPUs, $runs runs a boot${FEATURES:+, features $FEATURES}, logs in $out"
 t0=$(now)
 for i in $(seq "$boots"); do
 	for k in "$a" "$b"; do
