@@ -124,8 +124,15 @@ for i in $(seq "$boots"); do
 			>"$log" 2>&1 || die "boot $i of $k failed: $log"
 		n=$(grep -c '^@@run time_s=[0-9]' "$log") || true
 		[ "$n" = "$runs" ] || die "boot $i of $k printed $n runs of $runs: $log"
+		# Every boot of a kernel runs with the features its first boot had (the defaults, or
+		# FEATURES written): the table compares two configurations, not a mixture.
+		f=$(grep -m1 '^@@features ' "$log") || die "boot $i of $k printed no features: $log"
+		first=$out/$(label "$k").features
+		[ -f "$first" ] || echo "$f" >"$first"
+		[ "$f" = "$(cat "$first")" ] || die "boot $i of $k ran with other features than its first boot: $log"
 	done
 	el=$(($(now) - t0))
 	note "boot $i/$boots of each: ${el} s, about $((el * (boots - i) / i)) s left"
 done
+for k in "$a" "$b"; do note "$(label "$k"): ${k}, $(sed 's/^@@features //' "$out/$(label "$k").features")"; done
 summary "$out" "$a" "$b"
