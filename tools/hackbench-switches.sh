@@ -38,7 +38,10 @@ import glob, random, statistics as st, sys
 out, a, b = sys.argv[1:]
 runs = {}
 for k in (a, b):
-    for path in glob.glob(f"{out}/{k}-*.log"):
+    # {k}-N.log only: rust-*.log would also take rust-pad's logs.
+    for path in glob.glob(f"{out}/{k}-[0-9]*.log"):
+        if not path.removesuffix(".log").rsplit("-", 1)[1].isdigit():
+            continue
         for line in open(path):
             if line.startswith("@@run "):
                 runs.setdefault(k, []).append(
