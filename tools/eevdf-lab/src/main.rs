@@ -236,6 +236,7 @@ struct Common {
     batch_budget_s: u64,
 
     /// Where the timestamped results directory goes (default: results/ in the repository).
+    /// A run that starts in the same second as another there gets `<stamp>-2` (and so on).
     #[arg(long)]
     out_dir: Option<PathBuf>,
 
@@ -791,6 +792,25 @@ fn command_line() -> String {
 /// `eevdf-lab report RAW [RAW ...]`: the run's report again from its records, into its
 /// directory; several runs' merged ([`merge::merge`]) into `merged/` in the last one's
 /// directory, beside the merged record.
+/// A new directory for a run's results under `base`, named `stamp`, or `stamp-2`, `stamp-3`,
+/// ... when a run that started in the same second (two runs on one host, one a core) has
+/// taken it: two runs never write into one directory.
+fn fresh_dir(base: &Path, stamp: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(base).with_context(|| format!("creating {}", base.display()))?;
+    let mut n = 1;
+    loop {
+        let dir = match n {
+            1 => base.join(stamp),
+            _ => base.join(format!("{stamp}-{n}")),
+        };
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+            Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+        }
+    }
+}
+
 fn report_from_raws(paths: &[PathBuf], results_page: Option<&Path>) -> Result<bool> {
     let mut runs = Vec::new();
     for p in paths {
@@ -922,12 +942,8 @@ fn real_main() -> Result<bool> {
         );
     }
     let (started_utc, stamp) = utc_now();
-    let dir = args
-        .out_dir
-        .clone()
-        .unwrap_or_else(|| root.join("results"))
-        .join(&stamp);
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let base = args.out_dir.clone().unwrap_or_else(|| root.join("results"));
+    let dir = fresh_dir(&base, &stamp)?;
     eprintln!("==> eevdf-lab: results in {}", dir.display());
     if kind.is_next() {
         for &k in &kernels {
@@ -1017,6 +1033,23 @@ fn real_main() -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_started_in_one_second_get_their_own_directories() {
+        let base = std::env::temp_dir().join(format!("eevdf-lab-fresh-{}", std::process::id()));
+        let dirs: Vec<PathBuf> = (0..3)
+            .map(|_| fresh_dir(&base, "20261204-150453").unwrap())
+            .collect();
+        let names: Vec<&str> = dirs
+            .iter()
+            .map(|d| d.file_name().unwrap().to_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["20261204-150453", "20261204-150453-2", "20261204-150453-3"]
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 
     #[test]
     fn utc_format() {
