@@ -1,7 +1,7 @@
 //! The studies the lab runs: the main matrix (latency, throughput, fairness, scale and the
 //! performance bar: `main_matrix.rs`, `report.rs`), upstream's next features (`next.rs`,
 //! `next_report.rs`) and the seeds' experiments (`seeds.rs`, `seeds_report.rs`). Each
-//! study has its cells ([`matrix`]) and its report from a run's records ([`finish`]).
+//! [`Study`] has its cells ([`matrix`]) and its report from a run's records ([`finish`]).
 //! This module sits above them all, so that none of them depends on another.
 
 use crate::main_matrix;
@@ -11,28 +11,44 @@ use crate::{next_report, seeds_report};
 use anyhow::Result;
 use std::path::Path;
 
-/// The cells of a matrix of `kind` (its study's: the main matrix and the bar, upstream's
-/// next features, or the seeds' experiments), in run order, limited to `only` experiments
-/// (all when empty).
-pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
+/// One of the lab's studies.
+enum Study {
+    /// The main matrix and the bar: rust against stock, one table an experiment.
+    Main,
+    /// Upstream's next features, off against on, on the rust kernel.
+    Next,
+    /// The seeds' experiments, each beside its seed's claim.
+    Seeds,
+}
+
+/// The study a matrix kind belongs to.
+fn study(kind: MatrixKind) -> Study {
     if kind.is_next() {
-        crate::next::matrix(kind == MatrixKind::NextSmoke, only)
+        Study::Next
     } else if kind.is_seeds() {
-        crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only)
+        Study::Seeds
     } else {
-        main_matrix::cells(kind, only)
+        Study::Main
+    }
+}
+
+/// The cells of a matrix of `kind` (its study's), in run order, limited to `only`
+/// experiments (all when empty).
+pub fn matrix(kind: MatrixKind, only: &[Experiment]) -> Vec<Cell> {
+    match study(kind) {
+        Study::Main => main_matrix::cells(kind, only),
+        Study::Next => crate::next::matrix(kind == MatrixKind::NextSmoke, only),
+        Study::Seeds => crate::seeds::matrix(kind == MatrixKind::SeedsSmoke, only),
     }
 }
 
 /// The report of `raw` by its matrix's study: `report.md` and `summary.json` in `dir`, the
 /// page at `results_page` if asked (its plots beside it), and the summary printed.
 pub fn finish(raw: &Raw, dir: &Path, results_page: Option<&Path>) -> Result<()> {
-    if raw.matrix.is_next() {
-        next_report::finish(raw, dir, results_page)
-    } else if raw.matrix.is_seeds() {
-        seeds_report::finish(raw, dir, results_page)
-    } else {
-        report::finish(raw, dir, results_page)
+    match study(raw.matrix) {
+        Study::Main => report::finish(raw, dir, results_page),
+        Study::Next => next_report::finish(raw, dir, results_page),
+        Study::Seeds => seeds_report::finish(raw, dir, results_page),
     }
 }
 
