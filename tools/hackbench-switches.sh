@@ -2,9 +2,11 @@
 # Where hackbench's time goes on two kernels: each run's time beside its tasks' voluntary
 # and involuntary context switches (getrusage of the reaped tree, by `busybox time -v`),
 # the machine's context switches (/proc/stat ctxt) and its idle time (/proc/stat, USER_HZ
-# ticks summed over the CPUs). Under icount a run's time is the instructions both vCPUs
-# executed, so a kernel whose switches are cheaper but which switches more often can take
-# as long as one that switches less: this separates the two.
+# ticks summed over the CPUs). Under icount both vCPUs share one instruction-counted clock
+# and run in turn (Documentation/lab.md), so a kernel whose switches are cheaper but which
+# switches more often can take as long as one that switches less: this separates the two.
+# The hackbench tasks run as the guest shell forks them (SCHED_OTHER, nice 0, the base
+# slice); their policy and slice are not read back.
 #
 #   tools/hackbench-switches.sh [BOOTS] [CPUS] [RUNS] [KERNEL_A] [KERNEL_B]
 #   tools/hackbench-switches.sh --summary DIR [KERNEL_A] [KERNEL_B]   (the table again, from
