@@ -73,25 +73,37 @@ struct Args {
     duration_ms: u64,
 }
 
+/// Task `k`'s nice value in [`Mix::Weights`].
+fn mix_nice(k: usize) -> i32 {
+    (7 * k % 21) as i32 - 10
+}
+
+/// Task `k`'s slice in [`Mix::Slices`], ns.
+fn mix_slice_ns(k: usize) -> u64 {
+    MIX_SLICES_NS[k % MIX_SLICES_NS.len()]
+}
+
+/// Kill the tasks and wait for them.
+fn reap(pids: &[libc::pid_t]) {
+    for &p in pids {
+        sys::kill(p, libc::SIGKILL);
+    }
+    for &p in pids {
+        sys::wait_pid(p, true);
+    }
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     let policy = eevdf_guest::fair_policy("eevdf-scale")?;
     let _ = sys::pin_to_cpu(0, if args.cpu == 0 { 1 } else { 0 });
+    // The parent gives each child its CPU, nice value and slice before it reads them back:
+    // a child that set its own could still be waiting for its first turn at the read-back
+    // (CI saw one hold nice 0 after the warm-up on a loaded debug guest).
     let mut pids = Vec::new();
-    for k in 0..args.tasks as usize {
-        let (cpu, mode, mix) = (args.cpu, args.mode, args.mix);
+    let mut spawn = |k: usize| -> Result<()> {
+        let mode = args.mode;
         let pid = sys::fork_child(move || {
-            if sys::pin_to_cpu(0, cpu).is_err() {
-                return 1;
-            }
-            let set = match mix {
-                Mix::Uniform => Ok(()),
-                Mix::Weights => sys::set_nice(0, (7 * k % 21) as i32 - 10),
-                Mix::Slices => sys::set_own_slice_ns(MIX_SLICES_NS[k % MIX_SLICES_NS.len()], 0),
-            };
-            if set.is_err() {
-                return 1;
-            }
             let mut x = 0u64;
             loop {
                 match mode {
@@ -105,26 +117,45 @@ fn main() -> Result<()> {
         })
         .context("fork")?;
         pids.push(pid);
-    }
-    std::thread::sleep(std::time::Duration::from_millis(args.warmup_ms));
-    // Each task holds the nice value and slice its mix gives it (read back: a task that
-    // could not set them has exited, and the run would not be the one its label names).
-    for (k, &pid) in pids.iter().enumerate() {
-        let a = sys::getattr(pid).with_context(|| format!("task {k} (pid {pid}) is gone"))?;
-        // sched_getattr() reports se.slice whether asked for or not: only the slices mix
-        // names one.
-        let (nice, slice) = match args.mix {
-            Mix::Uniform => (0, None),
-            Mix::Weights => ((7 * k % 21) as i32 - 10, None),
-            Mix::Slices => (0, Some(MIX_SLICES_NS[k % MIX_SLICES_NS.len()])),
-        };
-        if a.sched_nice != nice || slice.is_some_and(|s| a.sched_runtime != s) {
-            bail!(
-                "task {k} (pid {pid}) holds nice {} and slice {} ns, its mix wants nice {nice} and slice {slice:?} ns",
-                a.sched_nice,
-                a.sched_runtime
-            );
+        sys::pin_to_cpu(pid, args.cpu)
+            .with_context(|| format!("pinning task {k} to CPU {}", args.cpu))?;
+        match args.mix {
+            Mix::Uniform => Ok(()),
+            Mix::Weights => sys::set_nice(pid, mix_nice(k)),
+            Mix::Slices => sys::set_slice(pid, sys::SCHED_OTHER, mix_slice_ns(k)),
         }
+        .with_context(|| format!("giving task {k} (pid {pid}) its {:?} mix", args.mix))
+    };
+    let spawned = (0..args.tasks as usize).try_for_each(&mut spawn);
+    if spawned.is_ok() {
+        std::thread::sleep(std::time::Duration::from_millis(args.warmup_ms));
+    }
+    // Each task holds the nice value and slice its mix gives it (read back, so that the run
+    // is the one its label names).
+    let held = spawned.and_then(|()| {
+        pids.iter().enumerate().try_for_each(|(k, &pid)| {
+            let a = sys::getattr(pid).with_context(|| format!("task {k} (pid {pid}) is gone"))?;
+            // sched_getattr() reports se.slice whether asked for or not: only the slices
+            // mix names one.
+            let (nice, slice) = match args.mix {
+                Mix::Uniform => (0, None),
+                Mix::Weights => (mix_nice(k), None),
+                Mix::Slices => (0, Some(mix_slice_ns(k))),
+            };
+            if a.sched_nice != nice || slice.is_some_and(|s| a.sched_runtime != s) {
+                bail!(
+                    "task {k} (pid {pid}) holds nice {} and slice {} ns, its mix wants nice \
+                     {nice} and slice {slice:?} ns",
+                    a.sched_nice,
+                    a.sched_runtime
+                );
+            }
+            Ok(())
+        })
+    });
+    if let Err(e) = held {
+        reap(&pids);
+        return Err(e);
     }
     let count = |pids: &[libc::pid_t]| -> Result<u64> {
         pids.iter()
@@ -138,12 +169,7 @@ fn main() -> Result<()> {
     let c1 = count(&pids)?;
     let dt = (sys::now_ns() - t0) as f64 / 1e9;
     let s1 = sys::cpu_schedstat(args.cpu);
-    for &p in &pids {
-        sys::kill(p, libc::SIGKILL);
-    }
-    for &p in &pids {
-        sys::wait_pid(p, true);
-    }
+    reap(&pids);
     let switches = c1 - c0;
     let (sched_count, run_delay_ns) = match (s0, s1) {
         (Some(a), Some(b)) => (Some(b.0 - a.0), Some(b.1 - a.1)),

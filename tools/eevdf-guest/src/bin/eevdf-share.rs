@@ -73,6 +73,14 @@ fn teardown_groups(groups: &[(String, u32)]) {
     let _ = std::fs::remove_dir(CG_ROOT);
 }
 
+/// Kill the hogs and wait for them.
+fn reap(pids: &[libc::pid_t]) {
+    for &p in pids {
+        sys::kill(p, libc::SIGKILL);
+        sys::wait_pid(p, true);
+    }
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     let policy = eevdf_guest::fair_policy("eevdf-share")?;
@@ -95,25 +103,28 @@ fn main() -> Result<()> {
     let ideal = ideal_shares(&hogs, &groups);
     // The parent stays off the measured CPU where it can.
     let _ = sys::pin_to_cpu(0, if args.cpu == 0 { 1 } else { 0 });
+    // The parent gives each hog its CPU and nice value: a hog that set its own could still
+    // be waiting for its first turn when the measurement starts.
     let mut pids = Vec::new();
     for (nice, group) in &hogs {
-        let (nice, cpu) = (*nice, args.cpu);
-        let pid = sys::fork_child(move || {
-            if sys::pin_to_cpu(0, cpu).is_err() || sys::set_nice(0, nice).is_err() {
-                return 1;
-            }
+        let pid = sys::fork_child(|| {
             let mut x = 0u64;
             loop {
                 x = std::hint::black_box(x.wrapping_add(1));
             }
         })?;
+        pids.push(pid);
+        if let Err(e) = sys::pin_to_cpu(pid, args.cpu).and_then(|()| sys::set_nice(pid, *nice)) {
+            reap(&pids);
+            teardown_groups(&groups);
+            bail!("giving hog {pid} CPU {} and nice {nice}: {e}", args.cpu);
+        }
         if !group.is_empty() {
             write(
                 &Path::new(CG_ROOT).join(group).join("cgroup.procs"),
                 &pid.to_string(),
             )?;
         }
-        pids.push(pid);
     }
     std::thread::sleep(std::time::Duration::from_millis(args.warmup_ms));
     let r0: Vec<u64> = pids
@@ -127,10 +138,7 @@ fn main() -> Result<()> {
         .map(|&p| sys::task_runtime_ns(p))
         .collect::<Result<_, _>>()?;
     let dt = (sys::now_ns() - t0) as f64 / 1e9;
-    for &p in &pids {
-        sys::kill(p, libc::SIGKILL);
-        sys::wait_pid(p, true);
-    }
+    reap(&pids);
     teardown_groups(&groups);
     let d: Vec<u64> = r1.iter().zip(&r0).map(|(a, b)| a - b).collect();
     let total: u64 = d.iter().sum();
