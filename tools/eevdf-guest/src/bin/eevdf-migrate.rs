@@ -114,22 +114,30 @@ fn place_write(path: &str, what: &str) -> Result<()> {
     std::fs::write(path, what).with_context(|| format!("writing '{what}' to {path}"))
 }
 
-/// A process that spins forever at `nice`, pinned to `cpu` (or unpinned).
+/// A process that spins forever at `nice`, pinned to `cpu` (or unpinned). The caller sets
+/// both, so that they hold from the hog's first turn, however late that comes.
 fn hog(cpu: Option<u32>, nice: i32) -> Result<libc::pid_t> {
-    Ok(sys::fork_child(move || {
-        if let Some(c) = cpu {
-            if sys::pin_to_cpu(0, c).is_err() {
-                return 1;
-            }
-        }
-        if nice != 0 && sys::set_nice(0, nice).is_err() {
-            return 1;
-        }
+    let pid = sys::fork_child(|| {
         let mut x = 0u64;
         loop {
             x = std::hint::black_box(x.wrapping_add(1));
         }
-    })?)
+    })?;
+    let set = cpu
+        .map_or(Ok(()), |c| sys::pin_to_cpu(pid, c))
+        .and_then(|()| {
+            if nice != 0 {
+                sys::set_nice(pid, nice)
+            } else {
+                Ok(())
+            }
+        });
+    if let Err(e) = set {
+        sys::kill(pid, libc::SIGKILL);
+        sys::wait_pid(pid, true);
+        bail!("giving hog {pid} CPU {cpu:?} and nice {nice}: {e}");
+    }
+    Ok(pid)
 }
 
 fn spin_ms(ms: u64) {
