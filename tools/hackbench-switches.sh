@@ -27,6 +27,11 @@
 # the newly idle balancing (`lb_count` of CPU_NEWLY_IDLE) and the wakeups moved to the
 # waker's CPU (`ttwu_move_affine`).
 #
+# NEWIDLE=1 boots with sched_verbose (for debugfs sched/domains/) and reads, after each run
+# (outside its time), the two inputs of newly idle balancing's time gate, which skips the
+# balance while a CPU's rq->avg_idle is below its domain's max_newidle_lb_cost: the
+# smallest avg_idle of the CPUs (sched/debug) and the largest cost (sched/domains/), µs.
+#
 # FEATURES="NO_DELAY_DEQUEUE ..." writes those sched features in every boot before the runs
 # (on both kernels; a write that does not take fails the boot).
 source "$(dirname "$0")/lib.sh"
@@ -51,7 +56,8 @@ for k in (a, b):
 if a not in runs or b not in runs:
     sys.exit(f"error: no runs of {a} or {b} in {out}")
 metrics = ["time_s", "ctxt", "voluntary", "involuntary", "idle_ticks", "us_per_ctxt"]
-metrics += [m for m in ["goidle", "idle_lb", "idle_lb_nobusyg", "newidle_lb", "move_affine"]
+metrics += [m for m in ["goidle", "idle_lb", "idle_lb_nobusyg", "newidle_lb", "move_affine",
+                        "avg_idle_us", "newidle_cost_us"]
             if m in runs[a][0]]
 for r in runs[a] + runs[b]:
     r["us_per_ctxt"] = r["time_s"] / r["ctxt"] * 1e6
@@ -89,6 +95,10 @@ out=$EEVDF_CACHE/hackbench-switches/$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 ss=${SCHEDSTATS:-0}
 [[ "$ss" =~ ^[01]$ ]] || die "SCHEDSTATS must be 0 or 1, not '$ss'"
+ni=${NEWIDLE:-0}
+[[ "$ni" =~ ^[01]$ ]] || die "NEWIDLE must be 0 or 1, not '$ni'"
+append=
+[ "$ni" = 1 ] && append=sched_verbose
 cat >"$out/run.sh" <<GUEST
 [ $ss = 1 ] && echo 1 >/proc/sys/kernel/sched_schedstats
 # /proc/schedstat's totals (version 16): sched_goidle, then of the domains CPU_IDLE's
@@ -101,6 +111,16 @@ for w in ${FEATURES:-}; do
 done
 echo "@@info uname=\$(uname -r) cpus=\$(grep -c ^processor /proc/cpuinfo)"
 echo "@@features \$(cat /sys/kernel/debug/sched/features)"
+# gate: the smallest rq->avg_idle of the CPUs and the largest max_newidle_lb_cost of their
+# domains, µs.
+gate() {
+	awk '\$1 == ".avg_idle" && (m == "" || \$3 < m) { m = \$3 } END { printf "avg_idle_us=%.1f", m / 1000 }' \\
+		/sys/kernel/debug/sched/debug
+	cat /sys/kernel/debug/sched/domains/cpu*/domain*/max_newidle_lb_cost |
+		awk '\$1 > m { m = \$1 } END { printf " newidle_cost_us=%.1f", m / 1000 }'
+}
+[ $ni = 1 ] && [ ! -e /sys/kernel/debug/sched/domains/cpu0/domain0 ] &&
+	{ echo "no sched/domains in debugfs: sched_verbose did not take"; exit 1; }
 for i in \$(seq $runs); do
 	set -- \$(grep '^ctxt' /proc/stat); c0=\$2
 	i0=\$(awk '/^cpu /{print \$5}' /proc/stat)
@@ -117,15 +137,17 @@ for i in \$(seq $runs); do
 		x=" goidle=\$((\$6 - \$1)) idle_lb=\$((\$7 - \$2)) idle_lb_nobusyg=\$((\$8 - \$3))"
 		x="\$x newidle_lb=\$((\$9 - \$4)) move_affine=\$((\${10} - \$5))"
 	fi
+	[ $ni = 1 ] && x="\$x \$(gate)"
 	echo "@@run time_s=\$t ctxt=\$((c1 - c0)) idle_ticks=\$((i1 - i0)) voluntary=\$vol involuntary=\$inv\$x"
 done
 GUEST
-step "hackbench-switches: $boots boots of $a and of $b, $cpus vCPUs, $runs runs a boot${FEATURES:+, features $FEATURES}, logs in $out"
+step "hackbench-switches: $boots boots of $a and of $b, $cpus vCPUs, $runs runs a boot${FEATURES:+, features $FEATURES}${append:+, $append}, logs in $out"
 t0=$(now)
 for i in $(seq "$boots"); do
 	for k in "$a" "$b"; do
 		log=$out/$(label "$k")-$i.log
-		target/release/eevdf-vm --kernel "$k" --cpus "$cpus" --icount-shift 3 "$out/run.sh" \
+		target/release/eevdf-vm --kernel "$k" --cpus "$cpus" --icount-shift 3 --append "$append" \
+			"$out/run.sh" \
 			>"$log" 2>&1 || die "boot $i of $k failed: $log"
 		n=$(grep -c '^@@run time_s=[0-9]' "$log") || true
 		[ "$n" = "$runs" ] || die "boot $i of $k printed $n runs of $runs: $log"
