@@ -84,21 +84,25 @@ cpus=${2:-2}
 runs=${3:-4}
 a=${4:-rust}
 b=${5:-stock}
+# Every argument is checked before anything is built or written.
 for v in "$boots" "$cpus" "$runs"; do
 	[[ "$v" =~ ^[1-9][0-9]*$ ]] || die "BOOTS, CPUS and RUNS must be positive integers, not '$v'"
 done
+ss=${SCHEDSTATS:-0}
+[[ "$ss" =~ ^[01]$ ]] || die "SCHEDSTATS must be 0 or 1, not '$ss'"
+ni=${NEWIDLE:-0}
+[[ "$ni" =~ ^[01]$ ]] || die "NEWIDLE must be 0 or 1, not '$ni'"
+for w in ${FEATURES:-}; do
+	[[ "$w" =~ ^(NO_)?[A-Z][A-Z0-9_]*$ ]] || die "FEATURES takes sched feature names, not '$w'"
+done
+append=
+[ "$ni" = 1 ] && append=sched_verbose
 cd "$EEVDF_REPO"
 cargo build --quiet --release --locked -p eevdf-vm
 cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eevdf-guest
 
 out=$EEVDF_CACHE/hackbench-switches/$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$out"
-ss=${SCHEDSTATS:-0}
-[[ "$ss" =~ ^[01]$ ]] || die "SCHEDSTATS must be 0 or 1, not '$ss'"
-ni=${NEWIDLE:-0}
-[[ "$ni" =~ ^[01]$ ]] || die "NEWIDLE must be 0 or 1, not '$ni'"
-append=
-[ "$ni" = 1 ] && append=sched_verbose
 cat >"$out/run.sh" <<GUEST
 [ $ss = 1 ] && echo 1 >/proc/sys/kernel/sched_schedstats
 # /proc/schedstat's totals (version 16): sched_goidle, then of the domains CPU_IDLE's
