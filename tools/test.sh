@@ -63,6 +63,19 @@ stage "host: the fault campaign's table from a fixed guest output (tests/faults-
 # columns once came out empty when the file gained a counter.
 diff -u tests/faults-table/expected.md <(bash tools/faults.sh --table tests/faults-table | tail -n +3) ||
 	die "tools/faults.sh --table tests/faults-table differs from tests/faults-table/expected.md"
+stage "host: tools/hackbench-switches.sh refuses bad arguments before it builds or writes anything"
+hs_before=$(ls "$EEVDF_CACHE/hackbench-switches" 2>/dev/null | wc -l)
+for bad in "0|||" "4 2 x|||" "|2||" "||2|" "|||x" "|||NO_ELIGIBLE;reboot" "--summary /nonexistent|||"; do
+	IFS='|' read -r hs_args hs_ss hs_ni hs_f <<<"$bad"
+	# $hs_args unquoted: its words are the arguments.
+	if hs_out=$(SCHEDSTATS=$hs_ss NEWIDLE=$hs_ni FEATURES=$hs_f \
+		bash tools/hackbench-switches.sh $hs_args 2>&1); then
+		die "hackbench-switches.sh took '$bad' (arguments|SCHEDSTATS|NEWIDLE|FEATURES)"
+	fi
+	grep -q "error" <<<"$hs_out" || die "hackbench-switches.sh said no error for '$bad': $hs_out"
+done
+[ "$(ls "$EEVDF_CACHE/hackbench-switches" 2>/dev/null | wc -l)" = "$hs_before" ] ||
+	die "hackbench-switches.sh wrote a measurement directory for a bad argument"
 stage "host: every relative link and #anchor of the Markdown pages resolves"
 bash tools/check-links.sh
 stage "host: every generated page is what its kept raw makes at this commit (tools/check-pages.sh)"
