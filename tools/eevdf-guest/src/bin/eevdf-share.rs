@@ -81,6 +81,46 @@ fn reap(pids: &[libc::pid_t]) {
     }
 }
 
+/// Start the hogs (their pids go to `pids` as they are forked), let them settle, and read
+/// their runtimes at the start and at the end of the measured time, with that time, s.
+fn measure(
+    args: &Args,
+    hogs: &[(i32, String)],
+    pids: &mut Vec<libc::pid_t>,
+) -> Result<(Vec<u64>, Vec<u64>, f64)> {
+    // The parent gives each hog its CPU and nice value: a hog that set its own could still
+    // be waiting for its first turn when the measurement starts.
+    for (nice, group) in hogs {
+        let pid = sys::fork_child(|| {
+            let mut x = 0u64;
+            loop {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        })?;
+        pids.push(pid);
+        sys::pin_to_cpu(pid, args.cpu)
+            .and_then(|()| sys::set_nice(pid, *nice))
+            .with_context(|| format!("giving hog {pid} CPU {} and nice {nice}", args.cpu))?;
+        if !group.is_empty() {
+            write(
+                &Path::new(CG_ROOT).join(group).join("cgroup.procs"),
+                &pid.to_string(),
+            )?;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(args.warmup_ms));
+    let runtimes = || -> Result<Vec<u64>> {
+        pids.iter()
+            .map(|&p| sys::task_runtime_ns(p).with_context(|| format!("hog {p}'s runtime")))
+            .collect()
+    };
+    let r0 = runtimes()?;
+    let t0 = sys::now_ns();
+    std::thread::sleep(std::time::Duration::from_millis(args.duration_ms));
+    let r1 = runtimes()?;
+    Ok((r0, r1, (sys::now_ns() - t0) as f64 / 1e9))
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     let policy = eevdf_guest::fair_policy("eevdf-share")?;
@@ -103,43 +143,12 @@ fn main() -> Result<()> {
     let ideal = ideal_shares(&hogs, &groups);
     // The parent stays off the measured CPU where it can.
     let _ = sys::pin_to_cpu(0, if args.cpu == 0 { 1 } else { 0 });
-    // The parent gives each hog its CPU and nice value: a hog that set its own could still
-    // be waiting for its first turn when the measurement starts.
+    // The hogs run only inside `measure`; they and the groups go on every path out of it.
     let mut pids = Vec::new();
-    for (nice, group) in &hogs {
-        let pid = sys::fork_child(|| {
-            let mut x = 0u64;
-            loop {
-                x = std::hint::black_box(x.wrapping_add(1));
-            }
-        })?;
-        pids.push(pid);
-        if let Err(e) = sys::pin_to_cpu(pid, args.cpu).and_then(|()| sys::set_nice(pid, *nice)) {
-            reap(&pids);
-            teardown_groups(&groups);
-            bail!("giving hog {pid} CPU {} and nice {nice}: {e}", args.cpu);
-        }
-        if !group.is_empty() {
-            write(
-                &Path::new(CG_ROOT).join(group).join("cgroup.procs"),
-                &pid.to_string(),
-            )?;
-        }
-    }
-    std::thread::sleep(std::time::Duration::from_millis(args.warmup_ms));
-    let r0: Vec<u64> = pids
-        .iter()
-        .map(|&p| sys::task_runtime_ns(p))
-        .collect::<Result<_, _>>()?;
-    let t0 = sys::now_ns();
-    std::thread::sleep(std::time::Duration::from_millis(args.duration_ms));
-    let r1: Vec<u64> = pids
-        .iter()
-        .map(|&p| sys::task_runtime_ns(p))
-        .collect::<Result<_, _>>()?;
-    let dt = (sys::now_ns() - t0) as f64 / 1e9;
+    let measured = measure(&args, &hogs, &mut pids);
     reap(&pids);
     teardown_groups(&groups);
+    let (r0, r1, dt) = measured?;
     let d: Vec<u64> = r1.iter().zip(&r0).map(|(a, b)| a - b).collect();
     let total: u64 = d.iter().sum();
     let mut out = Vec::new();
