@@ -3,6 +3,8 @@
 # Documentation/**.md) names a file or directory that exists, and every #anchor into a
 # Markdown page names one of its headings (GitHub's slugs: lower case, spaces to dashes,
 # punctuation other than - and _ dropped). Prints each broken link; exits 1 if any.
+# Every table's delimiter row has as many columns as its header (GitHub shows a table
+# whose two differ as plain text).
 # tools/test.sh runs it, so that moving or renaming a page cannot leave links behind.
 source "$(dirname "$0")/lib.sh"
 cd "$EEVDF_REPO"
@@ -37,5 +39,14 @@ for page in sys.argv[1:]:
         elif anchor and dest.endswith(".md") and anchor not in slugs(dest):
             print(f"{page}: broken link {target}: no heading #{anchor} in {dest}")
             bad += 1
+    # Tables: a header row, then its delimiter row; cells split at unescaped pipes.
+    cells = lambda row: len(re.split(r"(?<!\\)\|", row.strip().strip("|")))
+    rows = text.split("\n")
+    for above, row in zip(rows, rows[1:]):
+        if re.fullmatch(r"\|?(\s*:?-+:?\s*\|)+\s*(:?-+:?\s*)?", row.strip()) and "|" in above:
+            if cells(above) != cells(row):
+                print(f"{page}: table header {above.strip()[:60]!r} has {cells(above)} columns, "
+                      f"its delimiter row {cells(row)}")
+                bad += 1
 sys.exit(1 if bad else 0)
 PY

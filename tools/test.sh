@@ -76,7 +76,7 @@ for bad in "0|||" "4 2 x|||" "|2||" "||2|" "|||x" "|||NO_ELIGIBLE;reboot" "--sum
 done
 [ "$(ls "$EEVDF_CACHE/hackbench-switches" 2>/dev/null | wc -l)" = "$hs_before" ] ||
 	die "hackbench-switches.sh wrote a measurement directory for a bad argument"
-stage "host: every relative link and #anchor of the Markdown pages resolves"
+stage "host: every relative link and #anchor of the Markdown pages resolves, every table has its header's columns"
 bash tools/check-links.sh
 stage "host: every generated page is what its kept raw makes at this commit (tools/check-pages.sh)"
 bash tools/check-pages.sh
