@@ -256,7 +256,7 @@ pub struct ScaleResult {
     pub tasks: u32,
     /// `yield` (each task loops on sched_yield: every switch is a pick) or `spin`.
     pub mode: String,
-    /// What differs between the tasks: `uniform`, `weights` (nice -10 to 10) or `slices`
+    /// What differs between the tasks: `uniform`, `weights` (nice -10, -3 and 4 in turn) or `slices`
     /// (100 us to 100 ms). `uniform` in records from before it was kept.
     #[serde(default = "uniform")]
     pub mix: String,

@@ -21,8 +21,9 @@ enum Mode {
 enum Mix {
     /// Nice 0 and the base slice for all: the earliest deadline is the smallest vruntime.
     Uniform,
-    /// Nice -10 to 10 (task k: `(7 k mod 21) - 10`), the base slice: deadlines advance at
-    /// different rates, so the earliest deadline is rarely the smallest vruntime.
+    /// Nice -10, -3 and 4 in turn (task k: `(7 k mod 21) - 10`; weights 9548, 1991 and
+    /// 423), the base slice: deadlines advance at different rates, so the earliest deadline
+    /// is rarely the smallest vruntime.
     Weights,
     /// Nice 0, `sched_setattr()` slices from 100 us to 100 ms (task k: the (k mod 10)-th of
     /// 100, 200, 500 us, 1, 2, 5, 10, 20, 50, 100 ms): short requests, early deadlines.
@@ -163,13 +164,14 @@ fn main() -> Result<()> {
             .sum()
     };
     let s0 = sys::cpu_schedstat(args.cpu);
-    let c0 = count(&pids)?;
+    let c0 = count(&pids);
     let t0 = sys::now_ns();
     std::thread::sleep(std::time::Duration::from_millis(args.duration_ms));
-    let c1 = count(&pids)?;
+    let c1 = count(&pids);
     let dt = (sys::now_ns() - t0) as f64 / 1e9;
     let s1 = sys::cpu_schedstat(args.cpu);
     reap(&pids);
+    let (c0, c1) = (c0?, c1?);
     let switches = c1 - c0;
     let (sched_count, run_delay_ns) = match (s0, s1) {
         (Some(a), Some(b)) => (Some(b.0 - a.0), Some(b.1 - a.1)),
