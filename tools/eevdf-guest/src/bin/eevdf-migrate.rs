@@ -135,7 +135,8 @@ fn hog(cpu: Option<u32>, nice: i32) -> Result<libc::pid_t> {
     if let Err(e) = set {
         sys::kill(pid, libc::SIGKILL);
         sys::wait_pid(pid, true);
-        bail!("giving hog {pid} CPU {cpu:?} and nice {nice}: {e}");
+        let on = cpu.map_or("no CPU".to_string(), |c| format!("CPU {c}"));
+        bail!("giving hog {pid} {on} and nice {nice}: {e}");
     }
     Ok(pid)
 }
@@ -240,24 +241,19 @@ fn sleeper_round(
     })
 }
 
-fn main() -> Result<()> {
-    let a = Args::parse();
-    let policy = eevdf_guest::fair_policy("eevdf-migrate")?;
-    if a.r#move == Move::Affinity && a.from == a.to {
-        bail!("--from and --to are the same CPU");
-    }
+/// The rounds, beside two hogs (`--move affinity`; their pids go to `hogs` as they start)
+/// and with the record of placements at `place` cleared and on.
+fn run_rounds(
+    a: &Args,
+    place: Option<&str>,
+    hogs: &mut Vec<libc::pid_t>,
+) -> Result<Vec<MigrateRound>> {
     let affinity = a.r#move == Move::Affinity;
-    if !affinity && a.hog_nice != 0 {
-        bail!("--hog-nice is for --move affinity (there are no hogs otherwise)");
+    if affinity {
+        hogs.push(hog(Some(a.from), a.hog_nice)?);
+        hogs.push(hog(Some(a.to), a.hog_nice)?);
     }
-    let hogs = if affinity {
-        vec![hog(Some(a.from), a.hog_nice)?, hog(Some(a.to), a.hog_nice)?]
-    } else {
-        Vec::new()
-    };
-    // The record of placements, cleared and on for the run (off again at the end).
-    let place = place_path();
-    if let Some(p) = &place {
+    if let Some(p) = place {
         place_write(p, "0")?;
         place_write(p, "on")?;
     }
@@ -272,8 +268,7 @@ fn main() -> Result<()> {
     for _ in 0..a.rounds {
         let t = sys::now_ns() + (a.run_before_ms + a.sleep_ms) * 1_000_000 + 50_000_000;
         let (from, wfd) = (a.from, fds[1]);
-        let args = &a;
-        let place = place.as_deref();
+        let args = a;
         let s = sys::fork_child(|| {
             if affinity && sys::pin_to_cpu(0, from).is_err() {
                 return 1;
@@ -331,6 +326,24 @@ fn main() -> Result<()> {
         );
         rounds.push(r);
     }
+    Ok(rounds)
+}
+
+fn main() -> Result<()> {
+    let a = Args::parse();
+    let policy = eevdf_guest::fair_policy("eevdf-migrate")?;
+    if a.r#move == Move::Affinity && a.from == a.to {
+        bail!("--from and --to are the same CPU");
+    }
+    let affinity = a.r#move == Move::Affinity;
+    if !affinity && a.hog_nice != 0 {
+        bail!("--hog-nice is for --move affinity (there are no hogs otherwise)");
+    }
+    // The record of placements, on for the run and off again at the end; the hogs are
+    // killed on every path out of the rounds.
+    let place = place_path();
+    let mut hogs = Vec::new();
+    let rounds = run_rounds(&a, place.as_deref(), &mut hogs);
     // What the hogs ran with, as the kernel holds it: the lab checks their nice.
     let hog_attrs: Vec<TaskReadback> = hogs
         .iter()
@@ -340,9 +353,9 @@ fn main() -> Result<()> {
         sys::kill(p, libc::SIGKILL);
         sys::wait_pid(p, true);
     }
-    if let Some(p) = &place {
-        place_write(p, "off")?;
-    }
+    let off = place.as_deref().map_or(Ok(()), |p| place_write(p, "off"));
+    let rounds = rounds?;
+    off?;
     let r = Record::Migrate(MigrateResult {
         policy,
         mode: format!("{:?}", a.r#move).to_lowercase(),
