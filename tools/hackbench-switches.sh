@@ -27,10 +27,13 @@
 # the newly idle balancing (`lb_count` of CPU_NEWLY_IDLE) and the wakeups moved to the
 # waker's CPU (`ttwu_move_affine`).
 #
-# NEWIDLE=1 boots with sched_verbose (for debugfs sched/domains/) and reads, after each run
-# (outside its time), the two inputs of newly idle balancing's time gate, which skips the
-# balance while a CPU's rq->avg_idle is below its domain's max_newidle_lb_cost: the
-# smallest avg_idle of the CPUs (sched/debug) and the largest cost (sched/domains/), µs.
+# NEWIDLE=1 (2 or more vCPUs) boots with sched_verbose (for debugfs sched/domains/) and
+# reads once in each run, 0.9 s into it (a run takes about 1.9 s), the two inputs of newly
+# idle balancing's time gate, which skips the balance while a CPU's rq->avg_idle is below
+# its domain's max_newidle_lb_cost: the smallest avg_idle of the CPUs (sched/debug) and the
+# largest cost (sched/domains/), µs. Not after the run: an idle CPU refills avg_idle to its
+# cap, 2 * max_idle_balance_cost (1 ms or more), on any kernel. The reading (a sched/debug
+# dump) falls inside the run's time, on both kernels alike; a run that ends before it fails.
 #
 # FEATURES="NO_DELAY_DEQUEUE ..." writes those sched features in every boot before the runs
 # (on both kernels; a write that does not take fails the boot).
@@ -92,9 +95,12 @@ ss=${SCHEDSTATS:-0}
 [[ "$ss" =~ ^[01]$ ]] || die "SCHEDSTATS must be 0 or 1, not '$ss'"
 ni=${NEWIDLE:-0}
 [[ "$ni" =~ ^[01]$ ]] || die "NEWIDLE must be 0 or 1, not '$ni'"
+[ "$ni" = 1 ] && [ "$cpus" -lt 2 ] && die "NEWIDLE=1 needs 2 or more vCPUs (one CPU has no sched domain)"
+set -f # FEATURES' words are not file names
 for w in ${FEATURES:-}; do
 	[[ "$w" =~ ^(NO_)?[A-Z][A-Z0-9_]*$ ]] || die "FEATURES takes sched feature names, not '$w'"
 done
+set +f
 append=
 [ "$ni" = 1 ] && append=sched_verbose
 cd "$EEVDF_REPO"
@@ -116,19 +122,24 @@ done
 echo "@@info uname=\$(uname -r) cpus=\$(grep -c ^processor /proc/cpuinfo)"
 echo "@@features \$(cat /sys/kernel/debug/sched/features)"
 # gate: the smallest rq->avg_idle of the CPUs and the largest max_newidle_lb_cost of their
-# domains, µs.
+# domains, µs; fails when either file has none.
 gate() {
-	awk '\$1 == ".avg_idle" && (m == "" || \$3 < m) { m = \$3 } END { printf "avg_idle_us=%.1f", m / 1000 }' \\
-		/sys/kernel/debug/sched/debug
+	awk '\$1 == ".avg_idle" && (m == "" || \$3 < m) { m = \$3 }
+		END { if (m == "") exit 1; printf "avg_idle_us=%.1f", m / 1000 }' /sys/kernel/debug/sched/debug &&
 	cat /sys/kernel/debug/sched/domains/cpu*/domain*/max_newidle_lb_cost |
-		awk '\$1 > m { m = \$1 } END { printf " newidle_cost_us=%.1f", m / 1000 }'
+		awk '{ n++ } \$1 > m { m = \$1 } END { if (!n) exit 1; printf " newidle_cost_us=%.1f", m / 1000 }'
 }
-[ $ni = 1 ] && [ ! -e /sys/kernel/debug/sched/domains/cpu0/domain0 ] &&
-	{ echo "no sched/domains in debugfs: sched_verbose did not take"; exit 1; }
+[ $ni = 1 ] && { [ -e /sys/kernel/debug/sched/domains/cpu0/domain0 ] ||
+	{ echo "no sched/domains in debugfs: sched_verbose did not take"; exit 1; }; mkfifo /tmp/nap; }
 for i in \$(seq $runs); do
 	set -- \$(grep '^ctxt' /proc/stat); c0=\$2
 	i0=\$(awk '/^cpu /{print \$5}' /proc/stat)
 	s0=\$(ss)
+	if [ $ni = 1 ]; then
+		rm -f /tmp/gate /tmp/hb_done
+		(read -t 0.9 _ <>/tmp/nap; [ -e /tmp/hb_done ] || gate >/tmp/gate) &
+		rp=\$!
+	fi
 	busybox time -v hackbench -P -p -g 2 -l 70 >/tmp/hb.out 2>&1 || { cat /tmp/hb.out; exit 1; }
 	set -- \$(grep '^ctxt' /proc/stat); c1=\$2
 	i1=\$(awk '/^cpu /{print \$5}' /proc/stat)
@@ -141,7 +152,12 @@ for i in \$(seq $runs); do
 		x=" goidle=\$((\$6 - \$1)) idle_lb=\$((\$7 - \$2)) idle_lb_nobusyg=\$((\$8 - \$3))"
 		x="\$x newidle_lb=\$((\$9 - \$4)) move_affine=\$((\${10} - \$5))"
 	fi
-	[ $ni = 1 ] && x="\$x \$(gate)"
+	if [ $ni = 1 ]; then
+		touch /tmp/hb_done
+		wait \$rp
+		[ -s /tmp/gate ] || { echo "run \$i ended before its reading at 0.9 s, or the reading failed"; exit 1; }
+		x="\$x \$(cat /tmp/gate)"
+	fi
 	echo "@@run time_s=\$t ctxt=\$((c1 - c0)) idle_ticks=\$((i1 - i0)) voluntary=\$vol involuntary=\$inv\$x"
 done
 GUEST
