@@ -286,7 +286,11 @@ fn run_rounds(
         if affinity {
             // Move S while it sleeps: halfway through its sleep.
             sys::sleep_until_ns(t - a.sleep_ms * 500_000);
-            sys::pin_to_cpu(s, a.to).context("moving the sleeper")?;
+            if let Err(e) = sys::pin_to_cpu(s, a.to) {
+                sys::kill(s, libc::SIGKILL);
+                sys::wait_pid(s, true);
+                return Err(e).context("moving the sleeper");
+            }
         }
         if sys::wait_pid(s, true) != Some(0) {
             bail!("the sleeper of a round failed");
