@@ -137,10 +137,12 @@ for i in \$(seq $runs); do
 	s0=\$(ss)
 	if [ $ni = 1 ]; then
 		rm -f /tmp/gate /tmp/hb_done
-		(read -t 0.9 _ <>/tmp/nap; [ -e /tmp/hb_done ] || gate >/tmp/gate) &
+		# The reading counts only if it is whole and hackbench had not ended when it began.
+		(read -t 0.9 _ <>/tmp/nap; [ -e /tmp/hb_done ] || { gate >/tmp/gate.part && mv /tmp/gate.part /tmp/gate; }) &
 		rp=\$!
 	fi
 	busybox time -v hackbench -P -p -g 2 -l 70 >/tmp/hb.out 2>&1 || { cat /tmp/hb.out; exit 1; }
+	[ $ni = 1 ] && touch /tmp/hb_done
 	set -- \$(grep '^ctxt' /proc/stat); c1=\$2
 	i1=\$(awk '/^cpu /{print \$5}' /proc/stat)
 	t=\$(awk '/^Time:/{print \$2}' /tmp/hb.out)
@@ -153,7 +155,6 @@ for i in \$(seq $runs); do
 		x="\$x newidle_lb=\$((\$9 - \$4)) move_affine=\$((\${10} - \$5))"
 	fi
 	if [ $ni = 1 ]; then
-		touch /tmp/hb_done
 		wait \$rp
 		[ -s /tmp/gate ] || { echo "run \$i ended before its reading at 0.9 s, or the reading failed"; exit 1; }
 		x="\$x \$(cat /tmp/gate)"
