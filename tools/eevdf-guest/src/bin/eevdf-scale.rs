@@ -97,6 +97,9 @@ fn reap(pids: &[libc::pid_t]) {
 fn main() -> Result<()> {
     let args = Args::parse();
     let policy = eevdf_guest::fair_policy("eevdf-scale")?;
+    let own_policy = sys::getattr(0)
+        .context("sched_getattr of eevdf-scale")?
+        .sched_policy;
     let _ = sys::pin_to_cpu(0, if args.cpu == 0 { 1 } else { 0 });
     // The parent gives each child its CPU, nice value and slice before it reads them back:
     // a child that set its own could still be waiting for its first turn at the read-back
@@ -120,9 +123,13 @@ fn main() -> Result<()> {
         pids.push(pid);
         sys::pin_to_cpu(pid, args.cpu)
             .with_context(|| format!("pinning task {k} to CPU {}", args.cpu))?;
+        // The uniform and weights mixes run at the base slice: a custom slice of this
+        // process's would survive the fork, so the child's is reset (runtime 0, its policy).
         match args.mix {
-            Mix::Uniform => Ok(()),
-            Mix::Weights => sys::set_nice(pid, mix_nice(k)),
+            Mix::Uniform => sys::set_slice(pid, own_policy, 0),
+            Mix::Weights => {
+                sys::set_slice(pid, own_policy, 0).and_then(|()| sys::set_nice(pid, mix_nice(k)))
+            }
             Mix::Slices => sys::set_slice(pid, sys::SCHED_OTHER, mix_slice_ns(k)),
         }
         .with_context(|| format!("giving task {k} (pid {pid}) its {:?} mix", args.mix))
@@ -137,7 +144,7 @@ fn main() -> Result<()> {
         pids.iter().enumerate().try_for_each(|(k, &pid)| {
             let a = sys::getattr(pid).with_context(|| format!("task {k} (pid {pid}) is gone"))?;
             // sched_getattr() reports se.slice whether asked for or not: only the slices
-            // mix names one.
+            // mix names a value (the others' base slice was set above, runtime 0).
             let (nice, slice) = match args.mix {
                 Mix::Uniform => (0, None),
                 Mix::Weights => (mix_nice(k), None),
