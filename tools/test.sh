@@ -113,6 +113,14 @@ cargo build --quiet --release --locked --target x86_64-unknown-linux-musl -p eev
 # machine on a slow day (killed at 610 s in the suite, which took 2306 s against about
 # 1050 s the day before; 702 s alone on the idle host), where CI had passed it; a hang
 # still ends the test.
+# The guests run QEMU's max CPU model without LA57: with 5-level paging, stock 6.12's boot
+# CPU identification leaves a window in which an interrupt makes KASAN call a good address
+# wild (BUG: KASAN: wild-memory-access in do_raw_spin_lock, under handle_edge_irq, in about
+# 1 boot in 50 of distro-debug and of stock under the same checkers, none in 60 without
+# LA57: Documentation/reliability.md, the boot storm). It is not the scheduler's, and it
+# failed this script's preempt=none suite on 2026-12-04. QEMU takes the last -cpu.
+no_la57=(--qemu-arg -cpu --qemu-arg max,la57=off)
+export EEVDF_TEST_QEMU_ARGS="${no_la57[*]}"
 guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT [TEST_GLOBS]]
 	local tag script
 	tag=$(echo "${4:-default}" | tr -c 'a-z0-9=\n' '_')
@@ -129,7 +137,7 @@ guest_suite() { # KERNEL KIND TIMEOUT_S APPEND [LOAD_PERCENT [TEST_GLOBS]]
 	log=$EEVDF_CACHE/test/$1-$tag.console
 	note "console: $log"
 	target/release/eevdf-vm --kernel "$1" --cpus 4 --mem-mib 1024 --timeout-s "$3" \
-		--append "$4" --log "$log" "$script"
+		--append "$4" --log "$log" "${no_la57[@]}" "$script"
 }
 # A stage run beside the current one (the distro kernels' guests are single-threaded
 # TCG: one host core each, so two of them use both cores). Its output goes to a file

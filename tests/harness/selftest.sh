@@ -33,7 +33,8 @@ G
 # Boot the debug kernel on a script; the runner's exit status goes to $rc.
 boot() { # timeout_s script
 	rc=0
-	"$vm" --kernel "$kernel" --timeout-s "$1" "$2" >"$tmp/out" 2>&1 || rc=$?
+	# EEVDF_TEST_QEMU_ARGS, unquoted: tools/test.sh's words for QEMU (LA57 off).
+	"$vm" --kernel "$kernel" --timeout-s "$1" ${EEVDF_TEST_QEMU_ARGS:-} "$2" >"$tmp/out" 2>&1 || rc=$?
 }
 
 boot 120 "$tmp/broken.sh"
