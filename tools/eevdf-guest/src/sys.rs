@@ -445,6 +445,17 @@ pub fn kill(pid: libc::pid_t, sig: libc::c_int) {
     unsafe { libc::kill(pid, sig) };
 }
 
+/// SIGKILL each of `pids`, then wait for each: the children a program started, on its way
+/// out, whichever path it takes.
+pub fn reap(pids: &[libc::pid_t]) {
+    for &p in pids {
+        kill(p, libc::SIGKILL);
+    }
+    for &p in pids {
+        wait_pid(p, true);
+    }
+}
+
 /// Wait for `pid`; `Some(status)` once it exited (WNOHANG when `block` is false).
 pub fn wait_pid(pid: libc::pid_t, block: bool) -> Option<i32> {
     let mut status = 0;

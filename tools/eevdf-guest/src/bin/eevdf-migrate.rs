@@ -133,8 +133,7 @@ fn hog(cpu: Option<u32>, nice: i32) -> Result<libc::pid_t> {
             }
         });
     if let Err(e) = set {
-        sys::kill(pid, libc::SIGKILL);
-        sys::wait_pid(pid, true);
+        sys::reap(&[pid]);
         let on = cpu.map_or("no CPU".to_string(), |c| format!("CPU {c}"));
         bail!("giving hog {pid} {on} and nice {nice}: {e}");
     }
@@ -287,8 +286,7 @@ fn run_rounds(
             // Move S while it sleeps: halfway through its sleep.
             sys::sleep_until_ns(t - a.sleep_ms * 500_000);
             if let Err(e) = sys::pin_to_cpu(s, a.to) {
-                sys::kill(s, libc::SIGKILL);
-                sys::wait_pid(s, true);
+                sys::reap(&[s]);
                 return Err(e).context("moving the sleeper");
             }
         }
@@ -353,10 +351,7 @@ fn main() -> Result<()> {
         .iter()
         .filter_map(|&p| TaskReadback::read("hog", p))
         .collect();
-    for p in hogs {
-        sys::kill(p, libc::SIGKILL);
-        sys::wait_pid(p, true);
-    }
+    sys::reap(&hogs);
     let off = place.as_deref().map_or(Ok(()), |p| place_write(p, "off"));
     let rounds = rounds?;
     off?;

@@ -84,16 +84,6 @@ fn mix_slice_ns(k: usize) -> u64 {
     MIX_SLICES_NS[k % MIX_SLICES_NS.len()]
 }
 
-/// Kill the tasks and wait for them.
-fn reap(pids: &[libc::pid_t]) {
-    for &p in pids {
-        sys::kill(p, libc::SIGKILL);
-    }
-    for &p in pids {
-        sys::wait_pid(p, true);
-    }
-}
-
 fn main() -> Result<()> {
     let args = Args::parse();
     let policy = eevdf_guest::fair_policy("eevdf-scale")?;
@@ -162,7 +152,7 @@ fn main() -> Result<()> {
         })
     });
     if let Err(e) = held {
-        reap(&pids);
+        sys::reap(&pids);
         return Err(e);
     }
     let count = |pids: &[libc::pid_t]| -> Result<u64> {
@@ -177,7 +167,7 @@ fn main() -> Result<()> {
     let c1 = count(&pids);
     let dt = (sys::now_ns() - t0) as f64 / 1e9;
     let s1 = sys::cpu_schedstat(args.cpu);
-    reap(&pids);
+    sys::reap(&pids);
     let (c0, c1) = (c0?, c1?);
     let switches = c1 - c0;
     let (sched_count, run_delay_ns) = match (s0, s1) {

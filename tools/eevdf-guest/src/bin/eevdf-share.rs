@@ -73,14 +73,6 @@ fn teardown_groups(groups: &[(String, u32)]) {
     let _ = std::fs::remove_dir(CG_ROOT);
 }
 
-/// Kill the hogs and wait for them.
-fn reap(pids: &[libc::pid_t]) {
-    for &p in pids {
-        sys::kill(p, libc::SIGKILL);
-        sys::wait_pid(p, true);
-    }
-}
-
 /// Start the hogs (their pids go to `pids` as they are forked), let them settle, and read
 /// their runtimes at the start and at the end of the measured time, with that time, s.
 fn measure(
@@ -146,7 +138,7 @@ fn main() -> Result<()> {
     // The hogs run only inside `measure`; they and the groups go on every path out of it.
     let mut pids = Vec::new();
     let measured = measure(&args, &hogs, &mut pids);
-    reap(&pids);
+    sys::reap(&pids);
     teardown_groups(&groups);
     let (r0, r1, dt) = measured?;
     let d: Vec<u64> = r1.iter().zip(&r0).map(|(a, b)| a - b).collect();
